@@ -1,0 +1,89 @@
+/**
+ * The one typed configuration: environment variables, overridden by command-line flags, parsed and
+ * validated once at start, then frozen. Every option and its default is listed in docs/configuration.md.
+ */
+import path from 'node:path';
+
+export type DatabaseTarget = { readonly kind: 'sqlite'; readonly file: string } | { readonly kind: 'postgres'; readonly url: string };
+
+export interface Config {
+  readonly host: string;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly database: DatabaseTarget;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Run the job queue (Bulk Import Processor, retention cleanup) in this process. */
+  readonly workers: boolean;
+  /** Largest HTTP request body accepted at all, in bytes (per-integration Max Payload Size is checked too). */
+  readonly bodyLimitBytes: number;
+  /** How long a worker's claim on a request lasts before another worker may take it over. */
+  readonly leaseSeconds: number;
+  /** How many times a request is claimed before an expired lease fails it for good. */
+  readonly maxAttempts: number;
+  /** Days after which Completed, Failed and Cancelled requests are deleted. */
+  readonly retentionDays: number;
+  /** Largest page of a list answer; more results come through `@odata.nextLink`. */
+  readonly maxPageSize: number;
+  /** How often the job queue scheduler looks for due entries, in milliseconds. */
+  readonly schedulerTickMs: number;
+}
+
+export type ConfigOverrides = Partial<{ -readonly [K in keyof Config]: Config[K] }> & { databaseUrl?: string };
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+}
+
+export function parseDatabaseUrl(url: string | undefined, dataDir: string): DatabaseTarget {
+  if (url === undefined || url.trim() === '') return { kind: 'sqlite', file: path.join(dataDir, 'ifw.db') };
+  const u = url.trim();
+  if (u.startsWith('postgres://') || u.startsWith('postgresql://')) return { kind: 'postgres', url: u };
+  if (u.startsWith('sqlite:')) return { kind: 'sqlite', file: path.resolve(u.slice('sqlite:'.length).replace(/^\/\//, '')) };
+  if (u.endsWith('.db') || u.endsWith('.sqlite') || u.includes('/')) return { kind: 'sqlite', file: path.resolve(u) };
+  throw new ConfigError(`IFW_DATABASE_URL must be postgres://…, sqlite:<file> or a file path, got "${u}"`);
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): Config {
+  const dataDir = path.resolve(overrides.dataDir ?? env.IFW_DATA_DIR ?? './data');
+  const logLevel = overrides.logLevel ?? env.IFW_LOG_LEVEL ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError(`IFW_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  const { databaseUrl, ...rest } = overrides;
+  const config: Config = {
+    host: env.IFW_HOST ?? '127.0.0.1',
+    port: int(env, 'IFW_PORT', 8080, 0, 65535),
+    dataDir,
+    database: parseDatabaseUrl(databaseUrl ?? env.IFW_DATABASE_URL, dataDir),
+    logLevel: logLevel as Config['logLevel'],
+    workers: bool(env, 'IFW_WORKERS', true),
+    bodyLimitBytes: int(env, 'IFW_BODY_LIMIT_MB', 64, 1, 1024) * 1024 * 1024,
+    leaseSeconds: int(env, 'IFW_LEASE_SECONDS', 300, 1, 86_400),
+    maxAttempts: int(env, 'IFW_MAX_ATTEMPTS', 3, 1, 100),
+    retentionDays: int(env, 'IFW_RETENTION_DAYS', 30, 1, 36_500),
+    maxPageSize: int(env, 'IFW_MAX_PAGE_SIZE', 100, 1, 10_000),
+    schedulerTickMs: int(env, 'IFW_SCHEDULER_TICK_MS', 1000, 10, 60_000),
+    ...rest,
+    ...(overrides.dataDir !== undefined ? { dataDir } : {}),
+  };
+  return Object.freeze(config);
+}

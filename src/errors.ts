@@ -1,0 +1,41 @@
+/**
+ * One error type with a closed set of codes. The HTTP layer turns every AppError into
+ * `{"error":{"code","message"}}` with its status; anything else is an internal error.
+ */
+export type ErrorCode =
+  | 'malformedBody'
+  | 'invalidRequest'
+  | 'payloadNotJson'
+  | 'unknownIntegration'
+  | 'bulkImportNotEnabled'
+  | 'payloadTooLarge'
+  | 'bodyTooLarge'
+  | 'unsupportedMediaType'
+  | 'invalidQuery'
+  | 'notFound'
+  | 'methodNotAllowed'
+  | 'conflict'
+  | 'invalidStatusTransition'
+  | 'validationFailed'
+  | 'incompatibleChange'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'tooManyRequests'
+  | 'serviceUnavailable'
+  | 'internalError';
+
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+}
+
+export const badRequest = (code: ErrorCode, message: string): AppError => new AppError(400, code, message);
+export const notFound = (message: string): AppError => new AppError(404, 'notFound', message);
+export const conflict = (code: ErrorCode, message: string): AppError => new AppError(409, code, message);
+export const validationFailed = (message: string): AppError => new AppError(400, 'validationFailed', message);

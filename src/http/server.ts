@@ -1,0 +1,70 @@
+/**
+ * Builds the fastify server: OData URL rewriting, JSON-only bodies with a global size limit,
+ * permission declarations enforced on every route, one error handler, the OpenAPI document and UI
+ * at /docs. Feature folders contribute their routes as plugins; the composition root passes them in.
+ */
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type RawReplyDefaultExpression,
+  type RawRequestDefaultExpression,
+  type RawServerDefault,
+} from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Logger } from 'pino';
+import { enforcePermissions } from './permissions.js';
+import { installErrorHandling } from './errors.js';
+import { rewriteODataUrl } from './odata.js';
+
+export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+export type RoutePlugin = (app: App) => Promise<void> | void;
+
+export interface ServerOptions {
+  readonly logger: Logger;
+  readonly bodyLimitBytes: number;
+  readonly routes: readonly RoutePlugin[];
+}
+
+/** `/bulkImportRequests/:requestId` is documented as `/bulkImportRequests({requestId})`. */
+const documentedUrl = (url: string): string => url.replace(/\/:([A-Za-z]+)(?=\/|$)/g, '({$1})');
+
+export async function buildServer(options: ServerOptions): Promise<App> {
+  const app = Fastify({
+    loggerInstance: options.logger,
+    bodyLimit: options.bodyLimitBytes,
+    rewriteUrl: (req) => rewriteODataUrl(req.url ?? '/'),
+    disableRequestLogging: true,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+
+  enforcePermissions(app);
+  installErrorHandling(app);
+
+  app.addHook('onResponse', (request, reply, done) => {
+    request.log.info(
+      { method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
+    done();
+  });
+
+  const plain = app as unknown as FastifyInstance;
+  await plain.register(swagger, {
+    openapi: {
+      info: {
+        title: 'Integration service API',
+        version: 'v1.0',
+        description: 'Bulk Import API and integration configuration. Every error answer is {"error":{"code","message"}}.',
+      },
+    },
+    transform: ({ schema, url }) => ({ schema, url: documentedUrl(url) }),
+  });
+  await plain.register(swaggerUi, { routePrefix: '/docs' });
+
+  for (const routes of options.routes) await app.register(async (scope) => routes(scope));
+  return app;
+}

@@ -1,0 +1,61 @@
+/** Reading integrations, their fields and mappings: storage rows to the model. */
+import type { Kysely, Selectable } from 'kysely';
+import type { DB, IntegrationFieldRow, IntegrationMappingRow, IntegrationRow } from '../storage/schema.js';
+import type { ColumnType, Integration, IntegrationField, IntegrationMapping, IntegrationPlan, IntegrationType, OnRecordError, WriteMode } from './model.js';
+
+export function toIntegration(row: Selectable<IntegrationRow>): Integration {
+  return {
+    sortingOrder: row.sorting_order,
+    name: row.name,
+    type: row.type as IntegrationType,
+    targetTable: row.target_table,
+    recordsPath: row.records_path,
+    acceptBulkImportRequests: row.accept_bulk_import === 1,
+    maxPayloadSizeKb: row.max_payload_size_kb,
+    writeMode: row.write_mode as WriteMode,
+    onRecordError: row.on_record_error as OnRecordError,
+  };
+}
+
+export function toIntegrationField(row: Selectable<IntegrationFieldRow>): IntegrationField {
+  return {
+    integrationSortingOrder: row.integration_sorting_order,
+    fieldNo: row.field_no,
+    title: row.title,
+    sourcePath: row.source_path,
+    columnType: row.column_type as ColumnType,
+    constantValue: row.constant_value,
+  };
+}
+
+export function toIntegrationMapping(row: Selectable<IntegrationMappingRow>): IntegrationMapping {
+  return {
+    integrationSortingOrder: row.integration_sorting_order,
+    fieldNo: row.field_no,
+    targetField: row.target_field,
+    required: row.required === 1,
+  };
+}
+
+export async function getIntegration(db: Kysely<DB>, sortingOrder: number): Promise<Integration | undefined> {
+  const row = await db.selectFrom('ifw_integration').selectAll().where('sorting_order', '=', sortingOrder).executeTakeFirst();
+  return row === undefined ? undefined : toIntegration(row);
+}
+
+export async function getIntegrationPlan(db: Kysely<DB>, sortingOrder: number): Promise<IntegrationPlan | undefined> {
+  const integration = await getIntegration(db, sortingOrder);
+  if (integration === undefined) return undefined;
+  const fields = await db
+    .selectFrom('ifw_integration_field')
+    .selectAll()
+    .where('integration_sorting_order', '=', sortingOrder)
+    .orderBy('field_no')
+    .execute();
+  const mappings = await db
+    .selectFrom('ifw_integration_mapping')
+    .selectAll()
+    .where('integration_sorting_order', '=', sortingOrder)
+    .orderBy('field_no')
+    .execute();
+  return { integration, fields: fields.map(toIntegrationField), mappings: mappings.map(toIntegrationMapping) };
+}

@@ -1,0 +1,100 @@
+/**
+ * Storage schema of the service's own tables (prefixed `ifw_`). Target tables are created at run time
+ * from their declarations and are not part of this type. Timestamps are ISO 8601 UTC strings so that
+ * they sort as text and read the same on SQLite and PostgreSQL; booleans are 0/1 integers.
+ */
+import type { Generated } from 'kysely';
+
+export interface TargetTableRow {
+  name: string;
+  definition: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface IntegrationRow {
+  sorting_order: number;
+  name: string;
+  type: string;
+  target_table: string;
+  records_path: string;
+  accept_bulk_import: number;
+  max_payload_size_kb: number | null;
+  write_mode: string;
+  on_record_error: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface IntegrationFieldRow {
+  integration_sorting_order: number;
+  field_no: number;
+  title: string;
+  source_path: string;
+  column_type: string;
+  constant_value: string | null;
+}
+
+export interface IntegrationMappingRow {
+  integration_sorting_order: number;
+  field_no: number;
+  target_field: string;
+  required: number;
+}
+
+export interface BulkImportRequestRow {
+  request_id: string;
+  integration_sorting_order: number;
+  payload: string;
+  status: string;
+  submitted_at: string;
+  processed_at: string | null;
+  record_count: Generated<number>;
+  error_message: Generated<string>;
+  inserted_count: Generated<number>;
+  updated_count: Generated<number>;
+  skipped_count: Generated<number>;
+  attempts: Generated<number>;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  started_at: string | null;
+  ended_at: string | null;
+  submitted_by: string | null;
+}
+
+export interface BulkImportErrorRow {
+  request_id: string;
+  seq: number;
+  record_no: number | null;
+  field: string | null;
+  value: string | null;
+  rule: string;
+  message: string;
+}
+
+export interface JobQueueEntryRow {
+  id: string;
+  kind: string;
+  description: string;
+  status: string;
+  recurrence_seconds: number;
+  next_run_at: string | null;
+  last_run_at: string | null;
+  last_ended_at: string | null;
+  last_error: Generated<string>;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  parameters: Generated<string>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DB {
+  ifw_target_table: TargetTableRow;
+  ifw_integration: IntegrationRow;
+  ifw_integration_field: IntegrationFieldRow;
+  ifw_integration_mapping: IntegrationMappingRow;
+  ifw_bulk_import_request: BulkImportRequestRow;
+  ifw_bulk_import_error: BulkImportErrorRow;
+  ifw_job_queue_entry: JobQueueEntryRow;
+}
