@@ -1,0 +1,163 @@
+/**
+ * Processing throughput: importPayload() on a 100 000-record JSON payload through real mappings,
+ * against a raw better-sqlite3 prepared-statement insert loop of already-converted rows into the same
+ * table shape. Both run in one transaction on a file opened like the service's (WAL, synchronous=FULL).
+ * JSON.parse of the payload counts as processing. Last line: `process records/s ratio=… target=0.5`.
+ */
+import type BetterSqlite3 from 'better-sqlite3';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { importPayload } from '../src/importer/importer.js';
+import type { IntegrationField, IntegrationMapping, IntegrationPlan } from '../src/integrations/model.js';
+import { openSqliteFile } from '../src/storage/sqlite.js';
+import type { TargetTable } from '../src/tables/model.js';
+
+const RECORDS = 100_000;
+const RUNS = 3;
+const COUNTRIES = ['DE', 'FR', 'US', 'GB', 'NL'];
+
+const table: TargetTable = {
+  name: 'customer',
+  primaryKey: ['no'],
+  fields: [
+    { name: 'no', type: 'code', maxLength: 20 },
+    { name: 'name', type: 'text', maxLength: 100, required: true },
+    { name: 'email', type: 'text', maxLength: 80 },
+    { name: 'city', type: 'text', maxLength: 30 },
+    { name: 'country', type: 'option', options: COUNTRIES },
+    { name: 'balance', type: 'decimal' },
+    { name: 'active', type: 'boolean' },
+    { name: 'createdAt', type: 'datetime' },
+  ],
+};
+
+const CREATE_TABLE = `CREATE TABLE "customer" (
+  "no" TEXT NOT NULL PRIMARY KEY, "name" TEXT NOT NULL, "email" TEXT, "city" TEXT,
+  "country" TEXT, "balance" REAL, "active" INTEGER, "createdAt" TEXT)`;
+
+const sources: readonly [string, string][] = [
+  ['no', 'no'],
+  ['name', 'name'],
+  ['email', 'contact.email'],
+  ['city', 'address.city'],
+  ['country', 'address.country'],
+  ['balance', 'balance'],
+  ['active', 'active'],
+  ['createdAt', 'createdAt'],
+];
+
+const plan: IntegrationPlan = {
+  integration: {
+    sortingOrder: 1,
+    name: 'Customers',
+    type: 'restApi',
+    targetTable: 'customer',
+    recordsPath: '',
+    acceptBulkImportRequests: true,
+    maxPayloadSizeKb: null,
+    writeMode: 'insert',
+    onRecordError: 'fail',
+  },
+  fields: sources.map(
+    ([target, sourcePath], i): IntegrationField => ({
+      integrationSortingOrder: 1,
+      fieldNo: i + 1,
+      title: target,
+      sourcePath,
+      columnType: 'standard',
+      constantValue: null,
+    }),
+  ),
+  mappings: sources.map(([target], i): IntegrationMapping => ({ integrationSortingOrder: 1, fieldNo: i + 1, targetField: target, required: false })),
+};
+
+function generate(): { payload: string; rows: (string | number)[][] } {
+  const records: unknown[] = [];
+  const rows: (string | number)[][] = [];
+  const base = Date.UTC(2024, 0, 1);
+  for (let i = 0; i < RECORDS; i++) {
+    const no = `C${String(i).padStart(6, '0')}`;
+    const country = COUNTRIES[i % COUNTRIES.length]!;
+    const balance = Math.round(i * 137.31) / 100;
+    const createdAt = new Date(base + i * 61_000).toISOString().replace('.000Z', '+00:00');
+    records.push({
+      no,
+      name: `Customer ${i}`,
+      contact: { email: `customer${i}@example.com`, phone: `+49 30 ${i}` },
+      address: { street: `Main Street ${i}`, city: `City ${i % 997}`, country },
+      balance,
+      active: i % 3 !== 0,
+      createdAt,
+    });
+    rows.push([no, `Customer ${i}`, `customer${i}@example.com`, `City ${i % 997}`, country, balance, i % 3 !== 0 ? 1 : 0, new Date(createdAt).toISOString()]);
+  }
+  return { payload: JSON.stringify(records), rows };
+}
+
+function resetTable(db: BetterSqlite3.Database): void {
+  db.exec('DROP TABLE IF EXISTS "customer"');
+  db.exec(CREATE_TABLE);
+  db.pragma('wal_checkpoint(TRUNCATE)');
+}
+
+function count(db: BetterSqlite3.Database): number {
+  return db.prepare('SELECT count(*) FROM "customer"').pluck().get() as number;
+}
+
+function verify(db: BetterSqlite3.Database, what: string): void {
+  const n = count(db);
+  if (n !== RECORDS) throw new Error(`${what}: expected ${RECORDS} rows, found ${n}`);
+}
+
+function runBaseline(db: BetterSqlite3.Database, rows: readonly (string | number)[][]): number {
+  resetTable(db);
+  const started = performance.now();
+  const insert = db.prepare('INSERT INTO "customer" ("no", "name", "email", "city", "country", "balance", "active", "createdAt") VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+  db.transaction(() => {
+    for (let i = 0; i < rows.length; i++) insert.run(rows[i]!);
+  }).immediate();
+  const ms = performance.now() - started;
+  verify(db, 'baseline');
+  return ms;
+}
+
+function runMeasured(db: BetterSqlite3.Database, payload: string): number {
+  resetTable(db);
+  const started = performance.now();
+  const { committed, outcome } = importPayload(db, { plan, tables: new Map([['customer', table]]), payload }, () => true);
+  const ms = performance.now() - started;
+  if (!committed || !outcome.ok || outcome.inserted !== RECORDS) throw new Error(`import failed: ${outcome.errorMessage}`);
+  verify(db, 'importPayload');
+  return ms;
+}
+
+function main(): void {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-bench-process-'));
+  const baselineDb = openSqliteFile(path.join(dir, 'baseline.db'), 5000);
+  const measuredDb = openSqliteFile(path.join(dir, 'measured.db'), 5000);
+  try {
+    const { payload, rows } = generate();
+    console.log(`records: ${RECORDS}, payload: ${(payload.length / 1024 / 1024).toFixed(1)} MB, runs: ${RUNS} each (best counts)`);
+    let baseline = Infinity;
+    let measured = Infinity;
+    for (let run = 1; run <= RUNS; run++) {
+      const b = runBaseline(baselineDb, rows);
+      const m = runMeasured(measuredDb, payload);
+      console.log(`run ${run}: baseline ${b.toFixed(0)} ms, importPayload ${m.toFixed(0)} ms`);
+      baseline = Math.min(baseline, b);
+      measured = Math.min(measured, m);
+    }
+    const baselineRate = RECORDS / (baseline / 1000);
+    const measuredRate = RECORDS / (measured / 1000);
+    console.log(`baseline (raw prepared insert loop): ${Math.round(baselineRate)} records/s`);
+    console.log(`importPayload (JSON.parse + mapping + insert): ${Math.round(measuredRate)} records/s`);
+    console.log(`process records/s ratio=${(measuredRate / baselineRate).toFixed(2)} target=0.5`);
+  } finally {
+    baselineDb.close();
+    measuredDb.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main();

@@ -1,0 +1,131 @@
+/**
+ * Submit throughput with every 202 durable, as a ratio to a bare fastify route that validates the
+ * same body and stores nothing, measured in the same run. Both servers run as child processes (the
+ * service exactly as `ifw serve --no-workers` on a fresh SQLite file with synchronous=FULL); the
+ * load comes from autocannon in a third process. Rounds alternate baseline and service and the
+ * medians are compared. Afterwards every 202 the service answered must be a row in the database.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import BetterSqlite3 from 'better-sqlite3';
+
+const root = path.resolve(import.meta.dirname, '..');
+const seconds = Number(process.env.BENCH_SECONDS ?? 8);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const PATH = '/api/vendor/integrationFramework/v1.0/bulkImportRequests';
+const body = JSON.stringify({
+  integrationSortingOrder: 10,
+  payload: JSON.stringify([
+    { no: 'C001', name: 'Contoso Ltd', email: 'info@contoso.example', address: { city: 'Oslo' }, country: 'NO' },
+    { no: 'C002', name: 'Fabrikam', email: 'sales@fabrikam.example', address: { city: 'Lyon' }, country: 'FR' },
+  ]),
+});
+
+function waitForLine(child: ChildProcess, match: (line: string) => number | undefined): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      const port = match(line);
+      if (port !== undefined) resolve(port);
+    });
+    child.once('exit', (code) => reject(new Error(`server exited early with code ${code}`)));
+  });
+}
+
+async function startBare(): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench/bare-server.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await waitForLine(child, (line) => (line.startsWith('{"port"') ? (JSON.parse(line) as { port: number }).port : undefined));
+  return { child, port };
+}
+
+async function startService(dataDir: string): Promise<{ child: ChildProcess; port: number }> {
+  const env = { ...process.env, IFW_DATA_DIR: dataDir, IFW_PORT: '0', IFW_LOG_LEVEL: 'info' };
+  await new Promise<void>((resolve, reject) => {
+    const apply = spawn(process.execPath, [path.join(root, 'bin/ifw.js'), 'apply', path.join(root, 'examples/customers.yaml')], { env, stdio: 'ignore' });
+    apply.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`ifw apply exited with ${code}`))));
+  });
+  const child = spawn(process.execPath, [path.join(root, 'bin/ifw.js'), 'serve', '--no-workers'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await waitForLine(child, (line) => {
+    if (!line.includes('integration service listening')) return undefined;
+    const m = /:(\d+)"?,?/.exec((JSON.parse(line) as { address: string }).address.replace(/^http:\/\/[^:]+/, ''));
+    return m ? Number(m[1]) : undefined;
+  });
+  return { child, port };
+}
+
+interface LoadResult {
+  rps: number;
+  accepted: number;
+  non2xx: number;
+  errors: number;
+}
+
+function load(port: number): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [
+        path.join(root, 'node_modules/autocannon/autocannon.js'),
+        '--json', '-c', String(connections), '-d', String(seconds),
+        '-m', 'POST', '-H', 'content-type=application/json', '-b', body,
+        `http://127.0.0.1:${port}${PATH}`,
+      ],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.once('exit', () => {
+      try {
+        const r = JSON.parse(out) as { requests: { average: number }; '2xx': number; non2xx: number; errors: number; duration: number };
+        resolve({ rps: r['2xx'] / r.duration, accepted: r['2xx'], non2xx: r.non2xx, errors: r.errors });
+      } catch (err) {
+        reject(err instanceof Error ? err : new Error(String(err)));
+      }
+    });
+  });
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-bench-submit-'));
+const baseline: number[] = [];
+const measured: number[] = [];
+let accepted = 0;
+try {
+  for (let round = 1; round <= rounds; round++) {
+    const bare = await startBare();
+    const b = await load(bare.port);
+    await stop(bare.child);
+    const service = await startService(path.join(tmp, `round-${round}`));
+    const m = await load(service.port);
+    await stop(service.child);
+    const db = new BetterSqlite3(path.join(tmp, `round-${round}`, 'ifw.db'), { readonly: true });
+    const rows = (db.prepare('select count(*) as n from ifw_bulk_import_request').get() as { n: number }).n;
+    db.close();
+    if (rows !== m.accepted) throw new Error(`round ${round}: ${m.accepted} requests got 202 but ${rows} rows are stored`);
+    if (m.non2xx > 0 || m.errors > 0) throw new Error(`round ${round}: ${m.non2xx} non-2xx answers and ${m.errors} errors`);
+    accepted += m.accepted;
+    baseline.push(b.rps);
+    measured.push(m.rps);
+    console.log(`round ${round}: bare fastify ${b.rps.toFixed(0)} req/s, service (durable 202) ${m.rps.toFixed(0)} req/s, ${rows} rows stored`);
+  }
+} finally {
+  fs.rmSync(tmp, { recursive: true, force: true });
+}
+const b = median(baseline);
+const m = median(measured);
+console.log(`cores ${os.cpus().length}, ${connections} connections, ${seconds} s per run, ${rounds} rounds; every one of ${accepted} accepted requests was stored`);
+console.log(`baseline bare fastify: ${b.toFixed(0)} req/s (median)`);
+console.log(`service submit: ${m.toFixed(0)} req/s (median)`);
+console.log(`submit requests/s ratio=${(m / b).toFixed(2)} target=0.8`);

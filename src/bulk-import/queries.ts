@@ -1,0 +1,107 @@
+/** Reading requests: one by id, the filtered and paged list, and the details sub-resource. */
+import type { Kysely } from 'kysely';
+import type { DB } from '../storage/schema.js';
+import type { FilterClause } from '../http/odata.js';
+import { REQUEST_COLUMNS, type RequestSummaryRow } from './model.js';
+
+export async function findRequest(db: Kysely<DB>, requestId: string): Promise<RequestSummaryRow | undefined> {
+  return db.selectFrom('ifw_bulk_import_request').select(REQUEST_COLUMNS).where('request_id', '=', requestId).executeTakeFirst();
+}
+
+const COLUMN_OF = {
+  status: 'status',
+  integrationSortingOrder: 'integration_sorting_order',
+  submittedAt: 'submitted_at',
+  processedAt: 'processed_at',
+} as const;
+
+export const REQUEST_FILTERS = {
+  status: 'string',
+  integrationSortingOrder: 'integer',
+  submittedAt: 'datetime',
+  processedAt: 'datetime',
+} as const;
+
+const SQL_OP = { eq: '=', ne: '<>', gt: '>', ge: '>=', lt: '<', le: '<=' } as const;
+
+export async function listRequests(
+  db: Kysely<DB>,
+  options: { filter: readonly FilterClause[]; skip: number; limit: number; descending: boolean },
+): Promise<RequestSummaryRow[]> {
+  let query = db.selectFrom('ifw_bulk_import_request').select(REQUEST_COLUMNS);
+  for (const clause of options.filter) {
+    const column = COLUMN_OF[clause.property as keyof typeof COLUMN_OF];
+    if (clause.value === null) {
+      query = clause.op === 'ne' ? query.where(column, 'is not', null) : query.where(column, 'is', null);
+    } else {
+      query = query.where(column, SQL_OP[clause.op], clause.value as never);
+    }
+  }
+  const direction = options.descending ? 'desc' : 'asc';
+  return query.orderBy('submitted_at', direction).orderBy('request_id', direction).limit(options.limit).offset(options.skip).execute();
+}
+
+export interface RequestDetails {
+  requestId: string;
+  integrationSortingOrder: number;
+  status: string;
+  submittedAt: string;
+  submittedBy: string | null;
+  startedAt: string | null;
+  processedAt: string | null;
+  attempts: number;
+  payloadLength: number;
+  recordCount: number;
+  insertedCount: number;
+  updatedCount: number;
+  skippedCount: number;
+  errorMessage: string;
+  errors: { recordNo: number | null; field: string | null; value: string | null; rule: string; message: string }[];
+}
+
+export async function findRequestDetails(db: Kysely<DB>, requestId: string): Promise<RequestDetails | undefined> {
+  const row = await db
+    .selectFrom('ifw_bulk_import_request')
+    .select([
+      'request_id',
+      'integration_sorting_order',
+      'status',
+      'submitted_at',
+      'submitted_by',
+      'started_at',
+      'processed_at',
+      'attempts',
+      'record_count',
+      'inserted_count',
+      'updated_count',
+      'skipped_count',
+      'error_message',
+      (eb) => eb.fn<number>('length', ['payload']).as('payload_length'),
+    ])
+    .where('request_id', '=', requestId)
+    .executeTakeFirst();
+  if (row === undefined) return undefined;
+  const errors = await db
+    .selectFrom('ifw_bulk_import_error')
+    .select(['record_no', 'field', 'value', 'rule', 'message'])
+    .where('request_id', '=', requestId)
+    .orderBy('seq')
+    .execute();
+  return {
+    requestId: row.request_id,
+    integrationSortingOrder: row.integration_sorting_order,
+    status: row.status,
+    submittedAt: row.submitted_at,
+    submittedBy: row.submitted_by,
+    startedAt: row.started_at,
+    processedAt: row.processed_at,
+    attempts: row.attempts,
+    payloadLength: row.payload_length,
+    recordCount: row.record_count,
+    insertedCount: row.inserted_count,
+    updatedCount: row.updated_count,
+    skippedCount: row.skipped_count,
+    errorMessage: row.error_message,
+    errors: errors.map((e) => ({ recordNo: e.record_no, field: e.field, value: e.value, rule: e.rule, message: e.message })),
+  };
+}

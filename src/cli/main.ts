@@ -1,0 +1,171 @@
+/**
+ * The `ifw` command. Server commands (serve, migrate, apply) work on the configured database;
+ * client commands (submit, status) talk to a running service over HTTP.
+ */
+import { Command, Option } from 'commander';
+import { readFile } from 'node:fs/promises';
+import { ConfigError, loadConfig, type ConfigOverrides } from '../config.js';
+import { AppError } from '../errors.js';
+import { applyConfigFile } from '../config-apply/apply.js';
+import { createLogger } from '../logger.js';
+import { createService } from '../service.js';
+import { migrate, openDatabase } from '../storage/database.js';
+import { systemClock } from '../clock.js';
+
+interface ServerFlags {
+  host?: string;
+  port?: string;
+  dataDir?: string;
+  databaseUrl?: string;
+  workers?: boolean;
+  logLevel?: string;
+}
+
+function overrides(flags: ServerFlags): ConfigOverrides {
+  const o: ConfigOverrides = {};
+  if (flags.host !== undefined) o.host = flags.host;
+  if (flags.port !== undefined) {
+    if (!/^\d{1,5}$/.test(flags.port)) throw new ConfigError(`--port must be a port number, got "${flags.port}"`);
+    o.port = Number(flags.port);
+  }
+  if (flags.dataDir !== undefined) o.dataDir = flags.dataDir;
+  if (flags.databaseUrl !== undefined) o.databaseUrl = flags.databaseUrl;
+  if (flags.workers === false) o.workers = false;
+  if (flags.logLevel !== undefined) o.logLevel = flags.logLevel as ConfigOverrides['logLevel'];
+  return o;
+}
+
+const withDatabaseFlags = (cmd: Command) =>
+  cmd
+    .addOption(new Option('--data-dir <dir>', 'data directory (IFW_DATA_DIR, default ./data)'))
+    .addOption(new Option('--database-url <url>', 'database (IFW_DATABASE_URL, default <data-dir>/ifw.db)'))
+    .addOption(new Option('--log-level <level>', 'log level (IFW_LOG_LEVEL, default info)'));
+
+function baseUrl(flag: string | undefined): string {
+  if (flag !== undefined) return flag.replace(/\/$/, '');
+  if (process.env.IFW_URL) return process.env.IFW_URL.replace(/\/$/, '');
+  const config = loadConfig();
+  return `http://${config.host}:${config.port}`;
+}
+
+const API = '/api/vendor/integrationFramework/v1.0';
+
+async function http(method: string, url: string, body?: unknown): Promise<{ status: number; json: unknown }> {
+  const res = await fetch(url, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json: unknown = text;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: res.status, json };
+}
+
+const program = new Command();
+program.name('ifw').description('Integration service: Bulk Import API and REST imports into target tables').showHelpAfterError();
+
+withDatabaseFlags(
+  program
+    .command('serve')
+    .description('run the HTTP API and, unless --no-workers, the job queue in this process')
+    .option('--host <host>', 'listen address (IFW_HOST, default 127.0.0.1)')
+    .option('--port <port>', 'listen port (IFW_PORT, default 8080)')
+    .option('--no-workers', 'API only: do not run the job queue in this process'),
+).action(async (flags: ServerFlags) => {
+  const config = loadConfig(process.env, overrides(flags));
+  const service = await createService(config);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    service.app.log.info({ signal }, 'shutting down');
+    service
+      .close()
+      .then(() => process.exit(0))
+      .catch((err: unknown) => {
+        service.app.log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  await service.listen();
+});
+
+withDatabaseFlags(program.command('migrate').description('create or upgrade the database schema')).action(async (flags: ServerFlags) => {
+  const config = loadConfig(process.env, overrides(flags));
+  const db = openDatabase(config.database);
+  try {
+    const applied = await migrate(db);
+    console.log(applied.length === 0 ? 'database is up to date' : `applied: ${applied.join(', ')}`);
+  } finally {
+    await db.close();
+  }
+});
+
+withDatabaseFlags(
+  program.command('apply').description('apply a declarative configuration file (target tables, integrations, job queue entries)').argument('<file>', 'YAML file'),
+).action(async (file: string, flags: ServerFlags) => {
+  const config = loadConfig(process.env, overrides(flags));
+  const db = openDatabase(config.database);
+  try {
+    await migrate(db);
+    const report = await applyConfigFile(db, file, systemClock);
+    console.log(JSON.stringify(report, null, 2));
+  } finally {
+    await db.close();
+  }
+});
+
+program
+  .command('submit')
+  .description('submit a payload to a running service (POST bulkImportRequests)')
+  .requiredOption('-i, --integration <sortingOrder>', 'integration Sorting Order')
+  .requiredOption('-f, --file <file>', 'file holding the JSON payload')
+  .option('--url <url>', 'service base URL (IFW_URL, default http://IFW_HOST:IFW_PORT)')
+  .option('--wait', 'poll until the request is Completed, Failed or Cancelled')
+  .action(async (flags: { integration: string; file: string; url?: string; wait?: boolean }) => {
+    const base = baseUrl(flags.url);
+    const payload = await readFile(flags.file, 'utf8');
+    const submitted = await http('POST', `${base}${API}/bulkImportRequests`, { integrationSortingOrder: Number(flags.integration), payload });
+    console.log(JSON.stringify(submitted.json, null, 2));
+    if (submitted.status !== 202) process.exit(1);
+    if (flags.wait !== true) return;
+    const { requestId } = submitted.json as { requestId: string };
+    for (let delay = 100; ; delay = Math.min(delay * 2, 5000)) {
+      await new Promise((r) => setTimeout(r, delay));
+      const polled = await http('GET', `${base}${API}/bulkImportRequests(${requestId})`);
+      const status = (polled.json as { status?: string }).status;
+      if (status === 'Completed' || status === 'Failed' || status === 'Cancelled') {
+        console.log(JSON.stringify(polled.json, null, 2));
+        if (status !== 'Completed') process.exit(1);
+        return;
+      }
+    }
+  });
+
+program
+  .command('status')
+  .description('show a bulk import request of a running service')
+  .argument('<requestId>')
+  .option('--url <url>', 'service base URL (IFW_URL, default http://IFW_HOST:IFW_PORT)')
+  .option('--details', 'show counts and per-record errors')
+  .action(async (requestId: string, flags: { url?: string; details?: boolean }) => {
+    const polled = await http('GET', `${baseUrl(flags.url)}${API}/bulkImportRequests(${requestId})${flags.details === true ? '/details' : ''}`);
+    console.log(JSON.stringify(polled.json, null, 2));
+    if (polled.status !== 200) process.exit(1);
+  });
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  if (err instanceof ConfigError || err instanceof AppError) {
+    console.error(`ifw: ${err.message}`);
+  } else {
+    createLogger({ logLevel: 'error' }).error({ err }, 'ifw failed');
+  }
+  process.exit(1);
+});

@@ -1,0 +1,77 @@
+/**
+ * The composition root: the only place that constructs the world. It opens and migrates the
+ * database, starts the job queue (on its own thread) when this process runs workers, and builds the
+ * HTTP server from the feature folders' routes.
+ */
+import type { Logger } from 'pino';
+import { systemClock, type Clock } from './clock.js';
+import type { Config } from './config.js';
+import { bulkImportRoutes } from './bulk-import/routes.js';
+import { createSubmitter } from './bulk-import/submit.js';
+import { buildServer, type App } from './http/server.js';
+import { healthRoutes } from './http/routes/health.js';
+import { integrationRoutes } from './http/routes/integrations.js';
+import { jobQueueRoutes } from './http/routes/job-queue.js';
+import { targetTableRoutes } from './http/routes/target-tables.js';
+import { createLogger } from './logger.js';
+import { startQueueHost, type QueueHost } from './queue/host.js';
+import { migrate, openDatabase, type Database } from './storage/database.js';
+
+export interface Service {
+  readonly config: Config;
+  readonly app: App;
+  readonly db: Database;
+  readonly queue: QueueHost | undefined;
+  /** Listens on config.host:config.port; resolves with the base URL. */
+  listen(): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+}
+
+export async function createService(config: Config, options: ServiceOptions = {}): Promise<Service> {
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? createLogger(config);
+  const db = openDatabase(config.database);
+  await migrate(db);
+
+  const queue = config.workers ? await startQueueHost(config, { logger }) : undefined;
+  const wake = () => queue?.wake();
+  const submitter = createSubmitter(db.kysely, { clock, onCommitted: wake });
+
+  const app = await buildServer({
+    logger,
+    bodyLimitBytes: config.bodyLimitBytes,
+    routes: [
+      healthRoutes({ db, queue }),
+      bulkImportRoutes({ db, clock, submitter, maxPageSize: config.maxPageSize, wake }),
+      targetTableRoutes({ db, clock }),
+      integrationRoutes({ db, clock }),
+      jobQueueRoutes({ db, clock, queue }),
+    ],
+  });
+
+  let closed = false;
+  return {
+    config,
+    app,
+    db,
+    queue,
+    async listen() {
+      const address = await app.listen({ host: config.host, port: config.port });
+      logger.info({ address, database: config.database.kind, workers: config.workers }, 'integration service listening');
+      return address;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await app.close();
+      await submitter.drain();
+      await queue?.close();
+      await db.close();
+    },
+  };
+}

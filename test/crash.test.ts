@@ -1,0 +1,159 @@
+/**
+ * kill -9 while requests are being submitted and processed. After a restart: every request that got
+ * a 202 exists and reaches a terminal state, each Completed request's records are in the target table
+ * exactly once, and no Failed request left rows behind.
+ */
+import BetterSqlite3 from 'better-sqlite3';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assertBuilt, runIfw, startServer, type ServerProcess } from './helpers/process.js';
+
+const API = '/api/vendor/integrationFramework/v1.0';
+const RECORDS_PER_REQUEST = 400;
+let dir: string;
+let env: NodeJS.ProcessEnv;
+
+const config = `
+targetTables:
+  - name: crash_row
+    primaryKey: [key]
+    fields:
+      - { name: key, type: code, maxLength: 40 }
+      - { name: request_no, type: integer, required: true }
+      - { name: amount, type: decimal }
+integrations:
+  - sortingOrder: 40
+    name: Crash test rows
+    type: file
+    targetTable: crash_row
+    acceptBulkImportRequests: true
+    writeMode: insert
+    fields:
+      - { fieldNo: 1, title: Key, sourcePath: key, columnType: standard }
+      - { fieldNo: 2, title: Request, sourcePath: request, columnType: standard }
+      - { fieldNo: 3, title: Amount, sourcePath: amount, columnType: standard }
+    mappings:
+      - { fieldNo: 1, targetField: key }
+      - { fieldNo: 2, targetField: request_no, required: true }
+      - { fieldNo: 3, targetField: amount }
+`;
+
+interface Sent {
+  requestId: string;
+  requestNo: number;
+  bad: boolean;
+}
+
+function payloadFor(requestNo: number, bad: boolean): string {
+  const records = Array.from({ length: RECORDS_PER_REQUEST }, (_, i) => ({
+    key: `R${requestNo}-${i}`,
+    request: requestNo,
+    amount: bad && i === RECORDS_PER_REQUEST - 1 ? 'not a number' : i * 1.5,
+  }));
+  return JSON.stringify(records);
+}
+
+/** Clients submitting concurrently until the server goes away or `until` passes. */
+async function submitWhileRunning(server: ServerProcess, firstNo: number, until: number, sent: Sent[]): Promise<void> {
+  let next = firstNo;
+  const client = async () => {
+    while (Date.now() < until) {
+      const requestNo = next++;
+      const bad = requestNo % 7 === 0;
+      try {
+        const res = await fetch(`${server.baseUrl}${API}/bulkImportRequests`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ integrationSortingOrder: 40, payload: payloadFor(requestNo, bad) }),
+        });
+        if (res.status === 202) sent.push({ requestId: ((await res.json()) as { requestId: string }).requestId, requestNo, bad });
+      } catch {
+        return; // the server was killed
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: 4 }, client));
+}
+
+beforeAll(async () => {
+  assertBuilt();
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-crash-'));
+  env = { IFW_DATA_DIR: dir, IFW_LEASE_SECONDS: '1', IFW_SCHEDULER_TICK_MS: '50', IFW_LOG_LEVEL: 'warn', IFW_MAX_ATTEMPTS: '5' };
+  fs.writeFileSync(path.join(dir, 'crash.yaml'), config);
+  const applied = await runIfw(['apply', path.join(dir, 'crash.yaml')], env);
+  expect(applied.code, applied.stderr).toBe(0);
+});
+
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe('kill -9 during submission and processing', () => {
+  it('loses no accepted request and imports each Completed request exactly once', async () => {
+    const sent: Sent[] = [];
+    let processingAtKill = 0;
+    for (let cycle = 0; cycle < 3; cycle++) {
+      const server = await startServer(env);
+      const killAt = Date.now() + 700 + cycle * 200;
+      const submitting = submitWhileRunning(server, cycle * 100_000, killAt + 5_000, sent);
+      await new Promise((r) => setTimeout(r, killAt - Date.now()));
+      const db = new BetterSqlite3(path.join(dir, 'ifw.db'), { readonly: true });
+      processingAtKill += (db.prepare("select count(*) as n from ifw_bulk_import_request where status = 'Processing'").get() as { n: number }).n;
+      db.close();
+      server.child.kill('SIGKILL');
+      await submitting;
+      await server.stop();
+    }
+    expect(sent.length).toBeGreaterThan(10);
+
+    // Restart and let the queue finish everything, including requests whose lease the kill left behind.
+    const server = await startServer(env);
+    try {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const count = async (status: string) => {
+          const res = await fetch(`${server.baseUrl}${API}/bulkImportRequests?$filter=${encodeURIComponent(`status eq '${status}'`)}`);
+          return ((await res.json()) as { value: unknown[] }).value.length;
+        };
+        const pending = await count('Pending');
+        const processing = await count('Processing');
+        if (pending === 0 && processing === 0) break;
+        if (Date.now() > deadline) throw new Error(`${pending} Pending and ${processing} Processing requests left`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+
+      const db = new BetterSqlite3(path.join(dir, 'ifw.db'), { readonly: true });
+      const statusOf = db.prepare('select status, record_count, error_message from ifw_bulk_import_request where request_id = ?');
+      const rowsOf = db.prepare('select count(*) as n, count(distinct key) as d from crash_row where request_no = ?');
+      let completed = 0;
+      let failed = 0;
+      for (const s of sent) {
+        const row = statusOf.get(s.requestId) as { status: string; record_count: number; error_message: string } | undefined;
+        expect(row, `request ${s.requestId} got a 202 but is gone`).toBeDefined();
+        const rows = rowsOf.get(s.requestNo) as { n: number; d: number };
+        if (s.bad) {
+          expect(row!.status).toBe('Failed');
+          expect(row!.error_message).toContain(`record ${RECORDS_PER_REQUEST}: field "amount"`);
+        } else {
+          expect(row!.status).toBe('Completed');
+        }
+        if (row!.status === 'Completed') {
+          completed++;
+          expect(row!.record_count).toBe(RECORDS_PER_REQUEST);
+          expect(rows).toEqual({ n: RECORDS_PER_REQUEST, d: RECORDS_PER_REQUEST });
+        } else {
+          failed++;
+          expect(rows.n).toBe(0);
+        }
+      }
+      const total = (db.prepare('select count(*) as n from crash_row').get() as { n: number }).n;
+      db.close();
+      expect(total).toBe(completed * RECORDS_PER_REQUEST);
+      expect(completed).toBeGreaterThan(0);
+      expect(failed).toBeGreaterThan(0);
+      console.log(`crash test: ${sent.length} accepted, ${completed} Completed, ${failed} Failed, ${processingAtKill} Processing at the kills`);
+    } finally {
+      await server.stop();
+    }
+  }, 180_000);
+});

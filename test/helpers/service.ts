@@ -1,0 +1,49 @@
+/** A whole service on a fresh SQLite file in a temp directory, configured from the example config. */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig, type Config } from '../../src/config.js';
+import { applyConfigFile } from '../../src/config-apply/apply.js';
+import { createLogger } from '../../src/logger.js';
+import { createService, type Service } from '../../src/service.js';
+import type { Clock } from '../../src/clock.js';
+import { systemClock } from '../../src/clock.js';
+
+export const API = '/api/vendor/integrationFramework/v1.0';
+export const EXAMPLE_CONFIG = path.resolve(import.meta.dirname, '../../examples/customers.yaml');
+
+export interface TestService {
+  readonly service: Service;
+  readonly dir: string;
+  readonly config: Config;
+  cleanup(): Promise<void>;
+}
+
+export async function startTestService(
+  options: { workers?: boolean; clock?: Clock; config?: Partial<Config>; applyExample?: boolean } = {},
+): Promise<TestService> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-test-'));
+  const config = loadConfig({}, { dataDir: dir, logLevel: 'silent', port: 0, workers: options.workers ?? false, schedulerTickMs: 50, ...options.config });
+  const service = await createService(config, { clock: options.clock ?? systemClock, logger: createLogger(config) });
+  if (options.applyExample !== false) await applyConfigFile(service.db, EXAMPLE_CONFIG, options.clock ?? systemClock);
+  return {
+    service,
+    dir,
+    config,
+    async cleanup() {
+      await service.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls `check` until it returns a value (real concurrency: the worker thread), failing after `ms`. */
+export async function eventually<T>(check: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
