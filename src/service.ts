@@ -12,6 +12,7 @@ import { buildServer, type App } from './http/server.js';
 import { healthRoutes } from './http/routes/health.js';
 import { integrationRoutes } from './http/routes/integrations.js';
 import { jobQueueRoutes } from './http/routes/job-queue.js';
+import { targetTableRowRoutes } from './http/routes/target-table-rows.js';
 import { targetTableRoutes } from './http/routes/target-tables.js';
 import { createLogger } from './logger.js';
 import { startQueueHost, type QueueHost } from './queue/host.js';
@@ -49,6 +50,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       healthRoutes({ db, queue }),
       bulkImportRoutes({ db, clock, submitter, maxPageSize: config.maxPageSize, wake }),
       targetTableRoutes({ db, clock }),
+      targetTableRowRoutes({ db, maxPageSize: config.maxPageSize }),
       integrationRoutes({ db, clock }),
       jobQueueRoutes({ db, clock, queue }),
     ],

@@ -76,10 +76,14 @@ describe('GET bulkImportRequests (list)', () => {
     const first = await get(`${SET}?$filter=${encodeURIComponent("status eq 'Pending' and integrationSortingOrder eq 10")}`);
     expect(first.body.value).toHaveLength(100);
     const next = first.body['@odata.nextLink'] as string;
-    expect(decodeURIComponent(next)).toContain("status eq 'Pending'");
+    expect(decodeURIComponent(next)).toContain("$filter=status eq 'Pending' and integrationSortingOrder eq 10");
     const second = await get(next);
     expect(second.body.value).toHaveLength(100);
-    expect(second.body['@odata.nextLink']).toBeUndefined();
+    const third = await get(second.body['@odata.nextLink'] as string);
+    expect(third.body.value).toHaveLength(15);
+    expect(third.body['@odata.nextLink']).toBeUndefined();
+    const all = [...first.body.value, ...second.body.value, ...third.body.value].map((r: { requestId: string }) => r.requestId);
+    expect(all).toEqual(ids.slice(35));
     const none = await get(`${SET}?$filter=integrationSortingOrder eq 11`);
     expect(none.body.value).toEqual([]);
   });

@@ -75,10 +75,15 @@ withDatabaseFlags(
     .description('run the HTTP API and, unless --no-workers, the job queue in this process')
     .option('--host <host>', 'listen address (IFW_HOST, default 127.0.0.1)')
     .option('--port <port>', 'listen port (IFW_PORT, default 8080)')
-    .option('--no-workers', 'API only: do not run the job queue in this process'),
-).action(async (flags: ServerFlags) => {
+    .option('--no-workers', 'API only: do not run the job queue in this process')
+    .option('--apply <file>', 'apply a declarative configuration file before listening (idempotent)'),
+).action(async (flags: ServerFlags & { apply?: string }) => {
   const config = loadConfig(process.env, overrides(flags));
   const service = await createService(config);
+  if (flags.apply !== undefined) {
+    const report = await applyConfigFile(service.db, flags.apply, systemClock);
+    service.app.log.info({ file: flags.apply, report }, 'configuration applied');
+  }
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

@@ -72,7 +72,7 @@ export type FilterPropertyType = 'string' | 'integer' | 'boolean' | 'datetime';
 export function parseFilter(text: string | undefined, properties: Readonly<Record<string, FilterPropertyType>>): FilterClause[] {
   if (text === undefined || text.trim() === '') return [];
   const clauses: FilterClause[] = [];
-  const token = /\s*([A-Za-z][A-Za-z0-9]*)\s+(eq|ne|gt|ge|lt|le)\s+('(?:[^']|'')*'|-?\d+(?:\.\d+)?|true|false|null|\d{4}-\d{2}-\d{2}T[0-9:.]+Z)\s*/y;
+  const token = /\s*([A-Za-z][A-Za-z0-9]*)\s+(eq|ne|gt|ge|lt|le)\s+('(?:[^']|'')*'|\d{4}-\d{2}-\d{2}T[0-9:.]+(?:Z|[+-]\d{2}:\d{2})|-?\d+(?:\.\d+)?|true|false|null)\s*/y;
   let pos = 0;
   for (;;) {
     token.lastIndex = pos;
@@ -158,5 +158,5 @@ export function pageResult<T>(rows: T[], page: PageRequest, selfUrl: URL): { val
   next.searchParams.set('$skip', String(page.skip + value.length));
   if (remainingTop !== undefined) next.searchParams.set('$top', String(remainingTop));
   else next.searchParams.delete('$top');
-  return { value, nextLink: next.toString().replace(/%24/g, '$') };
+  return { value, nextLink: next.toString().replace(/%24/g, '$').replace(/\+/g, '%20') };
 }

@@ -41,6 +41,8 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
+  // JSON only: a body of any other type is answered 415 instead of reaching validation as a string.
+  app.removeContentTypeParser('text/plain');
   enforcePermissions(app);
   installErrorHandling(app);
 

@@ -42,20 +42,45 @@ export async function getIntegration(db: Kysely<DB>, sortingOrder: number): Prom
   return row === undefined ? undefined : toIntegration(row);
 }
 
-export async function getIntegrationPlan(db: Kysely<DB>, sortingOrder: number): Promise<IntegrationPlan | undefined> {
-  const integration = await getIntegration(db, sortingOrder);
-  if (integration === undefined) return undefined;
-  const fields = await db
+export async function listIntegrations(db: Kysely<DB>): Promise<Integration[]> {
+  const rows = await db.selectFrom('ifw_integration').selectAll().orderBy('sorting_order').execute();
+  return rows.map(toIntegration);
+}
+
+export async function listIntegrationFields(db: Kysely<DB>, sortingOrder: number): Promise<IntegrationField[]> {
+  const rows = await db.selectFrom('ifw_integration_field').selectAll().where('integration_sorting_order', '=', sortingOrder).orderBy('field_no').execute();
+  return rows.map(toIntegrationField);
+}
+
+export async function getIntegrationField(db: Kysely<DB>, sortingOrder: number, fieldNo: number): Promise<IntegrationField | undefined> {
+  const row = await db
     .selectFrom('ifw_integration_field')
     .selectAll()
     .where('integration_sorting_order', '=', sortingOrder)
-    .orderBy('field_no')
-    .execute();
-  const mappings = await db
+    .where('field_no', '=', fieldNo)
+    .executeTakeFirst();
+  return row === undefined ? undefined : toIntegrationField(row);
+}
+
+export async function listIntegrationMappings(db: Kysely<DB>, sortingOrder: number): Promise<IntegrationMapping[]> {
+  const rows = await db.selectFrom('ifw_integration_mapping').selectAll().where('integration_sorting_order', '=', sortingOrder).orderBy('field_no').execute();
+  return rows.map(toIntegrationMapping);
+}
+
+export async function getIntegrationMapping(db: Kysely<DB>, sortingOrder: number, fieldNo: number): Promise<IntegrationMapping | undefined> {
+  const row = await db
     .selectFrom('ifw_integration_mapping')
     .selectAll()
     .where('integration_sorting_order', '=', sortingOrder)
-    .orderBy('field_no')
-    .execute();
-  return { integration, fields: fields.map(toIntegrationField), mappings: mappings.map(toIntegrationMapping) };
+    .where('field_no', '=', fieldNo)
+    .executeTakeFirst();
+  return row === undefined ? undefined : toIntegrationMapping(row);
+}
+
+export async function getIntegrationPlan(db: Kysely<DB>, sortingOrder: number): Promise<IntegrationPlan | undefined> {
+  const integration = await getIntegration(db, sortingOrder);
+  if (integration === undefined) return undefined;
+  const fields = await listIntegrationFields(db, sortingOrder);
+  const mappings = await listIntegrationMappings(db, sortingOrder);
+  return { integration, fields, mappings };
 }

@@ -1,0 +1,138 @@
+/**
+ * The record loop: map, validate and write every record, collecting errors in record order. Rows of
+ * insert mode are buffered into multi-row INSERTs; anything unusual (a record with errors, a relation
+ * not found, a failing batch) first writes the buffered rows one by one, so that errors are reported
+ * in record order and relations may point at rows earlier in the same payload.
+ */
+import BetterSqlite3 from 'better-sqlite3';
+import type { OnRecordError } from '../integrations/model.js';
+import type { SqlValue } from '../mapping/convert.js';
+import { mapRecord, type CompiledMapping, type RelationExists } from '../mapping/engine.js';
+import { describeValue, formatErrorMessage, formatSkippedMessage, recordError, type RecordError } from '../mapping/messages.js';
+import { MAX_KEPT_ERRORS, type ImportOutcome } from './model.js';
+import type { BatchInsert, RowWriter } from './statements.js';
+
+export interface Writers {
+  readonly write: RowWriter;
+  readonly batch: BatchInsert | null;
+  readonly relationExists: RelationExists;
+}
+
+/** Failures of one statement that say something about the record, not about the database's health. */
+const isRecordLevelSqliteError = (err: unknown): err is InstanceType<typeof BetterSqlite3.SqliteError> =>
+  err instanceof BetterSqlite3.SqliteError &&
+  (err.code.startsWith('SQLITE_CONSTRAINT') || err.code === 'SQLITE_MISMATCH' || err.code === 'SQLITE_TOOBIG' || err.code === 'SQLITE_RANGE');
+
+export function failedOutcome(errors: readonly RecordError[], errorCount: number): ImportOutcome {
+  return { ok: false, recordCount: 0, inserted: 0, updated: 0, skipped: 0, errors, errorCount, errorMessage: formatErrorMessage(errors, errorCount) };
+}
+
+/**
+ * Writes the records; throws only for database failures that are not about a record. In fail mode the
+ * good records are still written (the caller rolls them back) so that duplicates and relations later
+ * in the payload are judged exactly as in a clean run.
+ */
+export function writeRecords(mapping: CompiledMapping, records: readonly unknown[], writers: Writers, onRecordError: OnRecordError): ImportOutcome {
+  const { table, keyColumns } = mapping;
+  const width = mapping.columns.length;
+  const keyField = keyColumns.length > 0 ? mapping.columns[keyColumns[0]!]!.field.name : null;
+  const { write, batch } = writers;
+  const batchSize = batch?.size ?? 0;
+
+  const row: SqlValue[] = new Array<SqlValue>(width).fill(null);
+  const replayRow: SqlValue[] = new Array<SqlValue>(width).fill(null);
+  const buffer: SqlValue[] = new Array<SqlValue>(batchSize * width).fill(null);
+  const bufferedRecordNo: number[] = new Array<number>(batchSize).fill(0);
+  let buffered = 0;
+
+  const errors: RecordError[] = [];
+  let errorCount = 0;
+  let badRecords = 0;
+  let inserted = 0;
+  let updated = 0;
+  const add = (error: RecordError): void => {
+    errorCount++;
+    if (errors.length < MAX_KEPT_ERRORS) errors.push(error);
+  };
+
+  const keyValue = (values: readonly SqlValue[]): string =>
+    describeValue(keyColumns.length === 1 ? values[keyColumns[0]!] : keyColumns.map((k) => String(values[k])).join(', '));
+
+  const writeOne = (recordNo: number, values: readonly SqlValue[]): void => {
+    let result;
+    try {
+      result = write(values);
+    } catch (err) {
+      if (!isRecordLevelSqliteError(err)) throw err;
+      badRecords++;
+      add(recordError(recordNo, null, null, err.message));
+      return;
+    }
+    if (result === 'inserted') inserted++;
+    else if (result === 'updated') updated++;
+    else {
+      badRecords++;
+      const rule =
+        result === 'keyExists' ? `already exists in table "${table.name}"` : `does not exist in table "${table.name}" (update needs an existing row)`;
+      add(recordError(recordNo, keyField, keyValue(values), rule));
+    }
+  };
+
+  const flushOneByOne = (): void => {
+    for (let b = 0; b < buffered; b++) {
+      for (let c = 0; c < width; c++) replayRow[c] = buffer[b * width + c]!;
+      writeOne(bufferedRecordNo[b]!, replayRow);
+    }
+    buffered = 0;
+  };
+
+  const flushBatch = (): void => {
+    try {
+      batch!.run(buffer);
+      inserted += buffered;
+      buffered = 0;
+    } catch (err) {
+      // The failed statement left no rows behind; find the culprit(s) row by row.
+      if (!isRecordLevelSqliteError(err)) throw err;
+      flushOneByOne();
+    }
+  };
+
+  // A related key may sit in a buffered row (a self-relation to an earlier record): write them, ask again.
+  const relationExists: RelationExists = (column, value) => {
+    if (writers.relationExists(column, value)) return true;
+    if (buffered === 0) return false;
+    flushOneByOne();
+    return writers.relationExists(column, value);
+  };
+
+  for (let i = 0; i < records.length; i++) {
+    const recordNo = i + 1;
+    const violations = mapRecord(mapping, records[i], row, relationExists);
+    if (violations !== null) {
+      if (buffered > 0) flushOneByOne();
+      badRecords++;
+      for (const v of violations) add(recordError(recordNo, v.field, v.value, v.rule));
+    } else if (batchSize === 0) {
+      writeOne(recordNo, row);
+    } else {
+      const base = buffered * width;
+      for (let c = 0; c < width; c++) buffer[base + c] = row[c]!;
+      bufferedRecordNo[buffered++] = recordNo;
+      if (buffered === batchSize) flushBatch();
+    }
+  }
+  flushOneByOne();
+
+  if (errorCount > 0 && onRecordError === 'fail') return failedOutcome(errors, errorCount);
+  return {
+    ok: true,
+    recordCount: inserted + updated,
+    inserted,
+    updated,
+    skipped: badRecords,
+    errors,
+    errorCount,
+    errorMessage: errorCount === 0 ? '' : formatSkippedMessage(badRecords, errors, errorCount),
+  };
+}

@@ -1,0 +1,329 @@
+/**
+ * Changing integrations, their fields and mappings. Each function validates with the pure rules in
+ * `validate.ts`, checks what only the database knows (existence, uniqueness, bulk requests in
+ * flight) and writes in one transaction. `declareIntegration` is the declarative form `ifw apply` uses.
+ */
+import type { Clock } from '../clock.js';
+import { conflict, notFound } from '../errors.js';
+import type { Database } from '../storage/database.js';
+import type { TargetTable } from '../tables/model.js';
+import { withTransaction, type ChangeResult } from '../tables/service.js';
+import { getTargetTable } from '../tables/store.js';
+import { incompatibleAt, invalidAt, pathOf, sameJson as same } from '../tables/validate.js';
+import type { Integration, IntegrationField, IntegrationMapping } from './model.js';
+import { getIntegration, getIntegrationField, getIntegrationMapping, getIntegrationPlan, listIntegrationFields, listIntegrationMappings } from './store.js';
+import {
+  validateField,
+  validateFieldList,
+  validateIntegration,
+  validateMapping,
+  validateMappingList,
+  type FieldInput,
+  type FieldPatch,
+  type IntegrationInput,
+  type IntegrationPatch,
+  type MappingInput,
+  type MappingPatch,
+} from './validate.js';
+
+// ---- rows ----------------------------------------------------------------------------------
+
+const integrationColumns = (i: Integration) => ({
+  name: i.name,
+  type: i.type,
+  target_table: i.targetTable,
+  records_path: i.recordsPath,
+  accept_bulk_import: i.acceptBulkImportRequests ? 1 : 0,
+  max_payload_size_kb: i.maxPayloadSizeKb,
+  write_mode: i.writeMode,
+  on_record_error: i.onRecordError,
+});
+
+const fieldColumns = (f: IntegrationField) => ({ title: f.title, source_path: f.sourcePath, column_type: f.columnType, constant_value: f.constantValue });
+
+async function insertField(tx: Database, f: IntegrationField): Promise<void> {
+  await tx.kysely.insertInto('ifw_integration_field').values({ integration_sorting_order: f.integrationSortingOrder, field_no: f.fieldNo, ...fieldColumns(f) }).execute();
+}
+
+async function insertMapping(tx: Database, m: IntegrationMapping): Promise<void> {
+  await tx.kysely
+    .insertInto('ifw_integration_mapping')
+    .values({ integration_sorting_order: m.integrationSortingOrder, field_no: m.fieldNo, target_field: m.targetField, required: m.required ? 1 : 0 })
+    .execute();
+}
+
+async function deleteMappingRow(tx: Database, sortingOrder: number, fieldNo: number): Promise<void> {
+  await tx.kysely.deleteFrom('ifw_integration_mapping').where('integration_sorting_order', '=', sortingOrder).where('field_no', '=', fieldNo).execute();
+}
+
+async function deleteFieldRow(tx: Database, sortingOrder: number, fieldNo: number): Promise<void> {
+  await deleteMappingRow(tx, sortingOrder, fieldNo);
+  await tx.kysely.deleteFrom('ifw_integration_field').where('integration_sorting_order', '=', sortingOrder).where('field_no', '=', fieldNo).execute();
+}
+
+/** A change to fields or mappings is a change to the integration. */
+async function touch(tx: Database, sortingOrder: number, clock: Clock): Promise<void> {
+  await tx.kysely.updateTable('ifw_integration').set({ updated_at: clock().toISOString() }).where('sorting_order', '=', sortingOrder).execute();
+}
+
+// ---- lookups -------------------------------------------------------------------------------
+
+async function requireIntegration(tx: Database, sortingOrder: number): Promise<Integration> {
+  const integration = await getIntegration(tx.kysely, sortingOrder);
+  if (integration === undefined) throw notFound(`No integration with sortingOrder ${sortingOrder}.`);
+  return integration;
+}
+
+async function requireField(tx: Database, sortingOrder: number, fieldNo: number): Promise<IntegrationField> {
+  await requireIntegration(tx, sortingOrder);
+  const field = await getIntegrationField(tx.kysely, sortingOrder, fieldNo);
+  if (field === undefined) throw notFound(`Integration ${sortingOrder} has no field ${fieldNo}.`);
+  return field;
+}
+
+async function requireMapping(tx: Database, sortingOrder: number, fieldNo: number): Promise<IntegrationMapping> {
+  await requireIntegration(tx, sortingOrder);
+  const mapping = await getIntegrationMapping(tx.kysely, sortingOrder, fieldNo);
+  if (mapping === undefined) throw notFound(`Integration ${sortingOrder} has no mapping for field ${fieldNo}.`);
+  return mapping;
+}
+
+/** The integration's target table; it exists, since a declared table cannot be deleted while in use. */
+async function targetTableOf(tx: Database, integration: Integration): Promise<TargetTable> {
+  const table = await getTargetTable(tx.kysely, integration.targetTable);
+  if (table === undefined) throw notFound(`Target table "${integration.targetTable}" of integration ${integration.sortingOrder} does not exist.`);
+  return table;
+}
+
+function refuseMisfits(mappings: readonly IntegrationMapping[], table: TargetTable, at: string): void {
+  const misfits = mappings.filter((m) => !table.fields.some((f) => f.name === m.targetField));
+  if (misfits.length === 0) return;
+  const list = misfits.map((m) => `field ${m.fieldNo} → "${m.targetField}"`).join(', ');
+  throw incompatibleAt(at, `table "${table.name}" has no field for mapping(s) ${list}; change or delete those mappings first`);
+}
+
+async function refuseTakenTarget(tx: Database, mapping: IntegrationMapping): Promise<void> {
+  const other = (await listIntegrationMappings(tx.kysely, mapping.integrationSortingOrder)).find(
+    (m) => m.targetField === mapping.targetField && m.fieldNo !== mapping.fieldNo,
+  );
+  if (other !== undefined) {
+    throw conflict('conflict', `targetField: "${mapping.targetField}" already receives field ${other.fieldNo} of integration ${mapping.integrationSortingOrder}.`);
+  }
+}
+
+function refuseKeyChange(given: number | undefined, key: number, name: string): void {
+  if (given !== undefined && given !== key) throw invalidAt(name, `cannot change from ${key} to ${given}; create a new one instead`);
+}
+
+// ---- integrations --------------------------------------------------------------------------
+
+export async function createIntegration(db: Database, input: IntegrationInput, clock: Clock): Promise<Integration> {
+  return withTransaction(db, async (tx) => {
+    const integration = validateIntegration(input, await getTargetTable(tx.kysely, input.targetTable));
+    if ((await getIntegration(tx.kysely, integration.sortingOrder)) !== undefined) {
+      throw conflict('conflict', `sortingOrder: an integration with sortingOrder ${integration.sortingOrder} already exists.`);
+    }
+    const now = clock().toISOString();
+    await tx.kysely.insertInto('ifw_integration').values({ sorting_order: integration.sortingOrder, ...integrationColumns(integration), created_at: now, updated_at: now }).execute();
+    return integration;
+  });
+}
+
+export async function updateIntegration(db: Database, sortingOrder: number, patch: IntegrationPatch, clock: Clock): Promise<Integration> {
+  return withTransaction(db, async (tx) => {
+    const current = await requireIntegration(tx, sortingOrder);
+    refuseKeyChange(patch.sortingOrder, sortingOrder, 'sortingOrder');
+    const merged: IntegrationInput = { ...current, ...patch, sortingOrder };
+    const table = await getTargetTable(tx.kysely, merged.targetTable);
+    const next = validateIntegration(merged, table);
+    if (next.targetTable !== current.targetTable) refuseMisfits(await listIntegrationMappings(tx.kysely, sortingOrder), table!, 'targetTable');
+    await tx.kysely.updateTable('ifw_integration').set({ ...integrationColumns(next), updated_at: clock().toISOString() }).where('sorting_order', '=', sortingOrder).execute();
+    return next;
+  });
+}
+
+/** Deletes the integration with its fields and mappings; refused while bulk import requests for it wait or run. */
+export async function deleteIntegration(db: Database, sortingOrder: number): Promise<void> {
+  await withTransaction(db, async (tx) => {
+    await requireIntegration(tx, sortingOrder);
+    const active = await tx.kysely
+      .selectFrom('ifw_bulk_import_request')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('integration_sorting_order', '=', sortingOrder)
+      .where('status', 'in', ['Pending', 'Processing'])
+      .executeTakeFirstOrThrow();
+    if (Number(active.count) > 0) {
+      throw conflict('conflict', `Integration ${sortingOrder} has ${active.count} bulk import request(s) Pending or Processing; let them finish or cancel them first.`);
+    }
+    await tx.kysely.deleteFrom('ifw_integration_mapping').where('integration_sorting_order', '=', sortingOrder).execute();
+    await tx.kysely.deleteFrom('ifw_integration_field').where('integration_sorting_order', '=', sortingOrder).execute();
+    await tx.kysely.deleteFrom('ifw_integration').where('sorting_order', '=', sortingOrder).execute();
+  });
+}
+
+// ---- fields --------------------------------------------------------------------------------
+
+export async function createField(db: Database, sortingOrder: number, input: FieldInput, clock: Clock): Promise<IntegrationField> {
+  return withTransaction(db, async (tx) => {
+    await requireIntegration(tx, sortingOrder);
+    const field = validateField(input, sortingOrder);
+    if ((await getIntegrationField(tx.kysely, sortingOrder, field.fieldNo)) !== undefined) {
+      throw conflict('conflict', `fieldNo: integration ${sortingOrder} already has field ${field.fieldNo}.`);
+    }
+    await insertField(tx, field);
+    await touch(tx, sortingOrder, clock);
+    return field;
+  });
+}
+
+export async function updateField(db: Database, sortingOrder: number, fieldNo: number, patch: FieldPatch, clock: Clock): Promise<IntegrationField> {
+  return withTransaction(db, async (tx) => {
+    const current = await requireField(tx, sortingOrder, fieldNo);
+    refuseKeyChange(patch.fieldNo, fieldNo, 'fieldNo');
+    const next = validateField({ ...current, ...patch, fieldNo }, sortingOrder);
+    await tx.kysely
+      .updateTable('ifw_integration_field')
+      .set(fieldColumns(next))
+      .where('integration_sorting_order', '=', sortingOrder)
+      .where('field_no', '=', fieldNo)
+      .execute();
+    await touch(tx, sortingOrder, clock);
+    return next;
+  });
+}
+
+/** Deletes the field and its mapping. */
+export async function deleteField(db: Database, sortingOrder: number, fieldNo: number, clock: Clock): Promise<void> {
+  await withTransaction(db, async (tx) => {
+    await requireField(tx, sortingOrder, fieldNo);
+    await deleteFieldRow(tx, sortingOrder, fieldNo);
+    await touch(tx, sortingOrder, clock);
+  });
+}
+
+// ---- mappings ------------------------------------------------------------------------------
+
+async function mappingContext(tx: Database, integration: Integration) {
+  const fields = await listIntegrationFields(tx.kysely, integration.sortingOrder);
+  return { integrationSortingOrder: integration.sortingOrder, fieldNos: new Set(fields.map((f) => f.fieldNo)), table: await targetTableOf(tx, integration) };
+}
+
+export async function createMapping(db: Database, sortingOrder: number, input: MappingInput, clock: Clock): Promise<IntegrationMapping> {
+  return withTransaction(db, async (tx) => {
+    const integration = await requireIntegration(tx, sortingOrder);
+    const mapping = validateMapping(input, await mappingContext(tx, integration));
+    if ((await getIntegrationMapping(tx.kysely, sortingOrder, mapping.fieldNo)) !== undefined) {
+      throw conflict('conflict', `fieldNo: field ${mapping.fieldNo} of integration ${sortingOrder} is already mapped; change that mapping instead.`);
+    }
+    await refuseTakenTarget(tx, mapping);
+    await insertMapping(tx, mapping);
+    await touch(tx, sortingOrder, clock);
+    return mapping;
+  });
+}
+
+export async function updateMapping(db: Database, sortingOrder: number, fieldNo: number, patch: MappingPatch, clock: Clock): Promise<IntegrationMapping> {
+  return withTransaction(db, async (tx) => {
+    const current = await requireMapping(tx, sortingOrder, fieldNo);
+    refuseKeyChange(patch.fieldNo, fieldNo, 'fieldNo');
+    const next = validateMapping({ ...current, ...patch, fieldNo }, await mappingContext(tx, await requireIntegration(tx, sortingOrder)));
+    await refuseTakenTarget(tx, next);
+    await tx.kysely
+      .updateTable('ifw_integration_mapping')
+      .set({ target_field: next.targetField, required: next.required ? 1 : 0 })
+      .where('integration_sorting_order', '=', sortingOrder)
+      .where('field_no', '=', fieldNo)
+      .execute();
+    await touch(tx, sortingOrder, clock);
+    return next;
+  });
+}
+
+export async function deleteMapping(db: Database, sortingOrder: number, fieldNo: number, clock: Clock): Promise<void> {
+  await withTransaction(db, async (tx) => {
+    await requireMapping(tx, sortingOrder, fieldNo);
+    await deleteMappingRow(tx, sortingOrder, fieldNo);
+    await touch(tx, sortingOrder, clock);
+  });
+}
+
+// ---- declarative form ----------------------------------------------------------------------
+
+export interface IntegrationDeclaration extends IntegrationInput {
+  /** When given, these are the integration's fields: others are removed. When absent, fields are left alone. */
+  readonly fields?: readonly FieldInput[];
+  /** When given, these are the integration's mappings: others are removed. When absent, they are left alone. */
+  readonly mappings?: readonly MappingInput[];
+}
+
+export interface IntegrationDeclared {
+  readonly integration: Integration;
+  readonly result: ChangeResult;
+  /** What changed, for a person to read: `field 3 added`, `mapping of field 2 removed`, … */
+  readonly changes: readonly string[];
+}
+
+/** Creates or updates the integration so that it is exactly as declared; `at` prefixes messages with the document path. */
+export async function declareIntegration(db: Database, input: IntegrationDeclaration, clock: Clock, at = ''): Promise<IntegrationDeclared> {
+  return withTransaction(db, async (tx) => {
+    const table = await getTargetTable(tx.kysely, input.targetTable);
+    const next = validateIntegration(input, table, at);
+    const sortingOrder = next.sortingOrder;
+    const current = await getIntegrationPlan(tx.kysely, sortingOrder);
+    const fields = input.fields !== undefined ? validateFieldList(input.fields, sortingOrder, pathOf(at, 'fields')) : (current?.fields ?? []);
+    const fieldNos = new Set(fields.map((f) => f.fieldNo));
+    let mappings: readonly IntegrationMapping[];
+    if (input.mappings !== undefined) {
+      mappings = validateMappingList(input.mappings, { integrationSortingOrder: sortingOrder, fieldNos, table: table! }, pathOf(at, 'mappings'));
+    } else {
+      // Mappings of removed fields go with them; the others must still fit the (possibly new) table.
+      mappings = (current?.mappings ?? []).filter((m) => fieldNos.has(m.fieldNo));
+      refuseMisfits(mappings, table!, pathOf(at, 'targetTable'));
+    }
+
+    const now = clock().toISOString();
+    const changes: string[] = [];
+    if (current === undefined) {
+      await tx.kysely.insertInto('ifw_integration').values({ sorting_order: sortingOrder, ...integrationColumns(next), created_at: now, updated_at: now }).execute();
+    } else if (!same(current.integration, next)) {
+      const keys = Object.keys(next) as (keyof Integration)[];
+      changes.push(`settings changed: ${keys.filter((k) => current.integration[k] !== next[k]).join(', ')}`);
+      await tx.kysely.updateTable('ifw_integration').set(integrationColumns(next)).where('sorting_order', '=', sortingOrder).execute();
+    }
+
+    const oldMappings = current?.mappings ?? [];
+    for (const old of oldMappings) {
+      const wanted = mappings.find((m) => m.fieldNo === old.fieldNo);
+      if (wanted !== undefined && same(wanted, old)) continue;
+      // Changed mappings are deleted and inserted again so that swapping two target fields never collides.
+      await deleteMappingRow(tx, sortingOrder, old.fieldNo);
+      if (wanted === undefined) changes.push(`mapping of field ${old.fieldNo} removed`);
+    }
+    const oldFields = current?.fields ?? [];
+    for (const old of oldFields) {
+      const wanted = fields.find((f) => f.fieldNo === old.fieldNo);
+      if (wanted === undefined) {
+        await deleteFieldRow(tx, sortingOrder, old.fieldNo);
+        changes.push(`field ${old.fieldNo} removed`);
+      } else if (!same(wanted, old)) {
+        await tx.kysely.updateTable('ifw_integration_field').set(fieldColumns(wanted)).where('integration_sorting_order', '=', sortingOrder).where('field_no', '=', old.fieldNo).execute();
+        changes.push(`field ${old.fieldNo} changed`);
+      }
+    }
+    for (const f of fields) {
+      if (oldFields.some((o) => o.fieldNo === f.fieldNo)) continue;
+      await insertField(tx, f);
+      changes.push(`field ${f.fieldNo} added`);
+    }
+    for (const m of mappings) {
+      const old = oldMappings.find((o) => o.fieldNo === m.fieldNo);
+      if (old !== undefined && same(old, m)) continue;
+      await insertMapping(tx, m);
+      changes.push(`mapping of field ${m.fieldNo} ${old === undefined ? 'added' : 'changed'}`);
+    }
+
+    if (current === undefined) return { integration: next, result: 'created', changes: [] };
+    if (changes.length > 0) await touch(tx, sortingOrder, clock);
+    return { integration: next, result: changes.length > 0 ? 'updated' : 'unchanged', changes };
+  });
+}

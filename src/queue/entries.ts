@@ -1,0 +1,46 @@
+/** Reading job queue entries, as the admin API shows them. */
+import type { Selectable } from 'kysely';
+import type { Database } from '../storage/database.js';
+import type { JobQueueEntryRow } from '../storage/schema.js';
+import type { EntryStatus } from './model.js';
+
+export interface JobQueueEntry {
+  readonly id: string;
+  readonly description: string;
+  readonly kind: string;
+  readonly status: EntryStatus;
+  readonly recurrenceSeconds: number;
+  /** null while the entry runs (or when it was never scheduled). */
+  readonly nextRunAt: string | null;
+  readonly lastRunAt: string | null;
+  readonly lastEndedAt: string | null;
+  /** '' when the last run succeeded. */
+  readonly lastError: string;
+}
+
+const ENTRY_COLUMNS = ['id', 'description', 'kind', 'status', 'recurrence_seconds', 'next_run_at', 'last_run_at', 'last_ended_at', 'last_error'] as const;
+type EntrySummaryRow = Pick<Selectable<JobQueueEntryRow>, (typeof ENTRY_COLUMNS)[number]>;
+
+function toJobQueueEntry(row: EntrySummaryRow): JobQueueEntry {
+  return {
+    id: row.id,
+    description: row.description,
+    kind: row.kind,
+    status: row.status as EntryStatus,
+    recurrenceSeconds: row.recurrence_seconds,
+    nextRunAt: row.next_run_at,
+    lastRunAt: row.last_run_at,
+    lastEndedAt: row.last_ended_at,
+    lastError: row.last_error,
+  };
+}
+
+export async function listEntries(db: Database): Promise<JobQueueEntry[]> {
+  const rows = await db.kysely.selectFrom('ifw_job_queue_entry').select(ENTRY_COLUMNS).orderBy('id').execute();
+  return rows.map(toJobQueueEntry);
+}
+
+export async function getEntry(db: Database, id: string): Promise<JobQueueEntry | undefined> {
+  const row = await db.kysely.selectFrom('ifw_job_queue_entry').select(ENTRY_COLUMNS).where('id', '=', id).executeTakeFirst();
+  return row === undefined ? undefined : toJobQueueEntry(row);
+}

@@ -1,0 +1,17 @@
+/**
+ * Any status → On Hold, by an administrator. Clearing the lease is what stops a run in progress: its
+ * next heartbeat finds the entry no longer its own, and its finish changes nothing.
+ */
+import { sql } from 'kysely';
+import type { Database } from '../storage/database.js';
+
+export async function holdEntry(db: Database, { id, now }: { readonly id: string; readonly now: Date }): Promise<boolean> {
+  const result = await sql`
+    update ifw_job_queue_entry
+       set status = 'On Hold',
+           lease_owner = null,
+           lease_expires_at = null,
+           updated_at = ${now.toISOString()}
+     where id = ${id}`.execute(db.kysely);
+  return result.numAffectedRows === 1n;
+}

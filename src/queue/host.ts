@@ -1,0 +1,141 @@
+/**
+ * Runs the job queue on a worker thread, off the HTTP event loop: better-sqlite3 is synchronous and an
+ * import of a large payload holds its thread for as long as it takes. A worker that dies is restarted
+ * with backoff a few times; while it is down `healthy` is false (the readiness check reports it).
+ */
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { Config } from '../config.js';
+import { createLogger, type Logger } from '../logger.js';
+import type { HostMessage, WorkerData, WorkerMessage } from './messages.js';
+
+export interface QueueHost {
+  /** Asks the worker to run the Bulk Import Processor now (if its entry is Ready). */
+  wake(): void;
+  readonly healthy: boolean;
+  /** Lets the current request finish, then stops the worker (terminating it after closeTimeoutMs). */
+  close(): Promise<void>;
+}
+
+export interface QueueHostOptions {
+  readonly logger?: Logger;
+  /** How long close() waits for the current request before terminating the thread (default 60 s). */
+  readonly closeTimeoutMs?: number;
+  /** Restarts after unexpected exits before giving up (default 5); the count resets after a minute of running. */
+  readonly maxRestarts?: number;
+}
+
+const RESTART_BASE_MS = 1000;
+const RESTART_MAX_MS = 30_000;
+const STABLE_AFTER_MS = 60_000;
+
+/**
+ * Compiled, the entry is worker-thread.js beside this file. Run from sources (tests), it is the .ts
+ * file and needs tsx inside the thread. On Node 20 neither `execArgv: ['--import', 'tsx']` nor tsx's
+ * main module registers in a worker thread, so a one-line bootstrap calls tsx's ESM `register()`
+ * there (the file named by the `import` condition of tsx's `./esm/api` export), then imports the entry.
+ */
+function workerEntry(): { filename: string | URL; eval: boolean } {
+  if (!import.meta.url.endsWith('.ts')) return { filename: new URL('./worker-thread.js', import.meta.url), eval: false };
+  const manifest = createRequire(import.meta.url).resolve('tsx/package.json');
+  const { exports } = JSON.parse(fs.readFileSync(manifest, 'utf8')) as { exports: { './esm/api': { import: { default: string } } } };
+  const api = pathToFileURL(path.join(path.dirname(manifest), exports['./esm/api'].import.default)).href;
+  const entry = new URL('./worker-thread.ts', import.meta.url).href;
+  return { filename: `import(${JSON.stringify(api)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`, eval: true };
+}
+
+export async function startQueueHost(config: Config, options: QueueHostOptions = {}): Promise<QueueHost> {
+  const logger = (options.logger ?? createLogger(config)).child({ component: 'job-queue-host' });
+  const closeTimeoutMs = options.closeTimeoutMs ?? 60_000;
+  const maxRestarts = options.maxRestarts ?? 5;
+  let worker: Worker | undefined;
+  let healthy = false;
+  let closing = false;
+  let restarts = 0;
+  let restartTimer: NodeJS.Timeout | undefined;
+
+  function spawn(): Promise<void> {
+    const { filename, eval: isCode } = workerEntry();
+    const data: WorkerData = { config };
+    const w = new Worker(filename, { workerData: data, eval: isCode });
+    const startedAt = Date.now();
+    return new Promise<void>((resolve, reject) => {
+      let ready = false;
+      w.on('message', (message: WorkerMessage) => {
+        if (message.type !== 'ready' || ready) return;
+        if (closing) {
+          // close() came while this (re)start was under way: it found no worker to stop.
+          void w.terminate();
+          return;
+        }
+        ready = true;
+        worker = w;
+        healthy = true;
+        resolve();
+      });
+      let failure: Error | undefined;
+      w.on('error', (err) => {
+        failure = err;
+        logger.error({ err }, 'job queue worker thread failed');
+      });
+      w.on('exit', (code) => {
+        if (worker === w) worker = undefined;
+        healthy = false;
+        if (!ready) {
+          const why = failure === undefined ? '' : `: ${failure.message}`;
+          reject(new Error(`the job queue worker thread exited with code ${code} before it was ready${why}`, { cause: failure }));
+          return;
+        }
+        if (closing) return;
+        if (Date.now() - startedAt >= STABLE_AFTER_MS) restarts = 0;
+        scheduleRestart({ code });
+      });
+    });
+  }
+
+  function scheduleRestart(why: Record<string, unknown>): void {
+    if (closing) return;
+    if (restarts >= maxRestarts) {
+      logger.error({ ...why, restarts }, 'job queue worker thread stopped unexpectedly; not restarting it again: no requests are processed');
+      return;
+    }
+    const delay = Math.min(RESTART_BASE_MS * 2 ** restarts, RESTART_MAX_MS);
+    restarts += 1;
+    logger.error({ ...why, restartInMs: delay, restart: restarts }, 'job queue worker thread stopped unexpectedly; restarting it');
+    restartTimer = setTimeout(() => {
+      restartTimer = undefined;
+      if (closing) return;
+      spawn().catch((err: unknown) => scheduleRestart({ err }));
+    }, delay);
+    restartTimer.unref();
+  }
+
+  await spawn();
+
+  return {
+    wake() {
+      if (worker !== undefined && !closing) worker.postMessage({ type: 'wake' } satisfies HostMessage);
+    },
+    get healthy() {
+      return healthy;
+    },
+    async close() {
+      if (closing) return;
+      closing = true;
+      if (restartTimer !== undefined) clearTimeout(restartTimer);
+      const w = worker;
+      if (w === undefined) return;
+      const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
+      w.postMessage({ type: 'stop' } satisfies HostMessage);
+      const timeout = setTimeout(() => {
+        logger.warn({ closeTimeoutMs }, 'job queue worker did not stop in time; terminating it (its request is retried after its lease expires)');
+        void w.terminate();
+      }, closeTimeoutMs);
+      await exited;
+      clearTimeout(timeout);
+    },
+  };
+}

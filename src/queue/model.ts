@@ -1,0 +1,40 @@
+/**
+ * The job queue's vocabulary: what an entry runs (its kind), the states an entry moves through, and
+ * the request a worker holds under a lease. Storage keeps them as text; these unions close the set.
+ */
+export const ENTRY_STATUSES = ['Ready', 'On Hold', 'In Process', 'Error'] as const;
+export type EntryStatus = (typeof ENTRY_STATUSES)[number];
+
+/** The statuses an administrator may set by hand; In Process and Error belong to the scheduler. */
+export const SETTABLE_ENTRY_STATUSES = ['Ready', 'On Hold'] as const;
+export type SettableEntryStatus = (typeof SETTABLE_ENTRY_STATUSES)[number];
+
+export const JOB_KINDS = ['bulkImportProcessor', 'retentionCleanup'] as const;
+export type JobKind = (typeof JOB_KINDS)[number];
+
+export const parseJobKind = (kind: string): JobKind | undefined => (JOB_KINDS as readonly string[]).includes(kind) ? (kind as JobKind) : undefined;
+
+/** Ids of the entries the first migration seeds. */
+export const BULK_IMPORT_PROCESSOR_ENTRY = 'bulk-import-processor';
+export const RETENTION_CLEANUP_ENTRY = 'retention-cleanup';
+
+/** A Bulk Import Request as the worker that claimed it sees it. */
+export interface ClaimedRequest {
+  readonly requestId: string;
+  readonly integrationSortingOrder: number;
+  readonly payload: string;
+  /** How many times the request has been claimed, this claim included. */
+  readonly attempts: number;
+  readonly leaseOwner: string;
+  readonly leaseExpiresAt: string;
+}
+
+/** A job queue entry claimed for one run. */
+export interface ClaimedEntry {
+  readonly id: string;
+  readonly kind: string;
+  readonly recurrenceSeconds: number;
+  readonly parameters: string;
+}
+
+export const addMs = (date: Date, ms: number): string => new Date(date.getTime() + ms).toISOString();

@@ -1,0 +1,149 @@
+/**
+ * The job queue runner: claims due entries and runs them, on a timer and when woken. It runs on the
+ * thread that owns its database connection, and that connection must be its own: the importer holds
+ * synchronous transactions on it that must not interleave with anyone else's.
+ */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { threadId } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Database } from '../storage/database.js';
+import { claimNextDueEntry } from './claim-entry.js';
+import { failEntryRun } from './fail-entry.js';
+import { finishEntryRun } from './finish-entry.js';
+import { heartbeatEntry } from './heartbeat-entry.js';
+import { BULK_IMPORT_PROCESSOR_ENTRY, parseJobKind, type ClaimedEntry } from './model.js';
+import { processPendingRequests, type ImportFn } from './processor.js';
+import { runRetentionCleanup } from './retention.js';
+import { wakeEntry } from './wake-entry.js';
+
+export interface QueueRunnerOptions {
+  readonly db: Database;
+  readonly config: Pick<Config, 'leaseSeconds' | 'maxAttempts' | 'retentionDays' | 'schedulerTickMs'>;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Lease token of this runner; defaults to host:pid:thread:random. */
+  readonly owner?: string;
+  readonly importPayload?: ImportFn;
+}
+
+export interface QueueRunner {
+  readonly owner: string;
+  /** Runs every due entry. Ticks never overlap: asked for during one, a tick runs right after it (once, however often asked). */
+  tick(): Promise<void>;
+  /** Makes the Bulk Import Processor due now if its entry is Ready, then ticks. */
+  wake(): Promise<void>;
+  /** Wakes once (work left from before a restart runs at once), then ticks every schedulerTickMs. */
+  start(): void;
+  /** Stops the timer, lets the current request finish (no further claims) and waits for the tick. */
+  stop(): Promise<void>;
+}
+
+/** Guards a tick against an entry that keeps being due (a clock that does not move). */
+const MAX_RUNS_PER_TICK = 100;
+
+const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
+  const { db, config, clock } = options;
+  const owner = options.owner ?? `${hostname()}:${process.pid}:${threadId}:${randomUUID().slice(0, 8)}`;
+  const logger = options.logger.child({ component: 'job-queue' });
+  const leaseMs = config.leaseSeconds * 1000;
+  let stopping = false;
+  let started = false;
+  let timer: NodeJS.Timeout | undefined;
+  let current: Promise<void> | undefined;
+  let queued: Promise<void> | undefined;
+
+  async function runJob(entry: ClaimedEntry): Promise<void> {
+    const kind = parseJobKind(entry.kind);
+    if (kind === undefined) throw new Error(`unknown job kind "${entry.kind}"`);
+    switch (kind) {
+      case 'bulkImportProcessor': {
+        const keepGoing = async () => !stopping && (await heartbeatEntry(db, { id: entry.id, owner, now: clock(), leaseMs }));
+        await processPendingRequests({ db, clock, logger, owner, leaseMs, maxAttempts: config.maxAttempts, keepGoing, importPayload: options.importPayload });
+        return;
+      }
+      case 'retentionCleanup': {
+        const deleted = await runRetentionCleanup(db, { now: clock(), retentionDays: config.retentionDays });
+        if (deleted > 0) logger.info({ deleted, retentionDays: config.retentionDays }, 'retention cleanup deleted ended requests');
+        return;
+      }
+      default: {
+        const unknown: never = kind;
+        throw new Error(`unhandled job kind ${String(unknown)}`);
+      }
+    }
+  }
+
+  async function runEntry(entry: ClaimedEntry): Promise<void> {
+    const base = { id: entry.id, owner, recurrenceSeconds: entry.recurrenceSeconds };
+    try {
+      await runJob(entry);
+      await finishEntryRun(db, { ...base, now: clock() });
+    } catch (err) {
+      logger.error({ err, entry: entry.id }, 'job queue entry failed; it is retried at its next run time');
+      await failEntryRun(db, { ...base, now: clock(), error: message(err) });
+    }
+  }
+
+  async function runDueEntries(): Promise<void> {
+    for (let runs = 0; runs < MAX_RUNS_PER_TICK && !stopping; runs++) {
+      const entry = await claimNextDueEntry(db, { owner, now: clock(), leaseMs });
+      if (entry === undefined) return;
+      await runEntry(entry);
+    }
+  }
+
+  function tick(): Promise<void> {
+    if (stopping) return current ?? Promise.resolve();
+    if (current === undefined) {
+      current = runDueEntries().finally(() => {
+        current = undefined;
+      });
+      return current;
+    }
+    queued ??= current
+      .catch(() => undefined)
+      .then(() => {
+        queued = undefined;
+        return stopping ? undefined : tick();
+      });
+    return queued;
+  }
+
+  async function wake(): Promise<void> {
+    if (stopping) return;
+    await wakeEntry(db, { id: BULK_IMPORT_PROCESSOR_ENTRY, now: clock() });
+    await tick();
+  }
+
+  const logFailure = (err: unknown) => logger.error({ err }, 'job queue tick failed');
+
+  function schedule(): void {
+    if (stopping) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      void tick().catch(logFailure).finally(schedule);
+    }, config.schedulerTickMs);
+  }
+
+  return {
+    owner,
+    tick,
+    wake,
+    start() {
+      if (started || stopping) return;
+      started = true;
+      void wake().catch(logFailure).finally(schedule);
+    },
+    async stop() {
+      stopping = true;
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      await Promise.allSettled([current, queued]);
+    },
+  };
+}

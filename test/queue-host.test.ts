@@ -1,0 +1,87 @@
+/** The job queue on its worker thread, with its own connection to a real SQLite file (real concurrency: we poll). */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../src/clock.js';
+import { loadConfig, type Config } from '../src/config.js';
+import { startQueueHost, type QueueHost } from '../src/queue/host.js';
+import { migrate, openDatabase, type Database } from '../src/storage/database.js';
+import { customerNos, customersPayload, getRequest, insertRequest, setupCustomers, silentLogger } from './queue-fixtures.js';
+
+let dir: string;
+let config: Config;
+let db: Database;
+let host: QueueHost | undefined;
+
+beforeEach(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-host-'));
+  // A long tick: whatever is processed here is processed because of a wake.
+  config = loadConfig({}, { dataDir: dir, logLevel: 'silent', schedulerTickMs: 60_000 });
+  db = openDatabase(config.database);
+  await migrate(db);
+  await setupCustomers(db, systemClock);
+});
+afterEach(async () => {
+  await host?.close();
+  host = undefined;
+  await db.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+async function waitForStatus(requestId: string, status: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while ((await getRequest(db, requestId)).status !== status) {
+    if (Date.now() > deadline) throw new Error(`request ${requestId} did not become ${status} within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('startQueueHost', () => {
+  it('processes a request on the worker thread when woken, and closes cleanly', async () => {
+    host = await startQueueHost(config, { logger: silentLogger });
+    expect(host.healthy).toBe(true);
+    const id = await insertRequest(db, { submittedAt: new Date().toISOString(), payload: customersPayload('C1', 'C2') });
+
+    host.wake();
+    await waitForStatus(id, 'Completed');
+
+    expect(await getRequest(db, id)).toMatchObject({ record_count: 2, error_message: '' });
+    expect(customerNos(db)).toEqual(['C1', 'C2']);
+    await host.close();
+    expect(host.healthy).toBe(false);
+  });
+
+  it('processes requests left Pending from before it started without being woken', async () => {
+    const id = await insertRequest(db, { submittedAt: new Date().toISOString(), payload: customersPayload('C1') });
+
+    host = await startQueueHost(config, { logger: silentLogger });
+
+    await waitForStatus(id, 'Completed');
+  });
+
+  it('does not process anything while the processor entry is On Hold, though other entries run', async () => {
+    await db.kysely.updateTable('ifw_job_queue_entry').set({ status: 'On Hold' }).where('id', '=', 'bulk-import-processor').execute();
+    const id = await insertRequest(db, { submittedAt: new Date().toISOString(), payload: customersPayload('C1') });
+    host = await startQueueHost(config, { logger: silentLogger });
+
+    // The worker's first tick ran the (due) retention entry: it is alive and ticking.
+    const deadline = Date.now() + 10_000;
+    while ((await db.kysely.selectFrom('ifw_job_queue_entry').select('last_ended_at').where('id', '=', 'retention-cleanup').executeTakeFirstOrThrow()).last_ended_at === null) {
+      if (Date.now() > deadline) throw new Error('the worker never ran the retention entry');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    host.wake();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    expect((await getRequest(db, id)).status).toBe('Pending');
+  });
+
+  it('rejects when the worker thread cannot open the database', async () => {
+    const blocker = path.join(dir, 'not-a-directory');
+    fs.writeFileSync(blocker, '');
+    const broken = loadConfig({}, { dataDir: dir, logLevel: 'silent', databaseUrl: path.join(blocker, 'ifw.db') });
+
+    await expect(startQueueHost(broken, { logger: silentLogger })).rejects.toThrow(/before it was ready/);
+  });
+});
