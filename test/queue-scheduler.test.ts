@@ -165,6 +165,25 @@ describe('wake', () => {
   });
 });
 
+describe('a long drain', () => {
+  it('renews its lease on the processor entry, so no other runner takes the entry over', async () => {
+    const seen: string[] = [];
+    const slowImport: ImportFn = (sqlite, input, finish) => {
+      seen.push(sqlite.prepare('select lease_expires_at from ifw_job_queue_entry where id = ?').pluck().get(PROCESSOR) as string);
+      clock.advance(200_000);
+      return importPayload(sqlite, input, finish);
+    };
+    runner = newRunner(slowImport);
+    for (const s of [1, 2, 3]) await insertRequest(t.db, { submittedAt: `2025-03-01T09:00:0${s}.000Z`, payload: customersPayload(`C${s}`) });
+
+    await runner.tick();
+
+    // Claimed at 10:00:00 with a 300 s lease; renewed at 10:03:20 and 10:06:40 (each more than half a lease later).
+    expect(seen).toEqual(['2025-03-01T10:05:00.000Z', '2025-03-01T10:08:20.000Z', '2025-03-01T10:11:40.000Z']);
+    expect(customerNos(t.db)).toEqual(['C1', 'C2', 'C3']);
+  });
+});
+
 describe('an administrator acting on an entry during its run', () => {
   it('puts it On Hold: the drain stops before the next request and the entry stays On Hold', async () => {
     const holdDuringImport: ImportFn = (sqlite, input, finish) => {

@@ -4,6 +4,7 @@
  * at /docs. Feature folders contribute their routes as plugins; the composition root passes them in.
  */
 import Fastify, {
+  LogController,
   type FastifyBaseLogger,
   type FastifyInstance,
   type RawReplyDefaultExpression,
@@ -36,7 +37,8 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     loggerInstance: options.logger,
     bodyLimit: options.bodyLimitBytes,
     rewriteUrl: (req) => rewriteODataUrl(req.url ?? '/'),
-    disableRequestLogging: true,
+    // One line per request, written by the onResponse hook below, instead of fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;

@@ -51,7 +51,7 @@ export const MappingProperties = {
 };
 
 const closed = { additionalProperties: false } as const;
-export const IntegrationSchema = Type.Object(IntegrationProperties, closed);
+const IntegrationSchema = Type.Object(IntegrationProperties, closed);
 export const IntegrationPatchSchema = Type.Object(Type.Partial(IntegrationSchema).properties, closed);
 export const FieldSchema = Type.Object(FieldProperties, closed);
 export const FieldPatchSchema = Type.Object(Type.Partial(FieldSchema).properties, closed);
@@ -162,7 +162,7 @@ export function validateMapping(input: MappingInput, context: MappingContext, at
   return { integrationSortingOrder: context.integrationSortingOrder, fieldNo, targetField: input.targetField, required: input.required ?? false };
 }
 
-export function checkTargetField(targetField: string, table: TargetTable, at: string): void {
+function checkTargetField(targetField: string, table: TargetTable, at: string): void {
   if (table.fields.some((f) => f.name === targetField)) return;
   const sameButCase = table.fields.find((f) => f.name.toLowerCase() === targetField.toLowerCase());
   const hint = sameButCase !== undefined ? `did you mean "${sameButCase.name}"?` : `its fields are ${table.fields.map((f) => f.name).join(', ')}`;

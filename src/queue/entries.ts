@@ -44,3 +44,15 @@ export async function getEntry(db: Database, id: string): Promise<JobQueueEntry 
   const row = await db.kysely.selectFrom('ifw_job_queue_entry').select(ENTRY_COLUMNS).where('id', '=', id).executeTakeFirst();
   return row === undefined ? undefined : toJobQueueEntry(row);
 }
+
+/** Does this runner still hold the entry (In Process under its lease)? False once an administrator put it On Hold. */
+export async function holdsEntry(db: Database, { id, owner }: { readonly id: string; readonly owner: string }): Promise<boolean> {
+  const row = await db.kysely
+    .selectFrom('ifw_job_queue_entry')
+    .select('id')
+    .where('id', '=', id)
+    .where('status', '=', 'In Process')
+    .where('lease_owner', '=', owner)
+    .executeTakeFirst();
+  return row !== undefined;
+}

@@ -11,6 +11,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Database } from '../storage/database.js';
 import { claimNextDueEntry } from './claim-entry.js';
+import { holdsEntry } from './entries.js';
 import { failEntryRun } from './fail-entry.js';
 import { finishEntryRun } from './finish-entry.js';
 import { heartbeatEntry } from './heartbeat-entry.js';
@@ -62,7 +63,16 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
     if (kind === undefined) throw new Error(`unknown job kind "${entry.kind}"`);
     switch (kind) {
       case 'bulkImportProcessor': {
-        const keepGoing = async () => !stopping && (await heartbeatEntry(db, { id: entry.id, owner, now: clock(), leaseMs }));
+        // Between two requests: stop when asked to, or when the entry was put On Hold (its lease cleared).
+        // The lease is renewed once half of it has passed; until then reading it is enough (no commit).
+        let renewedAt = clock().getTime();
+        const keepGoing = async (): Promise<boolean> => {
+          if (stopping) return false;
+          const now = clock();
+          if (now.getTime() - renewedAt < leaseMs / 2) return holdsEntry(db, { id: entry.id, owner });
+          renewedAt = now.getTime();
+          return heartbeatEntry(db, { id: entry.id, owner, now, leaseMs });
+        };
         await processPendingRequests({ db, clock, logger, owner, leaseMs, maxAttempts: config.maxAttempts, keepGoing, importPayload: options.importPayload });
         return;
       }

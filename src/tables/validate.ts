@@ -10,7 +10,7 @@ import { FIELD_TYPES, fieldMaxLength, type FieldType, type TargetField, type Tar
 
 export const FieldRelationSchema = Type.Object({ table: Type.String(), field: Type.String() }, { additionalProperties: false });
 
-export const TargetFieldProperties = {
+const TargetFieldProperties = {
   name: Type.String(),
   type: Type.String({ description: `One of ${FIELD_TYPES.join(', ')}` }),
   maxLength: Type.Optional(Type.Integer({ description: 'text and code only; default text 250, code 20' })),
@@ -58,12 +58,12 @@ const KEY_TYPES: readonly FieldType[] = ['text', 'code', 'integer', 'date', 'dat
 const isFieldType = (type: string): type is FieldType => (FIELD_TYPES as readonly string[]).includes(type);
 
 /** Related fields hold the same values: equal types, or text and code (both strings). */
-export function compatibleTypes(a: FieldType, b: FieldType): boolean {
+function compatibleTypes(a: FieldType, b: FieldType): boolean {
   const strings: readonly FieldType[] = ['text', 'code'];
   return a === b || (strings.includes(a) && strings.includes(b));
 }
 
-export function validateTableName(name: string, at: string): void {
+function validateTableName(name: string, at: string): void {
   if (!TABLE_NAME.test(name)) {
     throw invalidAt(at, `"${name}" is not a valid table name: use 1 to 63 lowercase letters, digits and "_", starting with a letter`);
   }
