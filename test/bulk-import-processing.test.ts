@@ -115,12 +115,12 @@ async function submit(sortingOrder: number, records: unknown, wrap = true): Prom
 }
 
 async function poll(requestId: string): Promise<Polled> {
-  return (await t.service.app.inject({ url: `${SET}(${requestId})` })).json() as Polled;
+  return (await t.service.app.inject({ url: `${SET}(${requestId})` })).json<Polled>();
 }
 
 async function submitAndWait(sortingOrder: number, records: unknown, wrap = true): Promise<Polled> {
   const requestId = await submit(sortingOrder, records, wrap);
-  return eventually(async () => {
+  return eventually<Polled>(async () => {
     const polled = await poll(requestId);
     return ['Completed', 'Failed', 'Cancelled'].includes(polled.status) ? polled : undefined;
   });

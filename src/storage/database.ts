@@ -44,6 +44,6 @@ export function openDatabase(target: DatabaseTarget, options: OpenOptions = {}):
 export async function migrate(db: Database): Promise<string[]> {
   const migrator = new Migrator({ db: db.kysely, provider: migrationProvider, migrationTableName: 'ifw_migration', migrationLockTableName: 'ifw_migration_lock' });
   const { error, results } = await migrator.migrateToLatest();
-  if (error !== undefined) throw error instanceof Error ? error : new Error(String(error));
+  if (error !== undefined) throw error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

@@ -93,8 +93,7 @@ class SqliteConnection implements DatabaseConnection {
     }, this.options.busyRetryMs);
   }
 
-  // eslint-disable-next-line require-yield
-  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+  streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('streaming is not used with SQLite');
   }
 }
@@ -141,14 +140,16 @@ class SqliteDriver implements Driver {
     await connection.executeQuery(CompiledQuery.raw('rollback'));
   }
 
-  async releaseConnection(): Promise<void> {
+  releaseConnection(): Promise<void> {
     const release = this.#release;
     this.#release = undefined;
     release?.();
+    return Promise.resolve();
   }
 
-  async destroy(): Promise<void> {
+  destroy(): Promise<void> {
     if (this.db.open) this.db.close();
+    return Promise.resolve();
   }
 }
 
