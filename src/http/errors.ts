@@ -19,7 +19,11 @@ function translate(err: FastifyError): AppError | undefined {
   if (err.validation !== undefined) {
     const where = err.validationContext ?? 'request';
     const detail = err.validation
-      .map((v) => `${where}${v.instancePath ? v.instancePath.replace(/\//g, '.') : ''} ${v.message ?? 'is invalid'}`)
+      .map((v) => {
+        const at = `${where}${v.instancePath ? v.instancePath.replace(/\//g, '.') : ''}`;
+        const extra = (v.params as { additionalProperty?: unknown }).additionalProperty;
+        return typeof extra === 'string' ? `${at} has an unknown property "${extra}"` : `${at} ${v.message ?? 'is invalid'}`;
+      })
       .join('; ');
     return new AppError(400, 'invalidRequest', `The ${where} is not valid: ${detail}.`);
   }

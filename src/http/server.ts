@@ -29,8 +29,12 @@ export interface ServerOptions {
   readonly routes: readonly RoutePlugin[];
 }
 
-/** `/bulkImportRequests/:requestId` is documented as `/bulkImportRequests({requestId})`. */
-const documentedUrl = (url: string): string => url.replace(/\/:([A-Za-z]+)(?=\/|$)/g, '({$1})');
+/** Routes declared as `/bulkImportRequests/:key` are documented as callers write them: `/bulkImportRequests({key})`. */
+function documentODataKeys(document: { paths?: Record<string, unknown> }): { paths?: Record<string, unknown> } {
+  if (document.paths === undefined) return document;
+  const paths = Object.fromEntries(Object.entries(document.paths).map(([url, item]) => [url.replace(/\/\{([A-Za-z]+)\}(?=\/|$)/g, '({$1})'), item]));
+  return { ...document, paths };
+}
 
 export async function buildServer(options: ServerOptions): Promise<App> {
   const app = Fastify({
@@ -65,7 +69,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
         description: 'Bulk Import API and integration configuration. Every error answer is {"error":{"code","message"}}.',
       },
     },
-    transform: ({ schema, url }) => ({ schema, url: documentedUrl(url) }),
+    transformObject: (documentObject) => ('openapiObject' in documentObject ? documentODataKeys(documentObject.openapiObject) : documentObject.swaggerObject) as never,
   });
   await plain.register(swaggerUi, { routePrefix: '/docs' });
 
