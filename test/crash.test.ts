@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, runIfw, startServer, type ServerProcess } from './helpers/process.js';
 
 const API = '/api/vendor/integrationFramework/v1.0';
-const RECORDS_PER_REQUEST = 400;
+/** Most requests are small; every fifth is large, so that a kill lands while one is being imported. */
+const recordsFor = (requestNo: number) => (requestNo % 5 === 1 ? 20_000 : 400);
 let dir: string;
 let env: NodeJS.ProcessEnv;
 
@@ -47,10 +48,11 @@ interface Sent {
 }
 
 function payloadFor(requestNo: number, bad: boolean): string {
-  const records = Array.from({ length: RECORDS_PER_REQUEST }, (_, i) => ({
+  const count = recordsFor(requestNo);
+  const records = Array.from({ length: count }, (_, i) => ({
     key: `R${requestNo}-${i}`,
     request: requestNo,
-    amount: bad && i === RECORDS_PER_REQUEST - 1 ? 'not a number' : i * 1.5,
+    amount: bad && i === count - 1 ? 'not a number' : i * 1.5,
   }));
   return JSON.stringify(records);
 }
@@ -80,7 +82,7 @@ async function submitWhileRunning(server: ServerProcess, firstNo: number, until:
 beforeAll(async () => {
   assertBuilt();
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-crash-'));
-  env = { IFW_DATA_DIR: dir, IFW_LEASE_SECONDS: '1', IFW_SCHEDULER_TICK_MS: '50', IFW_LOG_LEVEL: 'warn', IFW_MAX_ATTEMPTS: '5' };
+  env = { IFW_DATA_DIR: dir, IFW_LEASE_SECONDS: '1', IFW_SCHEDULER_TICK_MS: '50', IFW_LOG_LEVEL: 'info', IFW_MAX_ATTEMPTS: '5' };
   fs.writeFileSync(path.join(dir, 'crash.yaml'), config);
   const applied = await runIfw(['apply', path.join(dir, 'crash.yaml')], env);
   expect(applied.code, applied.stderr).toBe(0);
@@ -94,13 +96,22 @@ describe('kill -9 during submission and processing', () => {
     let processingAtKill = 0;
     for (let cycle = 0; cycle < 3; cycle++) {
       const server = await startServer(env);
-      const killAt = Date.now() + 700 + cycle * 200;
-      const submitting = submitWhileRunning(server, cycle * 100_000, killAt + 5_000, sent);
-      await new Promise((r) => setTimeout(r, killAt - Date.now()));
+      const submitting = submitWhileRunning(server, cycle * 100_000, Date.now() + 20_000, sent);
+      // Kill the moment a request is being imported (after some warm-up), as a crash would.
       const db = new BetterSqlite3(path.join(dir, 'ifw.db'), { readonly: true });
-      processingAtKill += (db.prepare("select count(*) as n from ifw_bulk_import_request where status = 'Processing'").get() as { n: number }).n;
+      const processing = db.prepare("select count(*) as n from ifw_bulk_import_request where status = 'Processing'");
+      const warmUp = Date.now() + 300 + cycle * 200;
+      const giveUp = Date.now() + 10_000;
+      for (;;) {
+        const n = (processing.get() as { n: number }).n;
+        if ((n > 0 && Date.now() > warmUp) || Date.now() > giveUp) {
+          server.child.kill('SIGKILL');
+          processingAtKill += n;
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 2));
+      }
       db.close();
-      server.child.kill('SIGKILL');
       await submitting;
       await server.stop();
     }
@@ -109,7 +120,7 @@ describe('kill -9 during submission and processing', () => {
     // Restart and let the queue finish everything, including requests whose lease the kill left behind.
     const server = await startServer(env);
     try {
-      const deadline = Date.now() + 60_000;
+      const deadline = Date.now() + 30_000;
       for (;;) {
         const count = async (status: string) => {
           const res = await fetch(`${server.baseUrl}${API}/bulkImportRequests?$filter=${encodeURIComponent(`status eq '${status}'`)}`);
@@ -118,7 +129,7 @@ describe('kill -9 during submission and processing', () => {
         const pending = await count('Pending');
         const processing = await count('Processing');
         if (pending === 0 && processing === 0) break;
-        if (Date.now() > deadline) throw new Error(`${pending} Pending and ${processing} Processing requests left`);
+        if (Date.now() > deadline) throw new Error(`${pending} Pending and ${processing} Processing requests left\n${server.logs.slice(-20).join('\n')}`);
         await new Promise((r) => setTimeout(r, 100));
       }
 
@@ -126,6 +137,7 @@ describe('kill -9 during submission and processing', () => {
       const statusOf = db.prepare('select status, record_count, error_message from ifw_bulk_import_request where request_id = ?');
       const rowsOf = db.prepare('select count(*) as n, count(distinct key) as d from crash_row where request_no = ?');
       let completed = 0;
+      let expectedRows = 0;
       let failed = 0;
       for (const s of sent) {
         const row = statusOf.get(s.requestId) as { status: string; record_count: number; error_message: string } | undefined;
@@ -133,25 +145,30 @@ describe('kill -9 during submission and processing', () => {
         const rows = rowsOf.get(s.requestNo) as { n: number; d: number };
         if (s.bad) {
           expect(row!.status).toBe('Failed');
-          expect(row!.error_message).toContain(`record ${RECORDS_PER_REQUEST}: field "amount"`);
+          expect(row!.error_message).toContain(`record ${recordsFor(s.requestNo)}: field "amount"`);
         } else {
           expect(row!.status).toBe('Completed');
         }
         if (row!.status === 'Completed') {
           completed++;
-          expect(row!.record_count).toBe(RECORDS_PER_REQUEST);
-          expect(rows).toEqual({ n: RECORDS_PER_REQUEST, d: RECORDS_PER_REQUEST });
+          expect(row!.record_count).toBe(recordsFor(s.requestNo));
+          expect(rows).toEqual({ n: recordsFor(s.requestNo), d: recordsFor(s.requestNo) });
+          expectedRows += recordsFor(s.requestNo);
         } else {
           failed++;
           expect(rows.n).toBe(0);
         }
       }
       const total = (db.prepare('select count(*) as n from crash_row').get() as { n: number }).n;
+      // The requests the kills interrupted were taken up again after their leases expired.
+      const retried = (db.prepare('select count(*) as n from ifw_bulk_import_request where attempts > 1').get() as { n: number }).n;
+      expect(retried).toBeGreaterThan(0);
       db.close();
-      expect(total).toBe(completed * RECORDS_PER_REQUEST);
+      expect(total).toBe(expectedRows);
+      expect(processingAtKill).toBeGreaterThan(0);
       expect(completed).toBeGreaterThan(0);
       expect(failed).toBeGreaterThan(0);
-      console.log(`crash test: ${sent.length} accepted, ${completed} Completed, ${failed} Failed, ${processingAtKill} Processing at the kills`);
+      console.log(`crash test: ${sent.length} accepted, ${completed} Completed, ${failed} Failed, ${processingAtKill} Processing at the kills, ${retried} retried after lease expiry`);
     } finally {
       await server.stop();
     }
