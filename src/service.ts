@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { bulkImportRoutes } from './bulk-import/routes.js';
+import { createRequestWriter } from './bulk-import/request-writer.js';
 import { createSubmitter } from './bulk-import/submit.js';
 import { buildServer, type App } from './http/server.js';
 import { healthRoutes } from './http/routes/health.js';
@@ -41,7 +42,9 @@ export async function createService(config: Config, options: ServiceOptions = {}
 
   const queue = config.workers ? await startQueueHost(config, { logger }) : undefined;
   const wake = () => queue?.wake();
-  const submitter = createSubmitter(db.kysely, { clock, onCommitted: wake });
+  // On SQLite the commit (and its fsync) of accepted submissions happens on a writer thread.
+  const writer = config.database.kind === 'sqlite' ? createRequestWriter(config.database.file, logger) : undefined;
+  const submitter = createSubmitter(db.kysely, { clock, persist: writer?.persist, onCommitted: wake });
 
   const app = await buildServer({
     logger,
@@ -72,6 +75,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       closed = true;
       await app.close();
       await submitter.drain();
+      await writer?.close();
       await queue?.close();
       await db.close();
     },

@@ -6,13 +6,14 @@
  * synchronous=FULL, and submissions that arrive together share one commit (group commit). A batch
  * is flushed on the next turn of the event loop, so a lone request waits for nothing but its fsync.
  */
-import { randomUUID } from 'node:crypto';
-import type { Kysely, Insertable } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
 import { AppError, badRequest } from '../errors.js';
 import type { Integration } from '../integrations/model.js';
-import { getIntegration } from '../integrations/store.js';
-import type { BulkImportRequestRow, DB } from '../storage/schema.js';
+import { prepareIntegrationLookup } from '../integrations/store.js';
+import type { DB } from '../storage/schema.js';
+import { newRequestId } from './request-id.js';
+import type { NewRequestRow } from './writer-messages.js';
 
 export interface Submission {
   readonly integrationSortingOrder: number;
@@ -26,9 +27,11 @@ export interface Accepted {
   readonly submittedAt: string;
 }
 
+export type IntegrationLookup = (sortingOrder: number) => Promise<Integration | undefined>;
+
 /** The checks of a submission, in the order a caller can fix them. Throws AppError. */
-export async function checkSubmission(db: Kysely<DB>, submission: Submission): Promise<Integration> {
-  const integration = await getIntegration(db, submission.integrationSortingOrder);
+export async function checkSubmission(lookup: IntegrationLookup, submission: Submission): Promise<Integration> {
+  const integration = await lookup(submission.integrationSortingOrder);
   if (integration === undefined) {
     throw badRequest('unknownIntegration', `No integration has Sorting Order ${submission.integrationSortingOrder}.`);
   }
@@ -57,13 +60,56 @@ export async function checkSubmission(db: Kysely<DB>, submission: Submission): P
 }
 
 interface Waiting {
-  readonly row: Insertable<BulkImportRequestRow>;
+  readonly row: NewRequestRow;
   readonly resolve: () => void;
   readonly reject: (err: unknown) => void;
 }
 
-/** SQLite allows 32 766 bound parameters per statement; a request row binds 6. */
+/** Rows per commit at most; a batch is what arrived while the previous commit was on its way to disk. */
 const MAX_BATCH = 1000;
+
+/** Stores a batch of new requests durably (one transaction); resolves once they are committed. */
+export type PersistRequests = (rows: readonly NewRequestRow[]) => Promise<void>;
+
+/** The portable way to persist: one multi-row insert through Kysely. */
+export function insertRequests(db: Kysely<DB>): PersistRequests {
+  return async (rows) => {
+    await db
+      .insertInto('ifw_bulk_import_request')
+      .values(
+        rows.map((r) => ({
+          request_id: r.requestId,
+          integration_sorting_order: r.integrationSortingOrder,
+          payload: r.payload,
+          status: 'Pending',
+          submitted_at: r.submittedAt,
+          submitted_by: r.submittedBy,
+        })),
+      )
+      .execute();
+  };
+}
+
+/**
+ * Submissions that arrive together mostly name the same integration: within one turn of the event
+ * loop the lookup is made once. The next turn reads the database again, so a change to an
+ * integration is seen by the next submission as before.
+ */
+function memoizeForOneTurn(lookup: IntegrationLookup): IntegrationLookup {
+  let memo: Map<number, Promise<Integration | undefined>> | undefined;
+  return (sortingOrder) => {
+    if (memo === undefined) {
+      memo = new Map();
+      setImmediate(() => (memo = undefined));
+    }
+    let found = memo.get(sortingOrder);
+    if (found === undefined) {
+      found = lookup(sortingOrder);
+      memo.set(sortingOrder, found);
+    }
+    return found;
+  };
+}
 
 export interface Submitter {
   submit(submission: Submission): Promise<Accepted>;
@@ -71,7 +117,12 @@ export interface Submitter {
   drain(): Promise<void>;
 }
 
-export function createSubmitter(db: Kysely<DB>, options: { clock: Clock; onCommitted?: () => void }): Submitter {
+export function createSubmitter(
+  db: Kysely<DB>,
+  options: { clock: Clock; persist?: PersistRequests; onCommitted?: () => void },
+): Submitter {
+  const lookup = memoizeForOneTurn(prepareIntegrationLookup(db));
+  const persist = options.persist ?? insertRequests(db);
   let waiting: Waiting[] = [];
   let flushing: Promise<void> | undefined;
 
@@ -80,7 +131,7 @@ export function createSubmitter(db: Kysely<DB>, options: { clock: Clock; onCommi
       const batch = waiting.slice(0, MAX_BATCH);
       waiting = waiting.slice(batch.length);
       try {
-        await db.insertInto('ifw_bulk_import_request').values(batch.map((w) => w.row)).execute();
+        await persist(batch.map((w) => w.row));
         for (const w of batch) w.resolve();
         options.onCommitted?.();
       } catch (err) {
@@ -106,18 +157,18 @@ export function createSubmitter(db: Kysely<DB>, options: { clock: Clock; onCommi
 
   return {
     async submit(submission) {
-      await checkSubmission(db, submission);
-      const requestId = randomUUID();
-      const submittedAt = options.clock().toISOString();
+      await checkSubmission(lookup, submission);
+      const now = options.clock();
+      const requestId = newRequestId(now.getTime());
+      const submittedAt = now.toISOString();
       await new Promise<void>((resolve, reject) => {
         waiting.push({
           row: {
-            request_id: requestId,
-            integration_sorting_order: submission.integrationSortingOrder,
+            requestId,
+            integrationSortingOrder: submission.integrationSortingOrder,
             payload: submission.payload,
-            status: 'Pending',
-            submitted_at: submittedAt,
-            submitted_by: submission.submittedBy ?? null,
+            submittedAt,
+            submittedBy: submission.submittedBy ?? null,
           },
           resolve,
           reject,

@@ -11,6 +11,7 @@ import { AppError, badRequest, notFound } from '../errors.js';
 export const API_BASE = '/api/vendor/integrationFramework/v1.0';
 
 export function rewriteODataUrl(url: string): string {
+  if (!url.includes('(') && !url.includes('%28') && !url.includes('%29')) return url;
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
   const rest = q < 0 ? '' : url.slice(q);

@@ -1,5 +1,5 @@
 /** Reading integrations, their fields and mappings: storage rows to the model. */
-import type { Kysely, Selectable } from 'kysely';
+import { CompiledQuery, type Kysely, type Selectable } from 'kysely';
 import type { DB, IntegrationFieldRow, IntegrationMappingRow, IntegrationRow } from '../storage/schema.js';
 import type { ColumnType, Integration, IntegrationField, IntegrationMapping, IntegrationPlan, IntegrationType, OnRecordError, WriteMode } from './model.js';
 
@@ -34,6 +34,18 @@ export function toIntegrationMapping(row: Selectable<IntegrationMappingRow>): In
     fieldNo: row.field_no,
     targetField: row.target_field,
     required: row.required === 1,
+  };
+}
+
+/**
+ * `getIntegration` for a hot path (every submission): the query is compiled once and only its
+ * parameter changes.
+ */
+export function prepareIntegrationLookup(db: Kysely<DB>): (sortingOrder: number) => Promise<Integration | undefined> {
+  const { sql } = db.selectFrom('ifw_integration').selectAll().where('sorting_order', '=', 0).compile();
+  return async (sortingOrder) => {
+    const { rows } = await db.executeQuery<Selectable<IntegrationRow>>(CompiledQuery.raw(sql, [sortingOrder]));
+    return rows[0] === undefined ? undefined : toIntegration(rows[0]);
   };
 }
 

@@ -3,12 +3,9 @@
  * import of a large payload holds its thread for as long as it takes. A worker that dies is restarted
  * with backoff a few times; while it is down `healthy` is false (the readiness check reports it).
  */
-import fs from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Config } from '../config.js';
+import { threadEntry } from '../threads.js';
 import { createLogger, type Logger } from '../logger.js';
 import type { HostMessage, WorkerData, WorkerMessage } from './messages.js';
 
@@ -32,21 +29,6 @@ const RESTART_BASE_MS = 1000;
 const RESTART_MAX_MS = 30_000;
 const STABLE_AFTER_MS = 60_000;
 
-/**
- * Compiled, the entry is worker-thread.js beside this file. Run from sources (tests), it is the .ts
- * file and needs tsx inside the thread. On Node 20 neither `execArgv: ['--import', 'tsx']` nor tsx's
- * main module registers in a worker thread, so a one-line bootstrap calls tsx's ESM `register()`
- * there (the file named by the `import` condition of tsx's `./esm/api` export), then imports the entry.
- */
-function workerEntry(): { filename: string | URL; eval: boolean } {
-  if (!import.meta.url.endsWith('.ts')) return { filename: new URL('./worker-thread.js', import.meta.url), eval: false };
-  const manifest = createRequire(import.meta.url).resolve('tsx/package.json');
-  const { exports } = JSON.parse(fs.readFileSync(manifest, 'utf8')) as { exports: { './esm/api': { import: { default: string } } } };
-  const api = pathToFileURL(path.join(path.dirname(manifest), exports['./esm/api'].import.default)).href;
-  const entry = new URL('./worker-thread.ts', import.meta.url).href;
-  return { filename: `import(${JSON.stringify(api)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`, eval: true };
-}
-
 export async function startQueueHost(config: Config, options: QueueHostOptions = {}): Promise<QueueHost> {
   const logger = (options.logger ?? createLogger(config)).child({ component: 'job-queue-host' });
   const closeTimeoutMs = options.closeTimeoutMs ?? 60_000;
@@ -58,7 +40,7 @@ export async function startQueueHost(config: Config, options: QueueHostOptions =
   let restartTimer: NodeJS.Timeout | undefined;
 
   function spawn(): Promise<void> {
-    const { filename, eval: isCode } = workerEntry();
+    const { filename, eval: isCode } = threadEntry(import.meta.url, 'worker-thread');
     const data: WorkerData = { config };
     const w = new Worker(filename, { workerData: data, eval: isCode });
     const startedAt = Date.now();

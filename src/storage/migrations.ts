@@ -77,9 +77,27 @@ const m001_initial: Migration = {
       .addColumn('ended_at', 'text')
       .addColumn('submitted_by', 'text')
       .execute();
-    await db.schema.createIndex('ifw_bulk_import_request_status_idx').on('ifw_bulk_import_request').columns(['status', 'submitted_at']).execute();
+    // The queue's hot indexes are partial: they hold only Pending (claims) and Processing (the reaper)
+    // requests, so they stay small however much history the table keeps.
+    await db.schema
+      .createIndex('ifw_bulk_import_request_pending_idx')
+      .on('ifw_bulk_import_request')
+      .columns(['submitted_at', 'request_id'])
+      .where(sql.ref('status'), '=', 'Pending')
+      .execute();
+    await db.schema
+      .createIndex('ifw_bulk_import_request_processing_idx')
+      .on('ifw_bulk_import_request')
+      .column('lease_expires_at')
+      .where(sql.ref('status'), '=', 'Processing')
+      .execute();
     await db.schema.createIndex('ifw_bulk_import_request_submitted_idx').on('ifw_bulk_import_request').columns(['submitted_at', 'request_id']).execute();
-    await db.schema.createIndex('ifw_bulk_import_request_ended_idx').on('ifw_bulk_import_request').column('ended_at').execute();
+    await db.schema
+      .createIndex('ifw_bulk_import_request_ended_idx')
+      .on('ifw_bulk_import_request')
+      .column('ended_at')
+      .where(sql.ref('ended_at'), 'is not', null)
+      .execute();
 
     await db.schema
       .createTable('ifw_bulk_import_error')

@@ -1,0 +1,20 @@
+/**
+ * Where a worker thread's entry module is. Compiled, it is the `.js` file beside the caller. Run from
+ * sources (tests), it is the `.ts` file and needs tsx inside the thread: on Node 20 neither
+ * `execArgv: ['--import', 'tsx']` nor tsx's main module registers in a worker thread, so a one-line
+ * bootstrap calls tsx's ESM `register()` there (the file named by the `import` condition of tsx's
+ * `./esm/api` export), then imports the entry.
+ */
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+export function threadEntry(callerUrl: string, name: string): { filename: string | URL; eval: boolean } {
+  if (!callerUrl.endsWith('.ts')) return { filename: new URL(`./${name}.js`, callerUrl), eval: false };
+  const manifest = createRequire(callerUrl).resolve('tsx/package.json');
+  const { exports } = JSON.parse(fs.readFileSync(manifest, 'utf8')) as { exports: { './esm/api': { import: { default: string } } } };
+  const api = pathToFileURL(path.join(path.dirname(manifest), exports['./esm/api'].import.default)).href;
+  const entry = new URL(`./${name}.ts`, callerUrl).href;
+  return { filename: `import(${JSON.stringify(api)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`, eval: true };
+}
