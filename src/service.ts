@@ -44,7 +44,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const wake = () => queue?.wake();
   // On SQLite the commit (and its fsync) of accepted submissions happens on a writer thread.
   const writer = config.database.kind === 'sqlite' ? createRequestWriter(config.database.file, logger) : undefined;
-  const submitter = createSubmitter(db.kysely, { clock, persist: writer?.persist, onCommitted: wake });
+  const submitter = createSubmitter(db.kysely, { clock, persist: writer && ((rows) => writer.persist(rows)), onCommitted: wake });
 
   const app = await buildServer({
     logger,
