@@ -26,6 +26,11 @@ export interface Config {
   readonly maxPageSize: number;
   /** How often the job queue scheduler looks for due entries, in milliseconds. */
   readonly schedulerTickMs: number;
+  /**
+   * Key that encrypts stored secrets (IFW_SECRET_KEY); undefined: a key generated on first start is
+   * kept in `<dataDir>/secret.key`.
+   */
+  readonly secretKey: string | undefined;
 }
 
 export type ConfigOverrides = Partial<{ -readonly [K in keyof Config]: Config[K] }> & { databaseUrl?: string };
@@ -82,6 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     retentionDays: int(env, 'IFW_RETENTION_DAYS', 30, 1, 36_500),
     maxPageSize: int(env, 'IFW_MAX_PAGE_SIZE', 100, 1, 10_000),
     schedulerTickMs: int(env, 'IFW_SCHEDULER_TICK_MS', 1000, 10, 60_000),
+    secretKey: env.IFW_SECRET_KEY === undefined || env.IFW_SECRET_KEY === '' ? undefined : env.IFW_SECRET_KEY,
     ...rest,
     ...(overrides.dataDir !== undefined ? { dataDir } : {}),
   };

@@ -14,6 +14,10 @@ export const PERMISSIONS = [
   'read',
   /** Create and change target tables, integrations, fields and mappings. */
   'configure',
+  /** Create and change REST API connections and endpoints (and their pagination); test and preview them. */
+  'configureRest',
+  /** Start imports from REST API endpoints. */
+  'runImports',
   /** Control job queue entries (Ready / On Hold, interval). */
   'jobQueue',
   /** Administer users and applications. */

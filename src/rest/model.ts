@@ -1,0 +1,79 @@
+/**
+ * REST API connections and endpoints: where the framework pulls data from. Secrets (passwords,
+ * tokens, API keys, client secrets) are write-only everywhere: the API shows `…IsSet` flags, storage
+ * holds them encrypted with IFW_SECRET_KEY.
+ */
+import type { PaginationSettings } from '../pagination/types.js';
+
+export const AUTH_TYPES = ['none', 'basic', 'bearer', 'apiKey', 'oauth2ClientCredentials'] as const;
+export type AuthType = (typeof AUTH_TYPES)[number];
+
+/** Authentication with its secrets resolved (decrypted): only inside the service, never in an answer or a log. */
+export type ConnectionAuth =
+  | { readonly type: 'none' }
+  | { readonly type: 'basic'; readonly username: string; readonly password: string }
+  | { readonly type: 'bearer'; readonly token: string }
+  | { readonly type: 'apiKey'; readonly name: string; readonly in: 'header' | 'query'; readonly value: string }
+  | {
+      readonly type: 'oauth2ClientCredentials';
+      readonly tokenUrl: string;
+      readonly clientId: string;
+      readonly clientSecret: string;
+      readonly scope: string | null;
+    };
+
+export interface RetryPolicy {
+  /** Retries after the first attempt for 429, 5xx and network errors. */
+  readonly maxRetries: number;
+  /** First backoff delay; doubles each retry, capped, with jitter; Retry-After wins when given. */
+  readonly initialDelayMs: number;
+}
+
+/** A connection ready to use (secrets resolved). */
+export interface RestConnection {
+  readonly code: string;
+  /** http or https; the origin credentials may be sent to. */
+  readonly baseUrl: string;
+  readonly auth: ConnectionAuth;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly query: Readonly<Record<string, string>>;
+  readonly timeoutMs: number;
+  readonly retry: RetryPolicy;
+}
+
+export const HTTP_METHODS = ['GET', 'POST'] as const;
+export type HttpMethod = (typeof HTTP_METHODS)[number];
+
+export interface RestEndpoint {
+  readonly code: string;
+  readonly connectionCode: string;
+  /** Relative to the connection's base URL (or absolute on the same origin). */
+  readonly path: string;
+  readonly method: HttpMethod;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly query: Readonly<Record<string, string>>;
+  /** Request body for POST (a JSON text), sent with every page request. */
+  readonly body: string | null;
+  /** The integration (Sorting Order) records are imported through. */
+  readonly integrationSortingOrder: number;
+  readonly pagination: PaginationSettings;
+  /** Run on a schedule every N seconds; null: on demand only. */
+  readonly scheduleSeconds: number | null;
+}
+
+/** One fetched page, as the fetch loop hands it to whoever stages it. */
+export interface FetchedPage {
+  readonly pageNo: number;
+  /** The URL called, with secrets (query API keys, userinfo) redacted. */
+  readonly url: string;
+  /** The records of the page (the array at Response Data Path, or the root array). */
+  readonly records: readonly unknown[];
+}
+
+/** How a completed fetch ended. */
+export interface FetchSummary {
+  readonly pagesFetched: number;
+  readonly recordCount: number;
+  readonly stopReason: import('../pagination/types.js').StopReason;
+  readonly warnings: readonly string[];
+}
