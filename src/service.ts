@@ -11,11 +11,14 @@ import { createRequestWriter } from './bulk-import/request-writer.js';
 import { createSubmitter } from './bulk-import/submit.js';
 import { buildServer, type App } from './http/server.js';
 import { healthRoutes } from './http/routes/health.js';
+import { importRunRoutes } from './http/routes/import-runs.js';
 import { integrationRoutes } from './http/routes/integrations.js';
 import { jobQueueRoutes } from './http/routes/job-queue.js';
+import { restApiRoutes } from './http/routes/rest-api.js';
 import { targetTableRowRoutes } from './http/routes/target-table-rows.js';
 import { targetTableRoutes } from './http/routes/target-tables.js';
 import { createLogger } from './logger.js';
+import { createSecretBox } from './rest/secrets.js';
 import { startQueueHost, type QueueHost } from './queue/host.js';
 import { migrate, openDatabase, type Database } from './storage/database.js';
 
@@ -56,6 +59,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
       targetTableRowRoutes({ db, maxPageSize: config.maxPageSize }),
       integrationRoutes({ db, clock }),
       jobQueueRoutes({ db, clock, queue }),
+      restApiRoutes({ db, clock, secrets: createSecretBox(config) }),
+      importRunRoutes({ db, clock, wake, maxPageSize: config.maxPageSize }),
     ],
   });
 

@@ -49,6 +49,7 @@ describe('GET jobQueueEntries', () => {
         lastEndedAt: null,
         lastError: '',
       },
+      expect.objectContaining({ id: 'import-run-processor', kind: 'importRunProcessor', recurrenceSeconds: 60 }),
       expect.objectContaining({ id: 'retention-cleanup', kind: 'retentionCleanup', recurrenceSeconds: 3600 }),
     ]);
   });

@@ -6,7 +6,7 @@ import { claimNextDueEntry } from '../src/queue/claim-entry.js';
 import { failEntryRun } from '../src/queue/fail-entry.js';
 import { finishEntryRun } from '../src/queue/finish-entry.js';
 import { holdEntry } from '../src/queue/hold-entry.js';
-import { BULK_IMPORT_PROCESSOR_ENTRY as PROCESSOR, RETENTION_CLEANUP_ENTRY as RETENTION } from '../src/queue/model.js';
+import { BULK_IMPORT_PROCESSOR_ENTRY as PROCESSOR, IMPORT_RUN_PROCESSOR_ENTRY as IMPORT_RUNS, RETENTION_CLEANUP_ENTRY as RETENTION } from '../src/queue/model.js';
 import type { ImportFn } from '../src/queue/processor.js';
 import { readyEntry } from '../src/queue/ready-entry.js';
 import { runEntryNow } from '../src/queue/run-entry-now.js';
@@ -208,6 +208,7 @@ describe('job queue entry transitions', () => {
   it('claims only due entries, the earliest first, and never one On Hold', async () => {
     await t.db.kysely.updateTable('ifw_job_queue_entry').set({ next_run_at: iso(-1000) }).where('id', '=', RETENTION).execute();
     await setStatus(PROCESSOR, 'On Hold');
+    await setStatus(IMPORT_RUNS, 'On Hold');
 
     const first = await claimNextDueEntry(t.db, { ...lease, now: clock() });
     const second = await claimNextDueEntry(t.db, { ...lease, now: clock() });
@@ -219,6 +220,7 @@ describe('job queue entry transitions', () => {
 
   it('takes over an In Process entry whose lease expired, but not one whose lease holds', async () => {
     await setStatus(RETENTION, 'On Hold');
+    await setStatus(IMPORT_RUNS, 'On Hold');
     await claimNextDueEntry(t.db, { ...lease, now: clock() });
 
     expect(await claimNextDueEntry(t.db, { owner: 'r2', leaseMs: 300_000, now: new Date(iso(299_999)) })).toBeUndefined();

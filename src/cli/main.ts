@@ -11,6 +11,12 @@ import { createLogger } from '../logger.js';
 import { createService } from '../service.js';
 import { migrate, openDatabase } from '../storage/database.js';
 import { systemClock } from '../clock.js';
+import { hostname } from 'node:os';
+import pino from 'pino';
+import { runEndpointNow } from '../imports/run-endpoint.js';
+import { defaultImportSources } from '../imports/sources.js';
+import { REDACT_PATHS } from '../logger.js';
+import { createSecretBox, type SecretBox } from '../rest/secrets.js';
 
 interface ServerFlags {
   host?: string;
@@ -81,7 +87,7 @@ withDatabaseFlags(
   const config = loadConfig(process.env, overrides(flags));
   const service = await createService(config);
   if (flags.apply !== undefined) {
-    const report = await applyConfigFile(service.db, flags.apply, systemClock);
+    const report = await applyConfigFile(service.db, flags.apply, systemClock, { secrets: createSecretBox(config) });
     service.app.log.info({ file: flags.apply, report }, 'configuration applied');
   }
   let stopping = false;
@@ -114,14 +120,47 @@ withDatabaseFlags(program.command('migrate').description('create or upgrade the 
 });
 
 withDatabaseFlags(
-  program.command('apply').description('apply a declarative configuration file (target tables, integrations, job queue entries)').argument('<file>', 'YAML file'),
+  program.command('apply').description('apply a declarative configuration file (target tables, integrations, REST API connections and endpoints, job queue entries)').argument('<file>', 'YAML file'),
 ).action(async (file: string, flags: ServerFlags) => {
   const config = loadConfig(process.env, overrides(flags));
   const db = openDatabase(config.database);
   try {
     await migrate(db);
-    const report = await applyConfigFile(db, file, systemClock);
+    const report = await applyConfigFile(db, file, systemClock, { secrets: createSecretBox(config) });
     console.log(JSON.stringify(report, null, 2));
+  } finally {
+    await db.close();
+  }
+});
+
+withDatabaseFlags(
+  program
+    .command('run-endpoint')
+    .description('import from a REST API endpoint now, in this process; prints the run as JSON (exit code 1 unless Completed)')
+    .argument('<code>', 'REST API endpoint code'),
+).action(async (code: string, flags: ServerFlags) => {
+  const config = loadConfig(process.env, overrides(flags));
+  // Logs go to stderr: stdout is the run's JSON.
+  const logger = pino({ level: config.logLevel, redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, pino.destination({ dest: 2, sync: true }));
+  // A service on the same database may hold the write lock for a moment: wait for it instead of failing.
+  const db = openDatabase(config.database, { busyTimeoutMs: 10_000 });
+  try {
+    await migrate(db);
+    let box: SecretBox | undefined;
+    const run = await runEndpointNow(
+      {
+        db,
+        clock: systemClock,
+        logger,
+        owner: `cli:${hostname()}:${process.pid}`,
+        leaseMs: config.leaseSeconds * 1000,
+        maxAttempts: config.maxAttempts,
+        sources: defaultImportSources(() => (box ??= createSecretBox(config))),
+      },
+      code,
+    );
+    console.log(JSON.stringify(run, null, 2));
+    if (run.status !== 'Completed') process.exitCode = 1;
   } finally {
     await db.close();
   }

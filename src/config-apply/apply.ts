@@ -8,12 +8,21 @@
  * What the document does not mention is left alone: tables and integrations are never deleted, and an
  * integration without a `fields` (or `mappings`) key keeps its fields (or mappings). A `fields` or
  * `mappings` list, even an empty one, replaces what the integration had.
+ *
+ * REST API connections and endpoints (`restApiConnections`, `restApiEndpoints`) are declared with the
+ * same properties as the HTTP API takes. A connection's secrets (password, token, apiKey,
+ * clientSecret) may be written in the file or, better, as a reference `${ENV:NAME}` to an environment
+ * variable of the applying process (substituted in those four properties only); a secret the document
+ * leaves out keeps its stored value, and an unchanged one reports the connection unchanged.
  */
 import fs from 'node:fs/promises';
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { parseDocument } from 'yaml';
 import type { Clock } from '../clock.js';
+import { ConnectionSchema, EndpointSchema, SECRET_NAMES, type ConnectionInput } from '../rest/validate.js';
+import { declareConnection, declareEndpoint } from '../rest/service.js';
+import type { SecretBox } from '../rest/secrets.js';
 import { AppError, validationFailed } from '../errors.js';
 import { FieldSchema, IntegrationProperties, MappingSchema } from '../integrations/validate.js';
 import { declareIntegration } from '../integrations/service.js';
@@ -42,6 +51,8 @@ export const ConfigDocumentSchema = Type.Object(
     integrations: Type.Optional(
       Type.Array(Type.Object({ ...IntegrationProperties, fields: Type.Optional(Type.Array(FieldSchema)), mappings: Type.Optional(Type.Array(MappingSchema)) }, closed)),
     ),
+    restApiConnections: Type.Optional(Type.Array(ConnectionSchema)),
+    restApiEndpoints: Type.Optional(Type.Array(EndpointSchema)),
     jobQueueEntries: Type.Optional(Type.Array(JobQueueEntrySchema)),
   },
   closed,
@@ -57,14 +68,23 @@ export interface ApplyOutcome {
 export interface ApplyReport {
   readonly targetTables: readonly (ApplyOutcome & { readonly name: string })[];
   readonly integrations: readonly (ApplyOutcome & { readonly sortingOrder: number; readonly name: string })[];
+  readonly restApiConnections: readonly (ApplyOutcome & { readonly code: string })[];
+  readonly restApiEndpoints: readonly (ApplyOutcome & { readonly code: string })[];
   readonly jobQueueEntries: readonly (ApplyOutcome & { readonly id: string })[];
   /** How many entities were created, updated and found unchanged. */
   readonly summary: Readonly<Record<ChangeResult, number>>;
 }
 
+export interface ApplyOptions {
+  /** Seals the secrets of REST API connections; required when the document declares any. */
+  readonly secrets?: SecretBox;
+  /** Where `${ENV:NAME}` references in secrets are looked up; default process.env. */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
 const RECURRENCE_LIMIT = 86_400;
 
-export async function applyConfigFile(db: Database, file: string, clock: Clock): Promise<ApplyReport> {
+export async function applyConfigFile(db: Database, file: string, clock: Clock, options: ApplyOptions = {}): Promise<ApplyReport> {
   let text: string;
   try {
     text = await fs.readFile(file, 'utf8');
@@ -76,21 +96,28 @@ export async function applyConfigFile(db: Database, file: string, clock: Clock):
   const [syntax] = parsed.errors;
   if (syntax !== undefined) throw validationFailed(`${file}: not valid YAML: ${syntax.message}`);
   try {
-    return await applyConfig(db, parsed.toJS(), clock);
+    return await applyConfig(db, parsed.toJS(), clock, options);
   } catch (err) {
     if (err instanceof AppError) throw new AppError(err.status, err.code, `${file}: ${err.message}`);
     throw err;
   }
 }
 
-export async function applyConfig(db: Database, doc: unknown, clock: Clock): Promise<ApplyReport> {
+export async function applyConfig(db: Database, doc: unknown, clock: Clock, options: ApplyOptions = {}): Promise<ApplyReport> {
   const config = checkShape(doc);
   const tables = config.targetTables ?? [];
   const integrations = config.integrations ?? [];
+  const endpoints = config.restApiEndpoints ?? [];
   const entries = config.jobQueueEntries ?? [];
   refuseDuplicates(tables.map((t) => t.name), 'targetTables', 'name');
   refuseDuplicates(integrations.map((i) => i.sortingOrder), 'integrations', 'sortingOrder');
+  refuseDuplicates((config.restApiConnections ?? []).map((c) => c.code), 'restApiConnections', 'code');
+  refuseDuplicates(endpoints.map((e) => e.code), 'restApiEndpoints', 'code');
   refuseDuplicates(entries.map((e) => e.id), 'jobQueueEntries', 'id');
+  const env = options.env ?? process.env;
+  const connections = (config.restApiConnections ?? []).map((c, i) => withEnvSecrets(c, env, pathOf('restApiConnections', i)));
+  const box = options.secrets;
+  if (connections.length > 0 && box === undefined) throw new Error('applyConfig: declaring restApiConnections needs options.secrets (a SecretBox)');
 
   return withTransaction(db, async (tx) => {
     const tableReports: (ApplyOutcome & { name: string })[] = [];
@@ -105,18 +132,54 @@ export async function applyConfig(db: Database, doc: unknown, clock: Clock): Pro
       const declared = await declareIntegration(tx, input, clock, pathOf('integrations', i));
       integrationReports.push({ sortingOrder: declared.integration.sortingOrder, name: declared.integration.name, result: declared.result, changes: declared.changes });
     }
+    const connectionReports: (ApplyOutcome & { code: string })[] = [];
+    for (const [i, input] of connections.entries()) {
+      const declared = await declareConnection(tx, input, clock, box!, pathOf('restApiConnections', i));
+      connectionReports.push({ code: declared.value.code, result: declared.result, changes: declared.changes });
+    }
+    const endpointReports: (ApplyOutcome & { code: string })[] = [];
+    for (const [i, input] of endpoints.entries()) {
+      const declared = await declareEndpoint(tx, input, clock, pathOf('restApiEndpoints', i));
+      endpointReports.push({ code: declared.value.code, result: declared.result, changes: declared.changes });
+    }
+    // Job queue entries last: a document may hold an endpoint's schedule entry (`endpoint:<code>`).
     const entryReports: (ApplyOutcome & { id: string })[] = [];
     for (const [i, input] of entries.entries()) entryReports.push(await applyJobQueueEntry(tx, input, clock, pathOf('jobQueueEntries', i)));
 
-    const all = [...tableReports, ...integrationReports, ...entryReports];
+    const all = [...tableReports, ...integrationReports, ...connectionReports, ...endpointReports, ...entryReports];
     const count = (result: ChangeResult) => all.filter((e) => e.result === result).length;
     return {
       targetTables: tableReports,
       integrations: integrationReports,
+      restApiConnections: connectionReports,
+      restApiEndpoints: endpointReports,
       jobQueueEntries: entryReports,
       summary: { created: count('created'), updated: count('updated'), unchanged: count('unchanged') },
     };
   });
+}
+
+// ---- secrets from the environment ----------------------------------------------------------
+
+const ENV_REFERENCE = /\$\{ENV:([^}]*)\}/g;
+
+/** Replaces every `${ENV:NAME}` in `value` with that environment variable; an unset one is an error. */
+export function substituteEnv(value: string, env: NodeJS.ProcessEnv, at: string): string {
+  return value.replace(ENV_REFERENCE, (_match, name: string) => {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw invalidAt(at, `"\${ENV:${name}}" does not name an environment variable (letters, digits and "_")`);
+    const resolved = env[name];
+    if (resolved === undefined) throw invalidAt(at, `environment variable ${name} is not set`);
+    return resolved;
+  });
+}
+
+function withEnvSecrets(input: ConnectionInput, env: NodeJS.ProcessEnv, at: string): ConnectionInput {
+  const resolved: ConnectionInput = { ...input };
+  for (const name of SECRET_NAMES) {
+    const value = input[name];
+    if (typeof value === 'string') resolved[name] = substituteEnv(value, env, pathOf(at, name));
+  }
+  return resolved;
 }
 
 // ---- document shape ------------------------------------------------------------------------

@@ -1,8 +1,12 @@
 /**
- * The SQLite import writer: one payload, one transaction. The JSON is parsed, the plan compiled and
- * the statements prepared before the write lock is taken; then every record is mapped, validated and
- * written inside a savepoint, and the caller's `finish` (the queue's lease-fenced status write) runs
- * in the same transaction, so "Completed" and "rows present" commit together or not at all.
+ * The SQLite import writer: one import, one transaction. The plan is compiled and the statements
+ * prepared before the write lock is taken; then every record is mapped, validated and written inside
+ * a savepoint, and the caller's `finish` (the queue's lease-fenced status write) runs in the same
+ * transaction, so "Completed" and "rows present" commit together or not at all.
+ *
+ * Two entry points share that core: `importPayload` (a JSON text, parsed before the lock) and
+ * `importRecordBatches` (parsed record arrays, e.g. the staged pages of a REST API run, read lazily
+ * inside the transaction).
  *
  * Synchronous on purpose: it runs on a worker thread with its own connection.
  */
@@ -11,23 +15,28 @@ import { AppError } from '../errors.js';
 import { compileMapping, type CompiledMapping } from '../mapping/engine.js';
 import { payloadError, type RecordError } from '../mapping/messages.js';
 import { extractRecords } from '../mapping/payload.js';
-import type { ImportInput, ImportOutcome } from './model.js';
+import type { ImportInput, ImportOutcome, RecordBatchesInput } from './model.js';
 import { failedOutcome, writeRecords, type Writers } from './records.js';
 import { prepareBatchInsert, prepareRelationCheck, prepareWriter } from './statements.js';
 
-export { MAX_KEPT_ERRORS, type ImportInput, type ImportOutcome, type RecordError } from './model.js';
+export { MAX_KEPT_ERRORS, type ImportInput, type ImportOutcome, type RecordBatchesInput, type RecordError } from './model.js';
 
 const SAVEPOINT = 'ifw_import_data';
 
+type Batches = Iterable<readonly unknown[]>;
+
 interface Prepared {
   readonly mapping: CompiledMapping;
-  readonly records: readonly unknown[];
+  readonly batches: Batches;
   readonly writers: Writers;
 }
 
+/** Finds the records once the mapping is known (the payload's records path is part of it). */
+type RecordSource = (mapping: CompiledMapping) => Batches | RecordError;
+
 /** Everything that can be done before the write lock. A RecordError (payload-level) stops the import. */
-function prepare(sqlite: BetterSqlite3.Database, input: ImportInput): Prepared | RecordError {
-  const { writeMode, recordsPath } = input.plan.integration;
+function prepare(sqlite: BetterSqlite3.Database, input: Omit<ImportInput, 'payload'>, source: RecordSource): Prepared | RecordError {
+  const { writeMode } = input.plan.integration;
   let mapping: CompiledMapping;
   try {
     mapping = compileMapping(input.plan, input.tables);
@@ -35,15 +44,15 @@ function prepare(sqlite: BetterSqlite3.Database, input: ImportInput): Prepared |
     if (err instanceof AppError) return payloadError('invalid integration', err.message);
     throw err;
   }
-  const records = extractRecords(input.payload, recordsPath, mapping.records);
-  if (!Array.isArray(records)) return records;
+  const batches = source(mapping);
+  if ('rule' in batches) return batches;
   try {
     const writers: Writers = {
       write: prepareWriter(sqlite, mapping, writeMode),
       batch: prepareBatchInsert(sqlite, mapping, writeMode),
       relationExists: prepareRelationCheck(sqlite, mapping),
     };
-    return { mapping, records, writers };
+    return { mapping, batches, writers };
   } catch (err) {
     // Typically the declared table (or a column) is missing in the database.
     if (err instanceof BetterSqlite3.SqliteError) {
@@ -55,25 +64,21 @@ function prepare(sqlite: BetterSqlite3.Database, input: ImportInput): Prepared |
 
 class LeaseLost extends Error {}
 
-/**
- * Runs the import in one transaction. `finish(outcome)` runs inside the same transaction after the
- * data is written (or, on failure, after the data writes were rolled back to a savepoint) and
- * returns false when the caller's lease was lost; then the whole transaction is rolled back and
- * `importPayload` returns { committed: false }.
- */
-export function importPayload(
-  sqlite: BetterSqlite3.Database,
-  input: ImportInput,
-  finish: (outcome: ImportOutcome) => boolean,
-): { committed: boolean; outcome: ImportOutcome } {
-  const prepared = prepare(sqlite, input);
+export type ImportFinish = (outcome: ImportOutcome) => boolean;
+export interface ImportResult {
+  committed: boolean;
+  outcome: ImportOutcome;
+}
+
+function runImport(sqlite: BetterSqlite3.Database, input: Omit<ImportInput, 'payload'>, source: RecordSource, finish: ImportFinish): ImportResult {
+  const prepared = prepare(sqlite, input, source);
   let outcome: ImportOutcome | undefined;
   const run = sqlite.transaction(() => {
     if ('rule' in prepared) {
       outcome = failedOutcome([prepared], 1);
     } else {
       sqlite.exec(`SAVEPOINT ${SAVEPOINT}`);
-      outcome = writeRecords(prepared.mapping, prepared.records, prepared.writers, input.plan.integration.onRecordError);
+      outcome = writeRecords(prepared.mapping, prepared.batches, prepared.writers, input.plan.integration.onRecordError);
       if (!outcome.ok) sqlite.exec(`ROLLBACK TO ${SAVEPOINT}`);
       sqlite.exec(`RELEASE ${SAVEPOINT}`);
     }
@@ -87,4 +92,27 @@ export function importPayload(
     throw err;
   }
   return { committed: true, outcome: outcome! };
+}
+
+/**
+ * Runs the import of a JSON payload in one transaction. `finish(outcome)` runs inside the same
+ * transaction after the data is written (or, on failure, after the data writes were rolled back to a
+ * savepoint) and returns false when the caller's lease was lost; then the whole transaction is rolled
+ * back and `importPayload` returns { committed: false }.
+ */
+export function importPayload(sqlite: BetterSqlite3.Database, input: ImportInput, finish: ImportFinish): ImportResult {
+  const source: RecordSource = (mapping) => {
+    const records = extractRecords(input.payload, input.plan.integration.recordsPath, mapping.records);
+    return Array.isArray(records) ? [records] : records;
+  };
+  return runImport(sqlite, input, source, finish);
+}
+
+/**
+ * The same import over record arrays given in batches: same outcome, same messages (record numbers
+ * continue from one batch to the next), one transaction, `finish` inside it. A batch source that
+ * throws rolls everything back and the error propagates.
+ */
+export function importRecordBatches(sqlite: BetterSqlite3.Database, input: RecordBatchesInput, finish: ImportFinish): ImportResult {
+  return runImport(sqlite, input, () => input.batches, finish);
 }

@@ -5,12 +5,24 @@ import type { TargetTable } from '../tables/model.js';
 
 export type { RecordError } from '../mapping/messages.js';
 
-export interface ImportInput {
+interface ImportTarget {
   readonly plan: IntegrationPlan;
   /** The target table and its related tables (from getTableWithRelations()). */
   readonly tables: ReadonlyMap<string, TargetTable>;
+}
+
+export interface ImportInput extends ImportTarget {
   /** The JSON text. */
   readonly payload: string;
+}
+
+/**
+ * Records that are already parsed, in batches (the pages of a REST API run). The integration's records
+ * path is not applied: each batch is a record array. The iterable is consumed once, inside the import's
+ * transaction, so a lazy one (reading staged pages from the database) keeps one batch in memory at a time.
+ */
+export interface RecordBatchesInput extends ImportTarget {
+  readonly batches: Iterable<readonly unknown[]>;
 }
 
 export interface ImportOutcome {

@@ -30,9 +30,15 @@ export function failedOutcome(errors: readonly RecordError[], errorCount: number
 /**
  * Writes the records; throws only for database failures that are not about a record. In fail mode the
  * good records are still written (the caller rolls them back) so that duplicates and relations later
- * in the payload are judged exactly as in a clean run.
+ * in the payload are judged exactly as in a clean run. The records come in batches (a payload is one
+ * batch; a paginated run gives one per page, read one at a time); record numbers run on across them.
  */
-export function writeRecords(mapping: CompiledMapping, records: readonly unknown[], writers: Writers, onRecordError: OnRecordError): ImportOutcome {
+export function writeRecords(
+  mapping: CompiledMapping,
+  batches: Iterable<readonly unknown[]>,
+  writers: Writers,
+  onRecordError: OnRecordError,
+): ImportOutcome {
   const { table, keyColumns } = mapping;
   const width = mapping.columns.length;
   const keyField = keyColumns.length > 0 ? mapping.columns[keyColumns[0]!]!.field.name : null;
@@ -106,20 +112,23 @@ export function writeRecords(mapping: CompiledMapping, records: readonly unknown
     return writers.relationExists(column, value);
   };
 
-  for (let i = 0; i < records.length; i++) {
-    const recordNo = i + 1;
-    const violations = mapRecord(mapping, records[i], row, relationExists);
-    if (violations !== null) {
-      if (buffered > 0) flushOneByOne();
-      badRecords++;
-      for (const v of violations) add(recordError(recordNo, v.field, v.value, v.rule));
-    } else if (batchSize === 0) {
-      writeOne(recordNo, row);
-    } else {
-      const base = buffered * width;
-      for (let c = 0; c < width; c++) buffer[base + c] = row[c]!;
-      bufferedRecordNo[buffered++] = recordNo;
-      if (buffered === batchSize) flushBatch();
+  let recordNo = 0;
+  for (const records of batches) {
+    for (let i = 0; i < records.length; i++) {
+      recordNo++;
+      const violations = mapRecord(mapping, records[i], row, relationExists);
+      if (violations !== null) {
+        if (buffered > 0) flushOneByOne();
+        badRecords++;
+        for (const v of violations) add(recordError(recordNo, v.field, v.value, v.rule));
+      } else if (batchSize === 0) {
+        writeOne(recordNo, row);
+      } else {
+        const base = buffered * width;
+        for (let c = 0; c < width; c++) buffer[base + c] = row[c]!;
+        bufferedRecordNo[buffered++] = recordNo;
+        if (buffered === batchSize) flushBatch();
+      }
     }
   }
   flushOneByOne();

@@ -155,6 +155,18 @@ export async function deleteIntegration(db: Database, sortingOrder: number): Pro
     if (Number(active.count) > 0) {
       throw conflict('conflict', `Integration ${sortingOrder} has ${active.count} bulk import request(s) Pending or Processing; let them finish or cancel them first.`);
     }
+    const feeding = await tx.kysely
+      .selectFrom('ifw_rest_endpoint')
+      .select('code')
+      .where('integration_sorting_order', '=', sortingOrder)
+      .orderBy('code')
+      .execute();
+    if (feeding.length > 0) {
+      throw conflict(
+        'conflict',
+        `Integration ${sortingOrder} is fed by REST API endpoint(s) ${feeding.map((e) => `"${e.code}"`).join(', ')}; point them at another integration or delete them first.`,
+      );
+    }
     await tx.kysely.deleteFrom('ifw_integration_mapping').where('integration_sorting_order', '=', sortingOrder).execute();
     await tx.kysely.deleteFrom('ifw_integration_field').where('integration_sorting_order', '=', sortingOrder).execute();
     await tx.kysely.deleteFrom('ifw_integration').where('sorting_order', '=', sortingOrder).execute();

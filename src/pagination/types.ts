@@ -6,6 +6,9 @@
 export const PAGINATION_TYPES = ['none', 'nextLink', 'pageNumber', 'offsetLimit'] as const;
 export type PaginationType = (typeof PAGINATION_TYPES)[number];
 
+/** Spec 4.4: "Max Pages: default 100". */
+export const DEFAULT_MAX_PAGES = 100;
+
 interface Common {
   /** Safety limit against endless loops (spec default 100). */
   readonly maxPages: number;
@@ -32,11 +35,27 @@ export type StopReason =
 export interface PageRequest {
   /** 1-based page number of this request. */
   readonly pageNo: number;
-  /** The complete URL to call. */
+  /** The complete URL to call (without credentials: those are added when the request is sent). */
   readonly url: string;
 }
 
+/** What a paginator looks at after a page. */
+export interface PageResponse {
+  /** The parsed JSON body. */
+  readonly body: unknown;
+  /** The array at Response Data Path, or null when it does not point to an array. */
+  readonly records: readonly unknown[] | null;
+}
+
 export type NextStep =
-  | { readonly kind: 'next'; readonly request: PageRequest }
-  | { readonly kind: 'stop'; readonly reason: StopReason; readonly warning?: string }
+  /** `warning`: something the run should report although fetching goes on (e.g. a page larger than Page Size). */
+  | { readonly kind: 'next'; readonly request: PageRequest; readonly warning?: string }
+  /** `detail`: a sentence for the run log saying why it stopped; `warning` when records may be missing. */
+  | { readonly kind: 'stop'; readonly reason: StopReason; readonly detail: string; readonly warning?: string }
   | { readonly kind: 'fail'; readonly error: string };
+
+/** A small state machine: the first request, then one decision per fetched page. */
+export interface Paginator {
+  readonly first: PageRequest;
+  next(previous: PageRequest, response: PageResponse): NextStep;
+}

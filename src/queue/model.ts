@@ -9,7 +9,7 @@ export type EntryStatus = (typeof ENTRY_STATUSES)[number];
 export const SETTABLE_ENTRY_STATUSES = ['Ready', 'On Hold'] as const;
 export type SettableEntryStatus = (typeof SETTABLE_ENTRY_STATUSES)[number];
 
-export const JOB_KINDS = ['bulkImportProcessor', 'retentionCleanup'] as const;
+export const JOB_KINDS = ['bulkImportProcessor', 'retentionCleanup', 'importRunProcessor', 'endpointImport'] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
 export const parseJobKind = (kind: string): JobKind | undefined => (JOB_KINDS as readonly string[]).includes(kind) ? (kind as JobKind) : undefined;
@@ -17,6 +17,8 @@ export const parseJobKind = (kind: string): JobKind | undefined => (JOB_KINDS as
 /** Ids of the entries the first migration seeds. */
 export const BULK_IMPORT_PROCESSOR_ENTRY = 'bulk-import-processor';
 export const RETENTION_CLEANUP_ENTRY = 'retention-cleanup';
+/** Seeded by migration 003: drains Queued import runs. (Entries `endpoint:<code>` are created per scheduled endpoint.) */
+export const IMPORT_RUN_PROCESSOR_ENTRY = 'import-run-processor';
 
 /** A Bulk Import Request as the worker that claimed it sees it. */
 export interface ClaimedRequest {

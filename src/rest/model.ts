@@ -3,7 +3,7 @@
  * tokens, API keys, client secrets) are write-only everywhere: the API shows `…IsSet` flags, storage
  * holds them encrypted with IFW_SECRET_KEY.
  */
-import type { PaginationSettings } from '../pagination/types.js';
+import type { PaginationSettings, StopReason } from '../pagination/types.js';
 
 export const AUTH_TYPES = ['none', 'basic', 'bearer', 'apiKey', 'oauth2ClientCredentials'] as const;
 export type AuthType = (typeof AUTH_TYPES)[number];
@@ -64,16 +64,26 @@ export interface RestEndpoint {
 /** One fetched page, as the fetch loop hands it to whoever stages it. */
 export interface FetchedPage {
   readonly pageNo: number;
-  /** The URL called, with secrets (query API keys, userinfo) redacted. */
+  /** The URL called, with secrets (query API keys, userinfo, token-like parameters) redacted. */
   readonly url: string;
-  /** The records of the page (the array at Response Data Path, or the root array). */
-  readonly records: readonly unknown[];
+  /**
+   * The parsed JSON page. The records to import are taken from it with the integration's records path,
+   * exactly as from a bulk payload, so that a page whose Response Data Path is wrong is still imported
+   * (spec 7: "only the first page is imported", not "nothing").
+   */
+  readonly body: unknown;
+  /** The array at Response Data Path (what pagination counted), or null when the path finds no array. */
+  readonly records: readonly unknown[] | null;
 }
 
 /** How a completed fetch ended. */
 export interface FetchSummary {
   readonly pagesFetched: number;
-  readonly recordCount: number;
-  readonly stopReason: import('../pagination/types.js').StopReason;
+  /** Records counted at Response Data Path over all pages; null when it found no array on some page. */
+  readonly recordCount: number | null;
+  readonly stopReason: StopReason;
+  /** Why it stopped, as a sentence for the run log (e.g. "page 3 has 12 records, fewer than Page Size 50: the last page"). */
+  readonly stopDetail: string;
+  /** Distinct warnings, e.g. "Max Pages reached (100): the API has more pages; raise Max Pages or Page Size". */
   readonly warnings: readonly string[];
 }

@@ -89,6 +89,83 @@ export interface JobQueueEntryRow {
   updated_at: string;
 }
 
+export interface RestConnectionRow {
+  code: string;
+  base_url: string;
+  auth_type: string;
+  /** JSON of the non-secret auth settings: username, apiKeyName, apiKeyIn, tokenUrl, clientId, scope. */
+  auth_config: string;
+  /** Sealed JSON of the secrets (password, token, apiKey, clientSecret); null when there are none. */
+  secrets: string | null;
+  headers: string;
+  query: string;
+  timeout_ms: number;
+  max_retries: number;
+  initial_delay_ms: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface RestEndpointRow {
+  code: string;
+  connection_code: string;
+  path: string;
+  method: string;
+  headers: string;
+  query: string;
+  body: string | null;
+  integration_sorting_order: number;
+  pagination_type: string;
+  next_link_path: string | null;
+  page_param: string | null;
+  offset_param: string | null;
+  limit_param: string | null;
+  page_size: number | null;
+  max_pages: number;
+  /** As configured: `$` (or '') for a root array. */
+  response_data_path: string;
+  allow_cross_origin: number;
+  schedule_seconds: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ImportRunRow {
+  run_id: string;
+  endpoint_code: string;
+  integration_sorting_order: number;
+  trigger: string;
+  status: string;
+  queued_at: string;
+  started_at: string | null;
+  ended_at: string | null;
+  duration_ms: number | null;
+  pages_fetched: Generated<number>;
+  record_count: Generated<number>;
+  inserted_count: Generated<number>;
+  updated_count: Generated<number>;
+  skipped_count: Generated<number>;
+  stop_reason: string | null;
+  /** Why fetching stopped, as a sentence; '' until it did. */
+  stop_detail: Generated<string>;
+  /** JSON array of strings. */
+  warnings: Generated<string>;
+  error_message: Generated<string>;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  attempts: Generated<number>;
+}
+
+export interface ImportRunPageRow {
+  run_id: string;
+  page_no: number;
+  /** The URL called, secrets redacted. */
+  url: string;
+  record_count: number;
+  /** JSON array of the page's records while the run is under way; NULL once it ended. */
+  records: string | null;
+}
+
 export interface DB {
   ifw_target_table: TargetTableRow;
   ifw_integration: IntegrationRow;
@@ -97,4 +174,8 @@ export interface DB {
   ifw_bulk_import_request: BulkImportRequestRow;
   ifw_bulk_import_error: BulkImportErrorRow;
   ifw_job_queue_entry: JobQueueEntryRow;
+  ifw_rest_connection: RestConnectionRow;
+  ifw_rest_endpoint: RestEndpointRow;
+  ifw_import_run: ImportRunRow;
+  ifw_import_run_page: ImportRunPageRow;
 }

@@ -1,0 +1,62 @@
+/**
+ * Running → Completed, fenced by the lease token. Synchronous on the raw connection because it runs
+ * inside the importer's transaction: the records and the Completed status commit together, or (when
+ * the lease was lost) neither does. The staged records are cleared in the same transaction.
+ */
+import type { StopReason } from '../pagination/types.js';
+import type { Database } from '../storage/database.js';
+
+export interface CompleteRunArgs {
+  readonly runId: string;
+  readonly owner: string;
+  readonly now: Date;
+  readonly durationMs: number;
+  readonly inserted: number;
+  readonly updated: number;
+  readonly skipped: number;
+  readonly stopReason: StopReason;
+  readonly stopDetail: string;
+  readonly warnings: readonly string[];
+  /** Describes skipped records when the integration skips bad ones; '' otherwise. */
+  readonly errorMessage: string;
+}
+
+const COMPLETE_RUN = `
+  update ifw_import_run
+     set status = 'Completed',
+         ended_at = @now,
+         duration_ms = @durationMs,
+         inserted_count = @inserted,
+         updated_count = @updated,
+         skipped_count = @skipped,
+         stop_reason = @stopReason,
+         stop_detail = @stopDetail,
+         warnings = @warnings,
+         error_message = @errorMessage,
+         lease_owner = null,
+         lease_expires_at = null
+   where run_id = @runId
+     and status = 'Running'
+     and lease_owner = @owner`;
+
+export const CLEAR_STAGED_RECORDS = `update ifw_import_run_page set records = null where run_id = ? and records is not null`;
+
+/** False when the lease is no longer this worker's: nothing changed. */
+export function completeRun(db: Database, args: CompleteRunArgs): boolean {
+  const { changes } = db.sqlite.prepare(COMPLETE_RUN).run({
+    runId: args.runId,
+    owner: args.owner,
+    now: args.now.toISOString(),
+    durationMs: args.durationMs,
+    inserted: args.inserted,
+    updated: args.updated,
+    skipped: args.skipped,
+    stopReason: args.stopReason,
+    stopDetail: args.stopDetail,
+    warnings: JSON.stringify(args.warnings),
+    errorMessage: args.errorMessage,
+  });
+  if (changes !== 1) return false;
+  db.sqlite.prepare(CLEAR_STAGED_RECORDS).run(args.runId);
+  return true;
+}

@@ -1,0 +1,60 @@
+/**
+ * Running → Failed, fenced by the lease token: nothing of the run is imported. Synchronous on the raw
+ * connection so that it can run inside the importer's transaction (after the data writes were rolled
+ * back) as well as alone (a page that could not be fetched); either way the status and the clearing of
+ * the staged records commit together.
+ */
+import type { StopReason } from '../pagination/types.js';
+import type { Database } from '../storage/database.js';
+import { CLEAR_STAGED_RECORDS } from './complete-run.js';
+
+export interface FailRunArgs {
+  readonly runId: string;
+  readonly owner: string;
+  readonly now: Date;
+  readonly durationMs: number;
+  readonly errorMessage: string;
+  /** Known when every page was fetched and the import itself failed. */
+  readonly stopReason?: StopReason | null;
+  readonly stopDetail?: string;
+  readonly warnings?: readonly string[];
+}
+
+const FAIL_RUN = `
+  update ifw_import_run
+     set status = 'Failed',
+         ended_at = @now,
+         duration_ms = @durationMs,
+         inserted_count = 0,
+         updated_count = 0,
+         skipped_count = 0,
+         stop_reason = @stopReason,
+         stop_detail = @stopDetail,
+         warnings = @warnings,
+         error_message = @errorMessage,
+         lease_owner = null,
+         lease_expires_at = null
+   where run_id = @runId
+     and status = 'Running'
+     and lease_owner = @owner`;
+
+/** False when the lease is no longer this worker's: nothing changed. */
+export function failRun(db: Database, args: FailRunArgs): boolean {
+  const fail = db.sqlite.transaction((): boolean => {
+    const { changes } = db.sqlite.prepare(FAIL_RUN).run({
+      runId: args.runId,
+      owner: args.owner,
+      now: args.now.toISOString(),
+      durationMs: args.durationMs,
+      stopReason: args.stopReason ?? null,
+      stopDetail: args.stopDetail ?? '',
+      warnings: JSON.stringify(args.warnings ?? []),
+      errorMessage: args.errorMessage,
+    });
+    if (changes !== 1) return false;
+    db.sqlite.prepare(CLEAR_STAGED_RECORDS).run(args.runId);
+    return true;
+  });
+  // Inside the importer's transaction this nests as a savepoint; alone it takes the write lock up front.
+  return fail.immediate();
+}

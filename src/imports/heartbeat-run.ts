@@ -1,0 +1,22 @@
+/** Extends a worker's lease on a Running run, if the lease is still its own. */
+import { sql } from 'kysely';
+import type { Database } from '../storage/database.js';
+import { addMs } from './model.js';
+
+export interface HeartbeatRunArgs {
+  readonly runId: string;
+  readonly owner: string;
+  readonly now: Date;
+  readonly leaseMs: number;
+}
+
+/** False when the lease was lost (taken over after expiry): stop working on the run. */
+export async function heartbeatRun(db: Database, { runId, owner, now, leaseMs }: HeartbeatRunArgs): Promise<boolean> {
+  const result = await sql`
+    update ifw_import_run
+       set lease_expires_at = ${addMs(now, leaseMs)}
+     where run_id = ${runId}
+       and status = 'Running'
+       and lease_owner = ${owner}`.execute(db.kysely);
+  return result.numAffectedRows === 1n;
+}

@@ -1,0 +1,62 @@
+/** Reading runs: one by id, the filtered and paged list, and a run's pages. */
+import type { FilterClause } from '../http/odata.js';
+import type { Database } from '../storage/database.js';
+import { RUN_COLUMNS, toImportRun, toImportRunPage, type ImportRun, type ImportRunPage } from './model.js';
+
+export async function getRun(db: Database, runId: string): Promise<ImportRun | undefined> {
+  const row = await db.kysely.selectFrom('ifw_import_run').select(RUN_COLUMNS).where('run_id', '=', runId).executeTakeFirst();
+  return row === undefined ? undefined : toImportRun(row);
+}
+
+const COLUMN_OF = {
+  status: 'status',
+  endpointCode: 'endpoint_code',
+  trigger: 'trigger',
+  queuedAt: 'queued_at',
+  endedAt: 'ended_at',
+} as const;
+
+/** The properties `$filter` may use on importRuns. */
+export const RUN_FILTERS = {
+  status: 'string',
+  endpointCode: 'string',
+  trigger: 'string',
+  queuedAt: 'datetime',
+  endedAt: 'datetime',
+} as const;
+
+const SQL_OP = { eq: '=', ne: '<>', gt: '>', ge: '>=', lt: '<', le: '<=' } as const;
+
+export interface ListRunsOptions {
+  readonly filter: readonly FilterClause[];
+  readonly skip: number;
+  readonly limit: number;
+  readonly descending: boolean;
+}
+
+export async function listRuns(db: Database, options: ListRunsOptions): Promise<ImportRun[]> {
+  let query = db.kysely.selectFrom('ifw_import_run').select(RUN_COLUMNS);
+  for (const clause of options.filter) {
+    const column = COLUMN_OF[clause.property as keyof typeof COLUMN_OF];
+    if (clause.value === null) {
+      query = clause.op === 'ne' ? query.where(column, 'is not', null) : query.where(column, 'is', null);
+    } else {
+      query = query.where(column, SQL_OP[clause.op], clause.value as never);
+    }
+  }
+  const direction = options.descending ? 'desc' : 'asc';
+  const rows = await query.orderBy('queued_at', direction).orderBy('run_id', direction).limit(options.limit).offset(options.skip).execute();
+  return rows.map(toImportRun);
+}
+
+export async function listRunPages(db: Database, runId: string, page: { readonly skip: number; readonly limit: number }): Promise<ImportRunPage[]> {
+  const rows = await db.kysely
+    .selectFrom('ifw_import_run_page')
+    .select(['page_no', 'url', 'record_count'])
+    .where('run_id', '=', runId)
+    .orderBy('page_no')
+    .limit(page.limit)
+    .offset(page.skip)
+    .execute();
+  return rows.map(toImportRunPage);
+}

@@ -1,0 +1,40 @@
+/**
+ * Running with an expired lease → Queued again (the worker died; another may try from page 1), or →
+ * Failed once the run has been claimed maxAttempts times, so that an endpoint that kills its worker
+ * every time cannot loop forever. One statement decides per row; the staged records of the runs that
+ * failed for good are cleared in the same transaction.
+ */
+import { sql } from 'kysely';
+import type { Database } from '../storage/database.js';
+
+export interface ReapRunsArgs {
+  readonly now: Date;
+  readonly maxAttempts: number;
+}
+
+export interface ReapedRuns {
+  readonly requeued: readonly string[];
+  readonly failed: readonly string[];
+}
+
+export async function reapExpiredRuns(db: Database, { now, maxAttempts }: ReapRunsArgs): Promise<ReapedRuns> {
+  const at = now.toISOString();
+  return db.kysely.transaction().execute(async (trx) => {
+    const { rows } = await sql<{ run_id: string; status: string }>`
+      update ifw_import_run
+         set status = case when attempts < ${maxAttempts} then 'Queued' else 'Failed' end,
+             error_message = case when attempts < ${maxAttempts} then error_message
+                             else 'the run was interrupted ' || attempts || ' times (the worker stopped before finishing and its lease expired); not retried' end,
+             ended_at = case when attempts < ${maxAttempts} then ended_at else ${at} end,
+             lease_owner = null,
+             lease_expires_at = null
+       where status = 'Running'
+         and lease_expires_at < ${at}
+      returning run_id, status`.execute(trx);
+    const failed = rows.filter((r) => r.status === 'Failed').map((r) => r.run_id);
+    if (failed.length > 0) {
+      await trx.updateTable('ifw_import_run_page').set({ records: null }).where('run_id', 'in', failed).where('records', 'is not', null).execute();
+    }
+    return { requeued: rows.filter((r) => r.status === 'Queued').map((r) => r.run_id), failed };
+  });
+}

@@ -1,0 +1,66 @@
+/**
+ * Page Number and Offset/Limit: the client computes each page's position and stops when a page is
+ * not full (spec 4.4). Both need records to count; without them only page 1 is fetched, and the run
+ * says why, because "only the first page is imported" is the commonest misconfiguration.
+ */
+import { explainNoRecords } from './records.js';
+import { maxPagesStop, type Strategy } from './steps.js';
+import type { NextStep, PaginationSettings } from './types.js';
+import { setQueryParams } from './url.js';
+
+type CountedSettings = Extract<PaginationSettings, { type: 'pageNumber' | 'offsetLimit' }>;
+
+/** The query parameters that position page `pageNo` (1-based); `position` overrides the page number or offset value. */
+export function positionParams(settings: CountedSettings, pageNo: number, position?: string): Record<string, string> {
+  switch (settings.type) {
+    case 'pageNumber':
+      return { [settings.pageParam]: position ?? String(pageNo) };
+    case 'offsetLimit':
+      return { [settings.offsetParam]: position ?? String((pageNo - 1) * settings.pageSize), [settings.limitParam]: String(settings.pageSize) };
+    default: {
+      const unexpected: never = settings;
+      throw new Error(`unknown Pagination Type ${JSON.stringify(unexpected)}`);
+    }
+  }
+}
+
+/** Letters only, so URLSearchParams leaves it as is; a URL that already contains it takes the slow path. */
+const MARK = 'IfwPagePosition';
+
+/**
+ * Page URLs from `firstUrl`, exactly as setQueryParams would build them. Serialised once with a mark
+ * where the position goes, because URLSearchParams re-serialises the whole query on every set(),
+ * which costs more per page than everything else a paginator does.
+ */
+export function countedUrls(settings: CountedSettings, firstUrl: string): (pageNo: number) => string {
+  const parts = setQueryParams(firstUrl, positionParams(settings, 1, MARK)).split(MARK);
+  if (parts.length !== 2) return (pageNo) => setQueryParams(firstUrl, positionParams(settings, pageNo));
+  const [before, after] = parts as [string, string];
+  return (pageNo) => `${before}${settings.type === 'pageNumber' ? pageNo : (pageNo - 1) * settings.pageSize}${after}`;
+}
+
+function shortPageStop(pageNo: number, count: number, pageSize: number): NextStep {
+  // On page 1 a short page is also what a Page Size above the API's real page size looks like.
+  const hint = pageNo === 1 ? '; if the API has more records, Page Size is larger than its real page size' : '';
+  return { kind: 'stop', reason: 'shortPage', detail: `page ${pageNo} has ${count} records, fewer than Page Size ${pageSize}: the last page${hint}` };
+}
+
+export function countedStrategy(settings: CountedSettings, urlOf: (pageNo: number) => string): Strategy {
+  const { pageSize, maxPages, responseDataPath } = settings;
+  return (previous, { body, records }) => {
+    const { pageNo } = previous;
+    if (records === null) {
+      const why = `${explainNoRecords(body, responseDataPath)}: records cannot be counted, so fetching stopped after page ${pageNo}`;
+      return { kind: 'stop', reason: 'recordsNotCountable', detail: why, warning: why };
+    }
+    if (records.length < pageSize) return shortPageStop(pageNo, records.length, pageSize);
+    if (pageNo >= maxPages) return maxPagesStop(maxPages, `page ${pageNo} was full (${records.length} records)`);
+    const request = { pageNo: pageNo + 1, url: urlOf(pageNo + 1) };
+    if (records.length > pageSize) {
+      // One wording for every such page, so that the run reports it once.
+      const warning = `pages have more records than Page Size (${pageSize}): set Page Size to the number of records the API really returns per page`;
+      return { kind: 'next', request, warning };
+    }
+    return { kind: 'next', request };
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * Next Link: the response names the next page's complete URL (spec 4.4). The link is resolved
+ * against the URL of the page that contained it (RFC 3986) and used as is: the first request's query
+ * is not re-appended, because APIs put their cursor state there.
+ */
+import { compileLookup, describeJsonType } from './json-path.js';
+import { maxPagesStop, type Strategy } from './steps.js';
+import type { PaginationSettings } from './types.js';
+
+type NextLinkSettings = Extract<PaginationSettings, { type: 'nextLink' }>;
+
+/** The link the path finds, null when pagination ends there, or an error sentence. */
+function readLink(path: string, match: ReturnType<ReturnType<typeof compileLookup>>): { link: string | null } | { error: string } {
+  switch (match.kind) {
+    case 'none':
+      return { link: null };
+    case 'many':
+      return { error: `Next Link JSON Path "${path}" finds ${match.count} values; it must name exactly one URL` };
+    case 'one': {
+      const { value } = match;
+      if (value === null) return { link: null };
+      if (typeof value !== 'string') return { error: `Next Link JSON Path "${path}" points to ${describeJsonType(value)}, not to a URL string` };
+      // Whitespace-only is treated like "": resolving it would yield the current page again.
+      const link = value.trim();
+      return { link: link === '' ? null : link };
+    }
+    default: {
+      const unexpected: never = match;
+      return { error: String(unexpected) };
+    }
+  }
+}
+
+export function nextLinkStrategy(settings: NextLinkSettings, connectionOrigin: string): Strategy {
+  const { nextLinkPath: path, maxPages, allowCrossOrigin } = settings;
+  const lookup = compileLookup(path);
+  return (previous, { body }) => {
+    const read = readLink(path, lookup(body));
+    if ('error' in read) return { kind: 'fail', error: read.error };
+    if (read.link === null) {
+      return { kind: 'stop', reason: 'noNextLink', detail: `page ${previous.pageNo} has no next link at "${path}": the last page` };
+    }
+    if (previous.pageNo >= maxPages) return maxPagesStop(maxPages, `page ${previous.pageNo} still has a next link`);
+    let url: URL;
+    try {
+      url = new URL(read.link, previous.url);
+    } catch {
+      return { kind: 'fail', error: `the next link "${read.link}" is not a valid URL` };
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return { kind: 'fail', error: `the next link ${url.href} is not an http or https URL` };
+    if (url.origin !== connectionOrigin && !allowCrossOrigin) {
+      return {
+        kind: 'fail',
+        error:
+          `the next link ${url.href} points to another origin (${url.origin}) than the connection's (${connectionOrigin}); ` +
+          'allow cross-origin next links on the endpoint if the API really sends them (credentials are never sent there)',
+      };
+    }
+    url.hash = '';
+    return { kind: 'next', request: { pageNo: previous.pageNo + 1, url: url.href } };
+  };
+}

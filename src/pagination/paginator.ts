@@ -1,0 +1,59 @@
+/**
+ * createPaginator: the one entry point. Builds the strategy for the endpoint's Pagination Type and
+ * adds what no strategy can see on its own: a URL requested twice in one run is a loop, and fails
+ * naming the URL instead of running to Max Pages.
+ */
+import { validationFailed } from '../errors.js';
+import { countedStrategy, countedUrls } from './counted.js';
+import { nextLinkStrategy } from './next-link.js';
+import { paginationProblems } from './settings.js';
+import type { Strategy } from './steps.js';
+import type { PageRequest, PaginationSettings, Paginator } from './types.js';
+import { originOf } from './url.js';
+
+function strategyFor(settings: PaginationSettings, firstUrl: string, connectionOrigin: string): { first: PageRequest; strategy: Strategy } {
+  switch (settings.type) {
+    case 'none':
+      return {
+        first: { pageNo: 1, url: firstUrl },
+        strategy: () => ({ kind: 'stop', reason: 'singlePage', detail: 'Pagination Type is None: one request' }),
+      };
+    case 'nextLink':
+      return { first: { pageNo: 1, url: firstUrl }, strategy: nextLinkStrategy(settings, connectionOrigin) };
+    case 'pageNumber':
+    case 'offsetLimit': {
+      const urlOf = countedUrls(settings, firstUrl);
+      return { first: { pageNo: 1, url: urlOf(1) }, strategy: countedStrategy(settings, urlOf) };
+    }
+    default: {
+      const unexpected: never = settings;
+      throw new Error(`unknown Pagination Type ${JSON.stringify(unexpected)}`);
+    }
+  }
+}
+
+/**
+ * `firstUrl` is the endpoint's complete URL before pagination parameters; `connectionOrigin` (default:
+ * firstUrl's origin) is where next links may point unless the endpoint allows other origins.
+ * Throws AppError (validationFailed) when the settings break a rule of paginationProblems().
+ */
+export function createPaginator(settings: PaginationSettings, firstUrl: string, connectionOrigin: string = originOf(firstUrl)): Paginator {
+  const problems = paginationProblems(settings);
+  if (problems.length > 0) throw validationFailed(`invalid pagination settings: ${problems.join('; ')}`);
+  const { first, strategy } = strategyFor(settings, new URL(firstUrl).href, connectionOrigin);
+  const requested = new Map<string, number>([[first.url, first.pageNo]]);
+  return {
+    first,
+    next(previous, response) {
+      const step = strategy(previous, response);
+      if (step.kind !== 'next') return step;
+      const { url, pageNo } = step.request;
+      const earlier = requested.get(url);
+      if (earlier !== undefined) {
+        return { kind: 'fail', error: `the next page's URL ${url} was already requested as page ${earlier}: the API's next links loop` };
+      }
+      requested.set(url, pageNo);
+      return step;
+    },
+  };
+}

@@ -1,0 +1,194 @@
+/**
+ * The fetch loop of an endpoint import: ask the paginator for a request, send it (with credentials
+ * only on the connection's origin, retries, one token refresh after a 401), parse the page, hand it
+ * to the caller, repeat until the paginator stops. Pages are handed over one at a time and not kept,
+ * so memory does not grow with the number of pages.
+ */
+import { createPaginator } from '../pagination/paginator.js';
+import { compileRecordsGetter } from '../pagination/records.js';
+import type { PageRequest, Paginator } from '../pagination/types.js';
+import { isOnOrigin, originOf, setQueryParams } from '../pagination/url.js';
+import { AuthError, createAuthenticator, type Authenticator, type Credentials, type OAuthTokenCache } from './auth.js';
+import { afterAttempts, describeAnswer, exchange, excerpt, FetchError, withHttp, type HttpDeps, type HttpOptions, type HttpOutcome } from './http-client.js';
+import type { FetchedPage, FetchSummary, HttpMethod, RestConnection, RestEndpoint } from './model.js';
+import { isSecretName, redactText, redactUrl } from './redact.js';
+
+export { FetchError } from './http-client.js';
+
+export interface FetchOptions extends HttpOptions {
+  /** OAuth2 token cache; default: the process-wide one. */
+  readonly tokenCache?: OAuthTokenCache;
+}
+
+/**
+ * baseUrl + endpoint.path joined as text (so a base path like `/v1` is kept, unlike RFC 3986
+ * resolution of `/customers`), then connection.query and endpoint.query set on it, the endpoint's
+ * winning. An absolute endpoint path is used as is.
+ */
+export function buildFirstUrl(connection: RestConnection, endpoint: RestEndpoint): string {
+  const path = endpoint.path.trim();
+  const joined = /^https?:\/\//i.test(path) ? path : path === '' ? connection.baseUrl : `${connection.baseUrl.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`;
+  return setQueryParams(joined, { ...connection.query, ...endpoint.query });
+}
+
+/** Headers merged case-insensitively, later sources winning; the name keeps the spelling of the winner. */
+export function mergeHeaders(...sources: readonly Readonly<Record<string, string>>[]): Record<string, string> {
+  const byLowerName = new Map<string, [string, string]>();
+  for (const source of sources) for (const [name, value] of Object.entries(source)) byLowerName.set(name.toLowerCase(), [name, value]);
+  return Object.fromEntries(byLowerName.values());
+}
+
+const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
+
+/** Configured headers that may carry credentials stay on the connection's origin too, not only the auth ones. */
+const isCredentialHeader = (name: string): boolean => CREDENTIAL_HEADERS.has(name.toLowerCase()) || isSecretName(name);
+
+/** One connection's fetch context: HTTP dependencies, credentials and where they may go. */
+export interface Session {
+  readonly connection: RestConnection;
+  readonly deps: HttpDeps;
+  readonly auth: Authenticator;
+  readonly origin: string;
+  /** The merged headers of the last request per side of the origin line: a run sends the same ones on every page. */
+  readonly headerMemo: { sameOrigin?: MergedHeaders; otherOrigin?: MergedHeaders };
+}
+
+interface MergedHeaders {
+  readonly source: Outgoing['headers'];
+  readonly withBody: boolean;
+  readonly credentials: Credentials | null;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+export function withSession<T>(connection: RestConnection, options: FetchOptions, use: (session: Session) => Promise<T>): Promise<T> {
+  return withHttp(connection.timeoutMs, options, (deps) =>
+    use({ connection, deps, auth: createAuthenticator(connection, deps, options.tokenCache), origin: originOf(connection.baseUrl), headerMemo: {} }),
+  );
+}
+
+export interface Sent {
+  readonly outcome: HttpOutcome;
+  /** The URL as sent, secrets redacted: what messages and pages show. */
+  readonly shownUrl: string;
+}
+
+export interface Outgoing {
+  readonly method: HttpMethod;
+  /** A normalised absolute URL (URL.href), as paginators produce. */
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string | null;
+}
+
+const BASE_HEADERS = { accept: 'application/json', 'user-agent': 'ifw' };
+
+/** Connection, then endpoint headers, then credentials (same origin) or minus anything credential-like (other origins). */
+function headersFor(session: Session, out: Outgoing, credentials: Credentials | null): Readonly<Record<string, string>> {
+  const side = credentials === null ? 'otherOrigin' : 'sameOrigin';
+  const withBody = out.body !== null;
+  const memo = session.headerMemo[side];
+  if (memo !== undefined && memo.source === out.headers && memo.withBody === withBody && memo.credentials === credentials) return memo.headers;
+  const merged = mergeHeaders(BASE_HEADERS, session.connection.headers, withBody ? { 'content-type': 'application/json' } : {}, out.headers);
+  const headers =
+    credentials === null
+      ? Object.fromEntries(Object.entries(merged).filter(([name]) => !isCredentialHeader(name)))
+      : mergeHeaders(merged, credentials.headers);
+  session.headerMemo[side] = { source: out.headers, withBody, credentials, headers };
+  return headers;
+}
+
+async function sendOnceWithCredentials(session: Session, out: Outgoing): Promise<Sent> {
+  const { connection } = session;
+  const credentials = isOnOrigin(out.url, session.origin) ? await session.auth.credentials() : null;
+  const url = credentials !== null && Object.keys(credentials.query).length > 0 ? setQueryParams(out.url, credentials.query) : out.url;
+  const request = { method: out.method, url, headers: headersFor(session, out, credentials), body: out.body, timeoutMs: connection.timeoutMs };
+  const outcome = await exchange(request, connection.retry, session.deps);
+  return { outcome, shownUrl: redactUrl(url, session.auth.secrets().params) };
+}
+
+/** Sends with credentials where they belong; after a 401 on the connection's origin, refreshes an OAuth2 token once and retries. */
+export async function sendWithCredentials(session: Session, out: Outgoing): Promise<Sent> {
+  const sent = await sendOnceWithCredentials(session, out);
+  const unauthorized = sent.outcome.kind === 'answer' && sent.outcome.status === 401;
+  if (unauthorized && isOnOrigin(out.url, session.origin) && session.auth.invalidate()) return sendOnceWithCredentials(session, out);
+  return sent;
+}
+
+/** A FetchError whose message names the page, the method and the redacted URL, with every secret removed. */
+export function pageError(session: Session, pageNo: number, method: HttpMethod, url: string, why: string, status: number | null = null): FetchError {
+  const shown = redactUrl(url, session.auth.secrets().params);
+  return new FetchError(pageNo, shown, redactText(`page ${pageNo} (${method} ${shown}): ${why}`, session.auth.secrets()), status);
+}
+
+export interface JsonPage {
+  readonly status: number;
+  readonly shownUrl: string;
+  readonly body: unknown;
+}
+
+/** Fetches one page and parses it; throws FetchError for anything that is not a 2xx JSON answer. */
+export async function fetchJsonPage(session: Session, endpoint: RestEndpoint, request: PageRequest): Promise<JsonPage> {
+  const out: Outgoing = { method: endpoint.method, url: request.url, headers: endpoint.headers, body: endpoint.method === 'POST' ? endpoint.body : null };
+  let sent: Sent;
+  try {
+    sent = await sendWithCredentials(session, out);
+  } catch (err) {
+    if (err instanceof AuthError) throw pageError(session, request.pageNo, out.method, request.url, err.message);
+    throw err;
+  }
+  const { outcome, shownUrl } = sent;
+  const fail = (why: string, status: number | null = null): FetchError => pageError(session, request.pageNo, out.method, shownUrl, why, status);
+  if (outcome.kind === 'noAnswer') throw fail(`${outcome.reason}${afterAttempts(outcome.attempts)}`);
+  if (outcome.status < 200 || outcome.status >= 300) throw fail(describeAnswer(outcome.status, outcome.text, outcome.attempts), outcome.status);
+  if (outcome.text.trim() === '') throw fail(`the service answered ${outcome.status} with an empty body, not JSON`, outcome.status);
+  try {
+    return { status: outcome.status, shownUrl, body: JSON.parse(outcome.text) as unknown };
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    throw fail(`the response is not valid JSON (${reason}); it begins: ${excerpt(outcome.text, 200)}`, outcome.status);
+  }
+}
+
+/** The paginator, or a FetchError for page 1 when the settings cannot run (they are validated on save too). */
+export function paginatorFor(session: Session, endpoint: RestEndpoint): Paginator {
+  const firstUrl = buildFirstUrl(session.connection, endpoint);
+  try {
+    return createPaginator(endpoint.pagination, firstUrl, session.origin);
+  } catch (err) {
+    throw pageError(session, 1, endpoint.method, firstUrl, err instanceof Error ? err.message : String(err));
+  }
+}
+
+/**
+ * Fetches every page of `endpoint`, awaiting `onPage` for each before the next request. Resolves with
+ * how the fetch ended; rejects with FetchError for a remote or configuration problem (nothing of the
+ * run should then be imported), or with whatever `onPage` throws, or with the signal's reason.
+ */
+export function fetchPages(
+  connection: RestConnection,
+  endpoint: RestEndpoint,
+  onPage: (page: FetchedPage) => Promise<void> | void,
+  options: FetchOptions = {},
+): Promise<FetchSummary> {
+  return withSession(connection, options, async (session) => {
+    const paginator = paginatorFor(session, endpoint);
+    const getRecords = compileRecordsGetter(endpoint.pagination.responseDataPath);
+    const warnings = new Set<string>();
+    let pagesFetched = 0;
+    let recordCount: number | null = 0;
+    let request = paginator.first;
+    for (;;) {
+      session.deps.signal?.throwIfAborted();
+      const page = await fetchJsonPage(session, endpoint, request);
+      const records = getRecords(page.body);
+      const step = paginator.next(request, { body: page.body, records });
+      if (step.kind === 'fail') throw pageError(session, request.pageNo, endpoint.method, page.shownUrl, step.error);
+      pagesFetched++;
+      recordCount = recordCount === null || records === null ? null : recordCount + records.length;
+      await onPage({ pageNo: request.pageNo, url: page.shownUrl, body: page.body, records });
+      if (step.warning !== undefined) warnings.add(step.warning);
+      if (step.kind === 'stop') return { pagesFetched, recordCount, stopReason: step.reason, stopDetail: step.detail, warnings: [...warnings] };
+      request = step.request;
+    }
+  });
+}

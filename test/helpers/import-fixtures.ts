@@ -1,0 +1,97 @@
+/**
+ * Shared setup of the import run tests: a real SQLite file with table `item` (id integer key, name
+ * text ≤ 10, required) fed by integration 20 from the paging server's `{ id, name }` records, a REST
+ * connection to that server, and endpoints for each pagination type.
+ */
+import type { Clock } from '../../src/clock.js';
+import { manualClock } from '../../src/clock.js';
+import { declareIntegration } from '../../src/integrations/service.js';
+import type { ImportRunContext } from '../../src/imports/run-imports.js';
+import { defaultImportSources } from '../../src/imports/sources.js';
+import { createLogger } from '../../src/logger.js';
+import { createSecretBox, type SecretBox } from '../../src/rest/secrets.js';
+import { createConnection, createEndpoint } from '../../src/rest/service.js';
+import type { EndpointInput } from '../../src/rest/validate.js';
+import type { Database } from '../../src/storage/database.js';
+import { createTargetTable } from '../../src/tables/service.js';
+
+export const silentLogger = createLogger({ logLevel: 'silent' });
+export const ITEMS = 20;
+export const CONNECTION = 'paging';
+export const START = '2025-03-01T10:00:00.000Z';
+
+export type ManualClock = ReturnType<typeof manualClock>;
+export const testClock = (): ManualClock => manualClock(START);
+
+export function testBox(dataDir: string): SecretBox {
+  return createSecretBox({ secretKey: 'import-run-tests', dataDir });
+}
+
+/** `nameMaxLength` 9 makes "Record 100" (and later) break the target table's rule. */
+export async function setupItems(db: Database, clock: Clock, box: SecretBox, origin: string, options: { nameMaxLength?: number } = {}): Promise<void> {
+  await createTargetTable(
+    db,
+    {
+      name: 'item',
+      primaryKey: ['id'],
+      fields: [
+        { name: 'id', type: 'integer' },
+        { name: 'name', type: 'text', maxLength: options.nameMaxLength ?? 20, required: true },
+      ],
+    },
+    clock,
+  );
+  await declareIntegration(
+    db,
+    {
+      sortingOrder: ITEMS,
+      name: 'Items',
+      type: 'restApi',
+      targetTable: 'item',
+      writeMode: 'insert',
+      fields: [
+        { fieldNo: 1, title: 'Id', sourcePath: 'id' },
+        { fieldNo: 2, title: 'Name', sourcePath: 'name' },
+      ],
+      mappings: [
+        { fieldNo: 1, targetField: 'id' },
+        { fieldNo: 2, targetField: 'name' },
+      ],
+    },
+    clock,
+  );
+  await createConnection(db, { code: CONNECTION, baseUrl: origin, maxRetries: 0 }, clock, box);
+}
+
+/** Endpoint settings by pagination type, against the paging server's routes. */
+export const ENDPOINTS = {
+  nextLink: { path: '/odata/Customers', paginationType: 'nextLink', nextLinkJsonPath: '@odata.nextLink', responseDataPath: 'value' },
+  pageNumber: { path: '/page-number', paginationType: 'pageNumber', pageParameterName: 'page', pageSize: 10, responseDataPath: 'data' },
+  offsetLimit: { path: '/offset-limit', paginationType: 'offsetLimit', offsetParameterName: 'offset', limitParameterName: 'limit', pageSize: 10, responseDataPath: 'results.items' },
+} as const satisfies Record<string, Partial<EndpointInput>>;
+
+export async function addEndpoint(db: Database, clock: Clock, code: string, settings: Partial<EndpointInput>): Promise<void> {
+  await createEndpoint(db, { code, connectionCode: CONNECTION, path: '/', integrationSortingOrder: ITEMS, ...settings }, clock);
+}
+
+export function runContext(db: Database, clock: Clock, box: SecretBox, overrides: Partial<ImportRunContext> = {}): ImportRunContext {
+  return {
+    db,
+    clock,
+    logger: silentLogger,
+    owner: 'worker-1',
+    leaseMs: 300_000,
+    maxAttempts: 3,
+    sources: defaultImportSources(() => box),
+    ...overrides,
+  };
+}
+
+export const itemIds = (db: Database): number[] => db.sqlite.prepare('select id from item order by id').pluck().all() as number[];
+
+export const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+/** Page rows of a run: how many, and how many still hold staged records. */
+export function stagedPageCounts(db: Database, runId: string): { pages: number; staged: number } {
+  return db.sqlite.prepare('select count(*) as pages, count(records) as staged from ifw_import_run_page where run_id = ?').get(runId) as { pages: number; staged: number };
+}

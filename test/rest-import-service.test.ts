@@ -1,0 +1,103 @@
+/**
+ * REST API imports through the whole service, as an administrator drives them: configure a
+ * connection and an endpoint over the admin API, start a run, poll it until Completed (the real job
+ * queue thread does the work), read the rows.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyConfig } from '../src/config-apply/apply.js';
+import { systemClock } from '../src/clock.js';
+import { API, eventually, startTestService, type TestService } from './helpers/service.js';
+import { startPagingServer, type PagingServer } from './helpers/paging-server.js';
+
+let t: TestService;
+let server: PagingServer;
+
+beforeAll(async () => {
+  server = await startPagingServer({ records: 95, pageSize: 10 });
+  t = await startTestService({ workers: true, config: { secretKey: 'service-test-key' } });
+  await applyConfig(
+    t.service.db,
+    {
+      targetTables: [{ name: 'item', primaryKey: ['id'], fields: [{ name: 'id', type: 'integer' }, { name: 'name', type: 'text', maxLength: 20, required: true }] }],
+      integrations: [
+        {
+          sortingOrder: 80,
+          name: 'Items from the paging API',
+          type: 'restApi',
+          targetTable: 'item',
+          writeMode: 'upsert',
+          fields: [
+            { fieldNo: 1, title: 'Id', sourcePath: 'id' },
+            { fieldNo: 2, title: 'Name', sourcePath: 'name' },
+          ],
+          mappings: [
+            { fieldNo: 1, targetField: 'id' },
+            { fieldNo: 2, targetField: 'name' },
+          ],
+        },
+      ],
+    },
+    systemClock,
+  );
+});
+
+afterAll(async () => {
+  await t.cleanup();
+  await server.close();
+});
+
+const call = async (method: 'GET' | 'POST' | 'DELETE' | 'PATCH', url: string, payload?: unknown) => {
+  const res = await t.service.app.inject({ method, url: `${API}/${url}`, ...(payload === undefined ? {} : { payload: payload as object }) });
+  return { status: res.statusCode, body: res.body === '' ? undefined : res.json(), headers: res.headers };
+};
+
+describe('REST API imports through the service', () => {
+  it('configures an Offset/Limit endpoint, runs it on the job queue and lands every record once', async () => {
+    const connection = await call('POST', 'restApiConnections', { code: 'paging', baseUrl: server.origin, authType: 'bearer', token: 's3cret-token' });
+    expect(connection.status, JSON.stringify(connection.body)).toBe(201);
+    expect(JSON.stringify(connection.body)).not.toContain('s3cret-token');
+    expect(connection.body.tokenIsSet).toBe(true);
+
+    const endpoint = await call('POST', 'restApiEndpoints', {
+      code: 'items',
+      connectionCode: 'paging',
+      path: '/offset-limit',
+      integrationSortingOrder: 80,
+      paginationType: 'offsetLimit',
+      offsetParameterName: 'offset',
+      limitParameterName: 'limit',
+      pageSize: 10,
+      responseDataPath: 'results.items',
+    });
+    expect(endpoint.status, JSON.stringify(endpoint.body)).toBe(201);
+
+    const started = await call('POST', "restApiEndpoints('items')/Microsoft.NAV.run");
+    expect(started.status, JSON.stringify(started.body)).toBe(202);
+    const runId = started.body.runId as string;
+    expect(started.headers.location).toContain(runId);
+
+    const run = await eventually(async () => {
+      const polled = await call('GET', `importRuns(${runId})`);
+      return ['Completed', 'Failed'].includes(polled.body.status as string) ? polled.body : undefined;
+    });
+    expect(run).toMatchObject({ status: 'Completed', pagesFetched: 10, recordCount: 95, stopReason: 'shortPage' });
+
+    const rows = await call('GET', "targetTables('item')/rows?$top=200");
+    expect(rows.body.value.map((r: { id: number }) => r.id)).toEqual(Array.from({ length: 95 }, (_, i) => i + 1));
+    expect(server.requests.every((r) => r.headers.authorization === 'Bearer s3cret-token')).toBe(true);
+
+    const pages = await call('GET', `importRuns(${runId})/pages`);
+    expect(pages.body.value.map((p: { recordCount: number }) => p.recordCount)).toEqual([10, 10, 10, 10, 10, 10, 10, 10, 10, 5]);
+  });
+
+  it('refuses to delete an integration that an endpoint feeds', async () => {
+    const res = await call('DELETE', 'integrations(80)');
+    expect(res.status).toBe(409);
+    expect(res.body.error.message).toContain('"items"');
+  });
+
+  it('documents the REST API entity sets in the OpenAPI document', async () => {
+    const doc = (await t.service.app.inject({ url: '/docs/json' })).json();
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining([`${API}/restApiConnections`, `${API}/restApiEndpoints({key})`, `${API}/importRuns({key})`]));
+  });
+});

@@ -1,0 +1,107 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { FetchError } from '../src/rest/fetch-pages.js';
+import { previewFirstPage, testConnection } from '../src/rest/probe.js';
+import { connectionTo, endpointAt, fakeTime, paging, startPagingServer, type PagingServer } from './helpers/paging-server.js';
+
+let server: PagingServer;
+beforeAll(async () => {
+  server = await startPagingServer();
+});
+afterAll(() => server.close());
+beforeEach(() => server.reset({ records: 23, pageSize: 10 }));
+
+describe('testConnection', () => {
+  it('is ok when the base URL answers, and sends the credentials', async () => {
+    const connection = connectionTo(server.origin, { auth: { type: 'bearer', token: 'tok-1234' } });
+    expect(await testConnection(connection, fakeTime().options)).toEqual({ ok: true, status: 200, url: server.origin + '/', message: 'reachable: the service answered 200 OK' });
+    expect(server.requests[0]!.headers.authorization).toBe('Bearer tok-1234');
+  });
+
+  it.each([
+    [401, false, 'the service answered 401: check the credentials'],
+    [403, false, 'the service answered 403: check the credentials'],
+    [404, true, 'reachable: the service answered 404 Not Found (the base URL itself need not be a resource)'],
+    [503, true, 'reachable, but the service answered 503 Service Unavailable'],
+  ])('answer %i → ok %s', async (status, ok, message) => {
+    const result = await testConnection(connectionTo(`${server.origin}/status/${status}`), fakeTime().options);
+    expect(result).toEqual({ ok, status, url: `${server.origin}/status/${status}`, message });
+  });
+
+  it('does not retry, and reports an unreachable service without throwing', async () => {
+    const gone = await startPagingServer();
+    await gone.close();
+    const time = fakeTime();
+    const result = await testConnection(connectionTo(gone.origin), time.options);
+    expect(result.ok).toBe(false);
+    expect(result.status).toBeNull();
+    expect(result.message).toMatch(/^network error: .*ECONNREFUSED/);
+    expect(time.delays).toEqual([]);
+  });
+
+  it('reports a timeout', async () => {
+    server.setFaults([{ kind: 'hang', page: 1, times: 1 }]);
+    const result = await testConnection(connectionTo(`${server.origin}/next-absolute`, { timeoutMs: 200 }), fakeTime().options);
+    expect(result).toMatchObject({ ok: false, status: null, message: 'no response within 200 ms (timeout)' });
+  });
+
+  it('reports a failing token endpoint without the client secret', async () => {
+    server.tokenResponse = () => ({ status: 401, body: { error: 'invalid_client' } });
+    const auth = { type: 'oauth2ClientCredentials', tokenUrl: `${server.origin}/oauth/token`, clientId: 'c', clientSecret: 'very-secret', scope: null } as const;
+    const result = await testConnection(connectionTo(server.origin, { auth }), fakeTime().options);
+    expect(result.ok).toBe(false);
+    expect(result.message).toBe(
+      `the token endpoint ${server.origin}/oauth/token: the service answered 401 Unauthorized: check the credentials: {"error":"invalid_client"}: check the client id, client secret, scope and token URL`,
+    );
+  });
+
+  it('shows a query API key redacted in the URL', async () => {
+    const auth = { type: 'apiKey', in: 'query', name: 'key', value: 'abcdef' } as const;
+    const result = await testConnection(connectionTo(server.origin, { auth, query: { v: '2' } }), fakeTime().options);
+    expect(result.url).toBe(`${server.origin}/?v=2&key=[redacted]`);
+    expect(server.requests[0]!.url).toBe('/?v=2&key=abcdef');
+  });
+});
+
+describe('previewFirstPage', () => {
+  it('fetches page 1 only and shows its first 5 records and the next URL', async () => {
+    const preview = await previewFirstPage(connectionTo(server.origin), endpointAt('/offset-limit', paging.offsetLimit()), fakeTime().options);
+    expect(preview).toEqual({
+      url: `${server.origin}/offset-limit?offset=0&limit=10`,
+      status: 200,
+      recordCount: 10,
+      records: [1, 2, 3, 4, 5].map((id) => ({ id, name: `Record ${id}` })),
+      next: { kind: 'next', url: `${server.origin}/offset-limit?offset=10&limit=10` },
+    });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('says when pagination would stop after page 1 and why', async () => {
+    const preview = await previewFirstPage(connectionTo(server.origin), endpointAt('/page-number', paging.pageNumber({ pageSize: 50 })), fakeTime().options);
+    expect(preview.next).toEqual({
+      kind: 'stop',
+      reason: 'shortPage',
+      detail: 'page 1 has 10 records, fewer than Page Size 50: the last page; if the API has more records, Page Size is larger than its real page size',
+    });
+  });
+
+  it('explains a Response Data Path that finds no records', async () => {
+    const preview = await previewFirstPage(connectionTo(server.origin), endpointAt('/odata/Customers', paging.pageNumber({ responseDataPath: 'data' })), fakeTime().options);
+    expect(preview.recordCount).toBeNull();
+    expect(preview.records).toEqual([]);
+    expect(preview.next).toMatchObject({ kind: 'stop', reason: 'recordsNotCountable' });
+    expect(preview.next.kind === 'stop' && preview.next.warning).toContain('Response Data Path "data" finds nothing in the response (the response has properties "@odata.context", "value", "@odata.nextLink")');
+  });
+
+  it('reports what would fail on page 2 (a refused cross-origin link) without following it', async () => {
+    server.setFaults([{ kind: 'crossOriginLink', page: 1, origin: 'https://elsewhere.example' }]);
+    const preview = await previewFirstPage(connectionTo(server.origin), endpointAt('/next-absolute', paging.nextLink('next')), fakeTime().options);
+    expect(preview.next.kind).toBe('fail');
+    expect(preview.next.kind === 'fail' && preview.next.error).toContain('points to another origin (https://elsewhere.example)');
+  });
+
+  it('throws FetchError when page 1 fails', async () => {
+    const preview = previewFirstPage(connectionTo(server.origin), endpointAt('/status/500', paging.none()), { ...fakeTime().options });
+    await expect(preview).rejects.toBeInstanceOf(FetchError);
+    await expect(preview).rejects.toThrow(`page 1 (GET ${server.origin}/status/500): the service answered 500 Internal Server Error after 4 attempts: {"error":"as requested"}`);
+  });
+});
