@@ -76,9 +76,10 @@ describe('REST API imports through the service', () => {
     const runId = started.body.runId as string;
     expect(started.headers.location).toContain(runId);
 
-    const run = await eventually(async () => {
+    const run = await eventually<Record<string, unknown>>(async () => {
       const polled = await call('GET', `importRuns(${runId})`);
-      return ['Completed', 'Failed'].includes(polled.body.status as string) ? polled.body : undefined;
+      const body = polled.body as Record<string, unknown>;
+      return ['Completed', 'Failed'].includes(body.status as string) ? body : undefined;
     });
     expect(run).toMatchObject({ status: 'Completed', pagesFetched: 10, recordCount: 95, stopReason: 'shortPage' });
 
