@@ -12,10 +12,8 @@ import { createService } from '../service.js';
 import { migrate, openDatabase } from '../storage/database.js';
 import { systemClock } from '../clock.js';
 import { hostname } from 'node:os';
-import pino from 'pino';
 import { runEndpointNow } from '../imports/run-endpoint.js';
 import { defaultImportSources } from '../imports/sources.js';
-import { REDACT_PATHS } from '../logger.js';
 import { createSecretBox, type SecretBox } from '../rest/secrets.js';
 
 interface ServerFlags {
@@ -141,7 +139,7 @@ withDatabaseFlags(
 ).action(async (code: string, flags: ServerFlags) => {
   const config = loadConfig(process.env, overrides(flags));
   // Logs go to stderr: stdout is the run's JSON.
-  const logger = pino({ level: config.logLevel, redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, pino.destination({ dest: 2, sync: true }));
+  const logger = createLogger(config, {}, 2);
   // A service on the same database may hold the write lock for a moment: wait for it instead of failing.
   const db = openDatabase(config.database, { busyTimeoutMs: 10_000 });
   try {

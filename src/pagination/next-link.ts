@@ -56,7 +56,7 @@ export function nextLinkStrategy(settings: NextLinkSettings, connectionOrigin: s
           'allow cross-origin next links on the endpoint if the API really sends them (credentials are never sent there)',
       };
     }
-    url.hash = '';
+    if (url.hash !== '') url.hash = '';
     return { kind: 'next', request: { pageNo: previous.pageNo + 1, url: url.href } };
   };
 }
