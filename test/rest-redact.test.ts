@@ -36,3 +36,17 @@ describe('redactText', () => {
     expect(redactText('a bearer token: abc', secretsOf({ type: 'bearer', token: 'abc' }))).toBe('a bearer token: abc');
   });
 });
+
+describe('redaction keeps what is not secret', () => {
+  it('leaves pagination cursors named like tokens readable', () => {
+    expect(redactUrl('https://api.example.com/odata/Customers?$skiptoken=3&nextPageToken=abc&pageToken=q&access_token=zz')).toBe(
+      'https://api.example.com/odata/Customers?$skiptoken=3&nextPageToken=abc&pageToken=q&access_token=[redacted]',
+    );
+  });
+
+  it('keeps the punctuation after a URL in a sentence', () => {
+    expect(redactText('page 3 (GET https://api.example.com/x?access_token=abc): the service answered 404', { values: [], params: [] })).toBe(
+      'page 3 (GET https://api.example.com/x?access_token=[redacted]): the service answered 404',
+    );
+  });
+});

@@ -10,7 +10,10 @@ export const REDACTED = '[redacted]';
 /** Names that carry credentials by convention (access_token, api_key, X-Amz-Signature, sig, …), in queries and headers. */
 const SECRET_NAME = /token|key|secret|password|passwd|signature|credential|^sig$/i;
 
-export const isSecretName = (name: string): boolean => SECRET_NAME.test(name);
+/** Pagination cursors named like tokens ($skiptoken, pageToken, nextToken, continuationToken) are not credentials. */
+const CURSOR_NAME = /^(\$?skip_?token|(next_?)?page_?token|next_?token|continuation_?token)$/i;
+
+export const isSecretName = (name: string): boolean => SECRET_NAME.test(name) && !CURSOR_NAME.test(name);
 
 /** A superset of SECRET_NAME matches anywhere in a URL: when it fails, no parameter name can be secret. */
 const SECRET_NAME_ANYWHERE = /token|key|secret|passw|signature|credential|sig=/i;
@@ -101,7 +104,11 @@ const URL_IN_TEXT = /https?:\/\/[^\s"'<>`]+/g;
 
 /** `text` (a message, a response excerpt) with every URL redacted and every known secret value replaced. */
 export function redactText(text: string, secrets: Secrets): string {
-  let out = text.replace(URL_IN_TEXT, (url) => redactUrl(url, secrets.params));
+  // Punctuation right after a URL in a sentence ("…?page=2): the service …") is not part of it.
+  let out = text.replace(URL_IN_TEXT, (match) => {
+    const trailing = /[).,;:]+$/.exec(match)?.[0] ?? '';
+    return redactUrl(match.slice(0, match.length - trailing.length), secrets.params) + trailing;
+  });
   for (const value of secrets.values) out = out.replaceAll(value, REDACTED);
   for (const value of secrets.values) {
     const encoded = encodeURIComponent(value);
