@@ -144,7 +144,7 @@ describe('staging and finishing, fenced by the lease', () => {
     const { runId } = await queue();
     await claimNextRun(t.db, { owner: 'w1', now: clock(), leaseMs: LEASE_MS });
 
-    expect(await stagePage(t.db, { runId, owner: 'w1', now: new Date(iso(5000)), leaseMs: LEASE_MS, page: page(1, [{ id: 1 }, { id: 2 }]) })).toBe(true);
+    expect(stagePage(t.db, { runId, owner: 'w1', now: new Date(iso(5000)), leaseMs: LEASE_MS, page: page(1, [{ id: 1 }, { id: 2 }]) })).toBe(true);
 
     expect(runRow(runId)).toMatchObject({ pages_fetched: 1, record_count: 2, lease_expires_at: iso(5000 + LEASE_MS) });
     expect(t.db.sqlite.prepare('select page_no, url, record_count, records from ifw_import_run_page').all()).toEqual([
@@ -156,7 +156,7 @@ describe('staging and finishing, fenced by the lease', () => {
     const { runId } = await queue();
     await claimNextRun(t.db, { owner: 'w1', now: clock(), leaseMs: LEASE_MS });
 
-    expect(await stagePage(t.db, { runId, owner: 'w2', now: clock(), leaseMs: LEASE_MS, page: page(1) })).toBe(false);
+    expect(stagePage(t.db, { runId, owner: 'w2', now: clock(), leaseMs: LEASE_MS, page: page(1) })).toBe(false);
 
     expect(runRow(runId)).toMatchObject({ pages_fetched: 0, lease_owner: 'w1' });
     expect(stagedPageCounts(t.db, runId)).toEqual({ pages: 0, staged: 0 });
@@ -165,7 +165,7 @@ describe('staging and finishing, fenced by the lease', () => {
   it('completeRun sets counts, stop reason, warnings and duration, and clears the staged records', async () => {
     const { runId } = await queue();
     await claimNextRun(t.db, { owner: 'w1', now: clock(), leaseMs: LEASE_MS });
-    await stagePage(t.db, { runId, owner: 'w1', now: clock(), leaseMs: LEASE_MS, page: page(1) });
+    stagePage(t.db, { runId, owner: 'w1', now: clock(), leaseMs: LEASE_MS, page: page(1) });
     const args = { runId, now: new Date(iso(1500)), durationMs: 1500, inserted: 1, updated: 0, skipped: 0, stopReason: 'maxPages', stopDetail: 'stopped', warnings: ['w'], errorMessage: '' } as const;
 
     expect(completeRun(t.db, { ...args, owner: 'w2' })).toBe(false);
@@ -179,7 +179,7 @@ describe('staging and finishing, fenced by the lease', () => {
   it('failRun sets the error and clears the staged records; a lost lease changes nothing', async () => {
     const { runId } = await queue();
     await claimNextRun(t.db, { owner: 'w1', now: clock(), leaseMs: LEASE_MS });
-    await stagePage(t.db, { runId, owner: 'w1', now: clock(), leaseMs: LEASE_MS, page: page(1) });
+    stagePage(t.db, { runId, owner: 'w1', now: clock(), leaseMs: LEASE_MS, page: page(1) });
 
     expect(failRun(t.db, { runId, owner: 'w2', now: clock(), durationMs: 1, errorMessage: 'x' })).toBe(false);
     expect(failRun(t.db, { runId, owner: 'w1', now: clock(), durationMs: 7, errorMessage: 'page 2 (GET u): boom' })).toBe(true);
@@ -199,7 +199,7 @@ describe('expired leases', () => {
     expect(runRow(runId)).toMatchObject({ status: 'Queued', attempts: 1, lease_owner: null });
 
     await claimNextRun(t.db, { owner: 'w2', now: new Date(iso(LEASE_MS + 2)), leaseMs: LEASE_MS });
-    await stagePage(t.db, { runId, owner: 'w2', now: new Date(iso(LEASE_MS + 2)), leaseMs: LEASE_MS, page: page(1) });
+    stagePage(t.db, { runId, owner: 'w2', now: new Date(iso(LEASE_MS + 2)), leaseMs: LEASE_MS, page: page(1) });
     expect(await reapExpiredRuns(t.db, { now: new Date(iso(3 * LEASE_MS)), maxAttempts: 2 })).toEqual({ requeued: [], failed: [runId] });
     expect(await getRun(t.db, runId)).toMatchObject({ status: 'Failed', attempts: 2 });
     expect((await getRun(t.db, runId))!.errorMessage).toContain('interrupted 2 times');
@@ -209,7 +209,7 @@ describe('expired leases', () => {
   it('a run taken over after an interrupted attempt fetches again from page 1 and imports each record once', async () => {
     const { runId } = await queue();
     await claimNextRun(t.db, { owner: 'dead-worker', now: clock(), leaseMs: LEASE_MS });
-    await stagePage(t.db, { runId, owner: 'dead-worker', now: clock(), leaseMs: LEASE_MS, page: page(1, [{ id: 999, name: 'stale' }]) });
+    stagePage(t.db, { runId, owner: 'dead-worker', now: clock(), leaseMs: LEASE_MS, page: page(1, [{ id: 999, name: 'stale' }]) });
     clock.advance(LEASE_MS + 1);
 
     const result = await runQueuedImports(ctx);

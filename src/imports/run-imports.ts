@@ -17,6 +17,7 @@ import type { PathGetter } from '../mapping/paths.js';
 import { maxPagesWarning } from '../pagination/steps.js';
 import type { FetchSummary, RestConnection, RestEndpoint } from '../rest/model.js';
 import type { Database } from '../storage/database.js';
+import { withScratchCommits } from '../storage/sqlite.js';
 import type { TargetTable } from '../tables/model.js';
 import { getTableWithRelations } from '../tables/store.js';
 import { claimNextRun } from './claim-run.js';
@@ -132,10 +133,10 @@ async function fetchAndStage(ctx: ImportRunContext, run: ClaimedRun, loaded: Loa
     const summary = await ctx.sources.fetchPages(
       loaded.connection,
       loaded.endpoint,
-      async (page) => {
+      (page) => {
         const records = pageRecords(page, recordsPath, loaded.getRecords);
         if (typeof records === 'string') stopped = { failed: records };
-        else if (!(await stagePage(db, { runId, owner, now: ctx.clock(), leaseMs, page: { pageNo: page.pageNo, url: page.url, records } }))) {
+        else if (!stagePage(db, { runId, owner, now: ctx.clock(), leaseMs, page: { pageNo: page.pageNo, url: page.url, records } })) {
           stopped = { lost: 'lease lost while fetching (taken over after expiry); stopped' };
         }
         if (stopped !== undefined) throw new Error(`import run ${runId} stopped fetching`);
@@ -173,7 +174,7 @@ export async function executeRun(ctx: ImportRunContext, run: ClaimedRun): Promis
     await discardStagedPages(db, { runId, owner });
     const loaded = await load(ctx, run);
     if (typeof loaded === 'string') return fail(loaded);
-    const fetched = await fetchAndStage(ctx, run, loaded);
+    const fetched = await withScratchCommits(db.sqlite, () => fetchAndStage(ctx, run, loaded));
     if ('failed' in fetched) return fail(fetched.failed);
     if ('lost' in fetched) {
       log.warn(fetched.lost);

@@ -171,3 +171,18 @@ export class EmbeddedSqliteDialect implements Dialect {
     return new SqliteIntrospector(db);
   }
 }
+
+/**
+ * Runs `fn` with commits that do not wait for the disk (synchronous=NORMAL: in WAL mode the file stays
+ * consistent, a power cut may only lose the latest commits). For scratch data whose loss is harmless,
+ * such as the staged pages of an import run, which starts again from page 1 after a crash anyway.
+ * The connection must be this thread's own and `fn` the only work on it meanwhile.
+ */
+export async function withScratchCommits<T>(db: BetterSqlite3.Database, fn: () => Promise<T>): Promise<T> {
+  db.pragma('synchronous = NORMAL');
+  try {
+    return await fn();
+  } finally {
+    db.pragma('synchronous = FULL');
+  }
+}
