@@ -116,7 +116,7 @@ describe('fetchPages over each strategy', () => {
     ]);
   });
 
-  it('awaits onPage before requesting the next page', async () => {
+  it('requests the next page while onPage handles the current one, never more than one ahead', async () => {
     const requestsSeenByOnPage: number[] = [];
     await fetchPages(
       connectionTo(server.origin),
@@ -127,7 +127,8 @@ describe('fetchPages over each strategy', () => {
       },
       fakeTime().options,
     );
-    expect(requestsSeenByOnPage).toEqual(new Array<number>(10).fill(0));
+    // While page k is handled the request for page k + 1 is out (none after the last page).
+    expect(requestsSeenByOnPage).toEqual([...new Array<number>(9).fill(1), 0]);
   });
 
   it('stops at the first page onPage rejects, with its error', async () => {
@@ -141,7 +142,9 @@ describe('fetchPages over each strategy', () => {
       fakeTime().options,
     );
     await expect(failing).rejects.toBe(stop);
-    expect(server.requests).toHaveLength(2);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Page 3 was already requested while page 2 was handled; nothing after it.
+    expect(server.requests.map((r) => r.url)).toEqual(['/next-absolute', '/next-absolute?cursor=2', '/next-absolute?cursor=3']);
   });
 
   it('stops when the signal aborts, with its reason', async () => {

@@ -160,9 +160,11 @@ export function paginatorFor(session: Session, endpoint: RestEndpoint): Paginato
 }
 
 /**
- * Fetches every page of `endpoint`, awaiting `onPage` for each before the next request. Resolves with
- * how the fetch ended; rejects with FetchError for a remote or configuration problem (nothing of the
- * run should then be imported), or with whatever `onPage` throws, or with the signal's reason.
+ * Fetches every page of `endpoint`. The request for the next page is sent before `onPage` handles the
+ * current one, so staging a page overlaps the network wait for the next; at most two pages are held
+ * (the one handled and the one arriving), whatever the number of pages. Resolves with how the fetch
+ * ended; rejects with FetchError for a remote or configuration problem (nothing of the run should
+ * then be imported), or with whatever `onPage` throws, or with the signal's reason.
  */
 export function fetchPages(
   connection: RestConnection,
@@ -177,14 +179,21 @@ export function fetchPages(
     let pagesFetched = 0;
     let recordCount: number | null = 0;
     let request = paginator.first;
+    session.deps.signal?.throwIfAborted();
+    let arriving = fetchJsonPage(session, endpoint, request);
     for (;;) {
-      session.deps.signal?.throwIfAborted();
-      const page = await fetchJsonPage(session, endpoint, request);
+      const page = await arriving;
       const records = getRecords(page.body);
       const step = paginator.next(request, { body: page.body, records });
       if (step.kind === 'fail') throw pageError(session, request.pageNo, endpoint.method, page.shownUrl, step.error);
       pagesFetched++;
       recordCount = recordCount === null || records === null ? null : recordCount + records.length;
+      if (step.kind === 'next') {
+        session.deps.signal?.throwIfAborted();
+        arriving = fetchJsonPage(session, endpoint, step.request);
+        // Awaited on the next turn of the loop; until then a failure must not count as unhandled.
+        arriving.catch(() => undefined);
+      }
       await onPage({ pageNo: request.pageNo, url: page.shownUrl, body: page.body, records });
       if (step.warning !== undefined) warnings.add(step.warning);
       if (step.kind === 'stop') return { pagesFetched, recordCount, stopReason: step.reason, stopDetail: step.detail, warnings: [...warnings] };
