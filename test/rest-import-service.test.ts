@@ -91,6 +91,33 @@ describe('REST API imports through the service', () => {
     expect(pages.body.value.map((p: { recordCount: number }) => p.recordCount)).toEqual([10, 10, 10, 10, 10, 10, 10, 10, 10, 5]);
   });
 
+  it('keeps processing bulk import requests while a REST import waits on a slow API', async () => {
+    // Page 2 of the offset-limit route hangs until the connection's timeout (3 s, no retries).
+    expect((await call('PATCH', "restApiConnections('paging')", { timeoutMs: 3000, maxRetries: 0 })).status).toBe(200);
+    server.setFaults([{ kind: 'hang', page: 2, times: 1 }]);
+    const started = await call('POST', "restApiEndpoints('items')/Microsoft.NAV.run");
+    expect(started.status).toBe(202);
+    await eventually(async () => ((await call('GET', `importRuns(${started.body.runId})`)).body.pagesFetched === 1 ? true : undefined));
+
+    const submittedAt = Date.now();
+    const submitted = await call('POST', 'bulkImportRequests', { integrationSortingOrder: 10, payload: '[{"no":"Q1","name":"Quick"}]' });
+    expect(submitted.status).toBe(202);
+    const done = await eventually(async () => {
+      const polled = await call('GET', `bulkImportRequests(${submitted.body.requestId})`);
+      return polled.body.status === 'Completed' ? Date.now() : undefined;
+    });
+    // Completed long before the REST import's page 2 times out.
+    expect(done - submittedAt).toBeLessThan(2000);
+    expect((await call('GET', `importRuns(${started.body.runId})`)).body.status).toBe('Running');
+
+    const failed = await eventually(async () => {
+      const polled = await call('GET', `importRuns(${started.body.runId})`);
+      return polled.body.status === 'Failed' ? (polled.body as { errorMessage: string }) : undefined;
+    });
+    expect(failed.errorMessage).toMatch(/^page 2 \(GET .*\/offset-limit\?offset=10&limit=10\):/);
+    server.setFaults([]);
+  });
+
   it('refuses to delete an integration that an endpoint feeds', async () => {
     const res = await call('DELETE', 'integrations(80)');
     expect(res.status).toBe(409);

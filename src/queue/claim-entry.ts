@@ -12,10 +12,13 @@ export interface ClaimEntryArgs {
   readonly owner: string;
   readonly now: Date;
   readonly leaseMs: number;
+  /** Only entries of these kinds (a runner's lane); all kinds when omitted. */
+  readonly kinds?: readonly string[];
 }
 
-export async function claimNextDueEntry(db: Database, { owner, now, leaseMs }: ClaimEntryArgs): Promise<ClaimedEntry | undefined> {
+export async function claimNextDueEntry(db: Database, { owner, now, leaseMs, kinds }: ClaimEntryArgs): Promise<ClaimedEntry | undefined> {
   const at = now.toISOString();
+  const ofKinds = kinds === undefined ? sql`1 = 1` : sql`kind in (${sql.join(kinds)})`;
   const { rows } = await sql<{ id: string; kind: string; recurrence_seconds: number; parameters: string }>`
     update ifw_job_queue_entry
        set status = 'In Process',
@@ -26,8 +29,9 @@ export async function claimNextDueEntry(db: Database, { owner, now, leaseMs }: C
            updated_at = ${at}
      where id = (select id
                    from ifw_job_queue_entry
-                  where (status in ('Ready', 'Error') and next_run_at <= ${at})
-                     or (status = 'In Process' and lease_expires_at < ${at})
+                  where ((status in ('Ready', 'Error') and next_run_at <= ${at})
+                      or (status = 'In Process' and lease_expires_at < ${at}))
+                    and ${ofKinds}
                   order by next_run_at, id
                   limit 1)
        and ((status in ('Ready', 'Error') and next_run_at <= ${at})

@@ -1,16 +1,25 @@
 /**
- * Runs the job queue on a worker thread, off the HTTP event loop: better-sqlite3 is synchronous and an
- * import of a large payload holds its thread for as long as it takes. A worker that dies is restarted
- * with backoff a few times; while it is down `healthy` is false (the readiness check reports it).
+ * Runs the job queue on worker threads, off the HTTP event loop: better-sqlite3 is synchronous and an
+ * import of a large payload holds its thread for as long as it takes. There are two lanes, each a
+ * thread with its own connection running only its job kinds, so that a REST import fetching pages for
+ * minutes never keeps a bulk import request waiting. A worker that dies is restarted with backoff a
+ * few times; while it is down `healthy` is false (the readiness check reports it).
  */
 import { Worker } from 'node:worker_threads';
 import type { Config } from '../config.js';
 import { threadEntry } from '../threads.js';
 import { createLogger, type Logger } from '../logger.js';
 import type { HostMessage, WorkerData, WorkerMessage } from './messages.js';
+import type { JobKind } from './model.js';
+
+/** Which job kinds run on which thread. */
+export const LANES: Readonly<Record<string, readonly JobKind[]>> = {
+  bulk: ['bulkImportProcessor', 'retentionCleanup'],
+  imports: ['importRunProcessor', 'endpointImport'],
+};
 
 export interface QueueHost {
-  /** Asks the worker to run the Bulk Import Processor now (if its entry is Ready). */
+  /** Asks the workers to run the Bulk Import Processor and the Import Run Processor now (if their entries are Ready). */
   wake(): void;
   readonly healthy: boolean;
   /** Lets the current request finish, then stops the worker (terminating it after closeTimeoutMs). */
@@ -30,7 +39,28 @@ const RESTART_MAX_MS = 30_000;
 const STABLE_AFTER_MS = 60_000;
 
 export async function startQueueHost(config: Config, options: QueueHostOptions = {}): Promise<QueueHost> {
-  const logger = (options.logger ?? createLogger(config)).child({ component: 'job-queue-host' });
+  const lanes: QueueHost[] = [];
+  try {
+    for (const [lane, kinds] of Object.entries(LANES)) lanes.push(await startLane(config, lane, kinds, options));
+  } catch (err) {
+    await Promise.all(lanes.map((l) => l.close()));
+    throw err;
+  }
+  return {
+    wake() {
+      for (const l of lanes) l.wake();
+    },
+    get healthy() {
+      return lanes.every((l) => l.healthy);
+    },
+    async close() {
+      await Promise.all(lanes.map((l) => l.close()));
+    },
+  };
+}
+
+async function startLane(config: Config, lane: string, kinds: readonly JobKind[], options: QueueHostOptions): Promise<QueueHost> {
+  const logger = (options.logger ?? createLogger(config)).child({ component: 'job-queue-host', lane });
   const closeTimeoutMs = options.closeTimeoutMs ?? 60_000;
   const maxRestarts = options.maxRestarts ?? 5;
   let worker: Worker | undefined;
@@ -41,7 +71,7 @@ export async function startQueueHost(config: Config, options: QueueHostOptions =
 
   function spawn(): Promise<void> {
     const { filename, eval: isCode } = threadEntry(import.meta.url, 'worker-thread');
-    const data: WorkerData = { config };
+    const data: WorkerData = { config, kinds };
     const w = new Worker(filename, { workerData: data, eval: isCode });
     const startedAt = Date.now();
     return new Promise<void>((resolve, reject) => {

@@ -20,7 +20,7 @@ import { holdsEntry } from './entries.js';
 import { failEntryRun } from './fail-entry.js';
 import { finishEntryRun } from './finish-entry.js';
 import { heartbeatEntry } from './heartbeat-entry.js';
-import { BULK_IMPORT_PROCESSOR_ENTRY, IMPORT_RUN_PROCESSOR_ENTRY, parseJobKind, type ClaimedEntry } from './model.js';
+import { BULK_IMPORT_PROCESSOR_ENTRY, IMPORT_RUN_PROCESSOR_ENTRY, parseJobKind, type ClaimedEntry, type JobKind } from './model.js';
 import { processPendingRequests, type ImportFn } from './processor.js';
 import { runRetentionCleanup } from './retention.js';
 import { wakeEntry } from './wake-entry.js';
@@ -36,6 +36,8 @@ export interface QueueRunnerOptions {
   readonly importPayload?: ImportFn;
   /** Endpoints, connections and the page fetch of import runs; default: the real ones. */
   readonly importSources?: ImportSources;
+  /** The job kinds this runner runs (its lane); all kinds when omitted. */
+  readonly kinds?: readonly JobKind[];
 }
 
 export interface QueueRunner {
@@ -153,7 +155,7 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
 
   async function runDueEntries(): Promise<void> {
     for (let runs = 0; runs < MAX_RUNS_PER_TICK && !stopping; runs++) {
-      const entry = await claimNextDueEntry(db, { owner, now: clock(), leaseMs });
+      const entry = await claimNextDueEntry(db, { owner, now: clock(), leaseMs, kinds: options.kinds });
       if (entry === undefined) return;
       await runEntry(entry);
     }

@@ -12,10 +12,10 @@ import { createQueueRunner } from './runner.js';
 
 if (parentPort === null) throw new Error('worker-thread.ts runs as a worker thread; start it through startQueueHost');
 const port = parentPort;
-const { config } = workerData as WorkerData;
-const logger = createLogger(config, { thread: 'job-queue' });
+const { config, kinds } = workerData as WorkerData;
+const logger = createLogger(config, { thread: 'job-queue', kinds });
 const db = openDatabase(config.database, { busyTimeoutMs: 10_000 });
-const runner = createQueueRunner({ db, config, clock: systemClock, logger });
+const runner = createQueueRunner({ db, config, clock: systemClock, logger, kinds });
 const send = (message: WorkerMessage) => port.postMessage(message);
 
 let stopping: Promise<void> | undefined;
