@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../storage/schema.js';
 import type { FilterClause } from '../http/odata.js';
 import { REQUEST_COLUMNS, type RequestSummaryRow } from './model.js';
+import { applyFilter } from '../storage/filter.js';
 
 export async function findRequest(db: Kysely<DB>, requestId: string): Promise<RequestSummaryRow | undefined> {
   return db.selectFrom('ifw_bulk_import_request').select(REQUEST_COLUMNS).where('request_id', '=', requestId).executeTakeFirst();
@@ -22,21 +23,11 @@ export const REQUEST_FILTERS = {
   processedAt: 'datetime',
 } as const;
 
-const SQL_OP = { eq: '=', ne: '<>', gt: '>', ge: '>=', lt: '<', le: '<=' } as const;
-
 export async function listRequests(
   db: Kysely<DB>,
   options: { filter: readonly FilterClause[]; skip: number; limit: number; descending: boolean },
 ): Promise<RequestSummaryRow[]> {
-  let query = db.selectFrom('ifw_bulk_import_request').select(REQUEST_COLUMNS);
-  for (const clause of options.filter) {
-    const column = COLUMN_OF[clause.property as keyof typeof COLUMN_OF];
-    if (clause.value === null) {
-      query = clause.op === 'ne' ? query.where(column, 'is not', null) : query.where(column, 'is', null);
-    } else {
-      query = query.where(column, SQL_OP[clause.op], clause.value as never);
-    }
-  }
+  const query = applyFilter(db.selectFrom('ifw_bulk_import_request').select(REQUEST_COLUMNS), options.filter, COLUMN_OF);
   const direction = options.descending ? 'desc' : 'asc';
   return query.orderBy('submitted_at', direction).orderBy('request_id', direction).limit(options.limit).offset(options.skip).execute();
 }

@@ -2,6 +2,7 @@
 import type { FilterClause } from '../http/odata.js';
 import type { Database } from '../storage/database.js';
 import { RUN_COLUMNS, toImportRun, toImportRunPage, type ImportRun, type ImportRunPage } from './model.js';
+import { applyFilter } from '../storage/filter.js';
 
 export async function getRun(db: Database, runId: string): Promise<ImportRun | undefined> {
   const row = await db.kysely.selectFrom('ifw_import_run').select(RUN_COLUMNS).where('run_id', '=', runId).executeTakeFirst();
@@ -25,8 +26,6 @@ export const RUN_FILTERS = {
   endedAt: 'datetime',
 } as const;
 
-const SQL_OP = { eq: '=', ne: '<>', gt: '>', ge: '>=', lt: '<', le: '<=' } as const;
-
 export interface ListRunsOptions {
   readonly filter: readonly FilterClause[];
   readonly skip: number;
@@ -35,15 +34,7 @@ export interface ListRunsOptions {
 }
 
 export async function listRuns(db: Database, options: ListRunsOptions): Promise<ImportRun[]> {
-  let query = db.kysely.selectFrom('ifw_import_run').select(RUN_COLUMNS);
-  for (const clause of options.filter) {
-    const column = COLUMN_OF[clause.property as keyof typeof COLUMN_OF];
-    if (clause.value === null) {
-      query = clause.op === 'ne' ? query.where(column, 'is not', null) : query.where(column, 'is', null);
-    } else {
-      query = query.where(column, SQL_OP[clause.op], clause.value as never);
-    }
-  }
+  const query = applyFilter(db.kysely.selectFrom('ifw_import_run').select(RUN_COLUMNS), options.filter, COLUMN_OF);
   const direction = options.descending ? 'desc' : 'asc';
   const rows = await query.orderBy('queued_at', direction).orderBy('run_id', direction).limit(options.limit).offset(options.skip).execute();
   return rows.map(toImportRun);
