@@ -18,7 +18,7 @@ import { restApiRoutes } from './http/routes/rest-api.js';
 import { targetTableRowRoutes } from './http/routes/target-table-rows.js';
 import { targetTableRoutes } from './http/routes/target-tables.js';
 import { createLogger } from './logger.js';
-import { createSecretBox } from './rest/secrets.js';
+import { createSecretBox, type SecretBox } from './rest/secrets.js';
 import { startQueueHost, type QueueHost } from './queue/host.js';
 import { migrate, openDatabase, type Database } from './storage/database.js';
 
@@ -27,6 +27,8 @@ export interface Service {
   readonly app: App;
   readonly db: Database;
   readonly queue: QueueHost | undefined;
+  /** Seals and opens stored secrets (REST API connection credentials). */
+  readonly secrets: SecretBox;
   /** Listens on config.host:config.port; resolves with the base URL. */
   listen(): Promise<string>;
   close(): Promise<void>;
@@ -49,6 +51,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const writer = config.database.kind === 'sqlite' ? createRequestWriter(config.database.file, logger) : undefined;
   const submitter = createSubmitter(db.kysely, { clock, persist: writer && ((rows) => writer.persist(rows)), onCommitted: wake });
 
+  const secrets = createSecretBox(config);
   const app = await buildServer({
     logger,
     bodyLimitBytes: config.bodyLimitBytes,
@@ -59,7 +62,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       targetTableRowRoutes({ db, maxPageSize: config.maxPageSize }),
       integrationRoutes({ db, clock }),
       jobQueueRoutes({ db, clock, queue }),
-      restApiRoutes({ db, clock, secrets: createSecretBox(config) }),
+      restApiRoutes({ db, clock, secrets }),
       importRunRoutes({ db, clock, wake, maxPageSize: config.maxPageSize }),
     ],
   });
@@ -70,6 +73,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     app,
     db,
     queue,
+    secrets,
     async listen() {
       const address = await app.listen({ host: config.host, port: config.port });
       logger.info({ address, database: config.database.kind, workers: config.workers }, 'integration service listening');

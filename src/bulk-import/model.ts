@@ -7,7 +7,6 @@ import type { BulkImportRequestRow } from '../storage/schema.js';
 
 export const REQUEST_STATUSES = ['Pending', 'Processing', 'Completed', 'Failed', 'Cancelled'] as const;
 export type RequestStatus = (typeof REQUEST_STATUSES)[number];
-export const TERMINAL_STATUSES: readonly RequestStatus[] = ['Completed', 'Failed', 'Cancelled'];
 
 export interface BulkImportRequest {
   requestId: string;

@@ -2,7 +2,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../storage/schema.js';
 import type { FilterClause } from '../http/odata.js';
-import { REQUEST_COLUMNS, type RequestSummaryRow } from './model.js';
+import { REQUEST_COLUMNS, REQUEST_STATUSES, type RequestSummaryRow } from './model.js';
 import { applyFilter } from '../storage/filter.js';
 
 export async function findRequest(db: Kysely<DB>, requestId: string): Promise<RequestSummaryRow | undefined> {
@@ -17,7 +17,7 @@ const COLUMN_OF = {
 } as const;
 
 export const REQUEST_FILTERS = {
-  status: 'string',
+  status: { oneOf: REQUEST_STATUSES },
   integrationSortingOrder: 'integer',
   submittedAt: 'datetime',
   processedAt: 'datetime',

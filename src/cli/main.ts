@@ -85,7 +85,7 @@ withDatabaseFlags(
   const config = loadConfig(process.env, overrides(flags));
   const service = await createService(config);
   if (flags.apply !== undefined) {
-    const report = await applyConfigFile(service.db, flags.apply, systemClock, { secrets: createSecretBox(config) });
+    const report = await applyConfigFile(service.db, flags.apply, systemClock, { secrets: service.secrets });
     service.app.log.info({ file: flags.apply, report }, 'configuration applied');
   }
   let stopping = false;

@@ -63,7 +63,8 @@ export interface FilterClause {
   readonly value: FilterValue;
 }
 
-export type FilterPropertyType = 'string' | 'integer' | 'boolean' | 'datetime';
+/** A property's type; `{ oneOf }` is a string property with a closed set of values (a status). */
+export type FilterPropertyType = 'string' | 'integer' | 'boolean' | 'datetime' | { readonly oneOf: readonly string[] };
 
 /**
  * Parses the subset of `$filter` the lists support: comparisons joined by `and`, e.g.
@@ -96,6 +97,13 @@ export function parseFilter(text: string | undefined, properties: Readonly<Recor
 }
 
 function convertLiteral(literal: string, type: FilterPropertyType, property: string): FilterValue {
+  if (typeof type === 'object') {
+    const value = literal.startsWith("'") ? literal.slice(1, -1).replace(/''/g, "'") : undefined;
+    if (value === undefined || !type.oneOf.includes(value)) {
+      throw badRequest('invalidQuery', `$filter value ${literal} does not fit property "${property}": ${property} is one of ${type.oneOf.join(', ')}.`);
+    }
+    return value;
+  }
   if (literal === 'null') return null;
   const wrong = () => badRequest('invalidQuery', `$filter value ${literal} does not fit property "${property}" (${type}).`);
   switch (type) {

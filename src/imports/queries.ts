@@ -1,7 +1,7 @@
 /** Reading runs: one by id, the filtered and paged list, and a run's pages. */
 import type { FilterClause } from '../http/odata.js';
 import type { Database } from '../storage/database.js';
-import { RUN_COLUMNS, toImportRun, toImportRunPage, type ImportRun, type ImportRunPage } from './model.js';
+import { RUN_COLUMNS, RUN_STATUSES, toImportRun, toImportRunPage, type ImportRun, type ImportRunPage } from './model.js';
 import { applyFilter } from '../storage/filter.js';
 
 export async function getRun(db: Database, runId: string): Promise<ImportRun | undefined> {
@@ -19,7 +19,7 @@ const COLUMN_OF = {
 
 /** The properties `$filter` may use on importRuns. */
 export const RUN_FILTERS = {
-  status: 'string',
+  status: { oneOf: RUN_STATUSES },
   endpointCode: 'string',
   trigger: 'string',
   queuedAt: 'datetime',

@@ -6,8 +6,6 @@
  * lease imports nothing.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
 import { AppError } from '../errors.js';
 import { importRecordBatches } from '../importer/importer.js';
 import type { IntegrationPlan } from '../integrations/model.js';
@@ -16,7 +14,6 @@ import { compileMapping } from '../mapping/engine.js';
 import type { PathGetter } from '../mapping/paths.js';
 import { maxPagesWarning } from '../pagination/steps.js';
 import type { FetchSummary, RestConnection, RestEndpoint } from '../rest/model.js';
-import type { Database } from '../storage/database.js';
 import { withScratchCommits } from '../storage/sqlite.js';
 import type { TargetTable } from '../tables/model.js';
 import { getTableWithRelations } from '../tables/store.js';
@@ -29,20 +26,12 @@ import { pageRecords } from './page-records.js';
 import { reapExpiredRuns } from './reap-expired-runs.js';
 import { releaseRun } from './release-run.js';
 import type { ImportSources } from './sources-model.js';
+import type { WorkerContext } from '../queue/worker-context.js';
 import { discardStagedPages, stagePage } from './stage-page.js';
 import { stagedPages } from './staged-pages.js';
 
-export interface ImportRunContext {
-  readonly db: Database;
-  readonly clock: Clock;
-  readonly logger: Logger;
-  /** The lease token of this worker. */
-  readonly owner: string;
-  readonly leaseMs: number;
-  readonly maxAttempts: number;
+export interface ImportRunContext extends WorkerContext {
   readonly sources: ImportSources;
-  /** Asked before each further claim; false stops the drain (shutdown, entry put On Hold). */
-  readonly keepGoing?: () => boolean | Promise<boolean>;
   /** Aborts the fetch of the current run (shutdown); the run is then retried after its lease expires. */
   readonly signal?: AbortSignal;
 }

@@ -5,11 +5,8 @@
  * wrong with one request fails that request and the drain goes on.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
 import { importPayload as defaultImportPayload } from '../importer/importer.js';
 import { getIntegrationPlan } from '../integrations/store.js';
-import type { Database } from '../storage/database.js';
 import { getTableWithRelations } from '../tables/store.js';
 import { claimNextRequest } from './claim-request.js';
 import { completeRequest } from './complete-request.js';
@@ -18,19 +15,11 @@ import { heartbeatRequest } from './heartbeat-request.js';
 import type { ClaimedRequest } from './model.js';
 import { reapExpiredLeases } from './reap-expired-leases.js';
 import { replaceRequestErrors } from './record-errors.js';
+import type { WorkerContext } from './worker-context.js';
 
 export type ImportFn = typeof defaultImportPayload;
 
-export interface ProcessorContext {
-  readonly db: Database;
-  readonly clock: Clock;
-  readonly logger: Logger;
-  /** The lease token of this worker. */
-  readonly owner: string;
-  readonly leaseMs: number;
-  readonly maxAttempts: number;
-  /** Asked before each further claim; false stops the drain (shutdown, entry put On Hold). */
-  readonly keepGoing?: () => boolean | Promise<boolean>;
+export interface ProcessorContext extends WorkerContext {
   /** The importer; tests may substitute one. */
   readonly importPayload?: ImportFn;
 }
