@@ -4,6 +4,13 @@
  */
 import path from 'node:path';
 
+/** An OAuth 2.0 / OIDC issuer whose access tokens the service accepts (IFW_OAUTH_ISSUERS). */
+export interface TokenIssuerSetting {
+  readonly issuer: string;
+  readonly audience: string | readonly string[];
+  readonly jwksUrl: string;
+}
+
 export type DatabaseTarget = { readonly kind: 'sqlite'; readonly file: string } | { readonly kind: 'postgres'; readonly url: string };
 
 export interface Config {
@@ -31,6 +38,20 @@ export interface Config {
    * kept in `<dataDir>/secret.key`.
    */
   readonly secretKey: string | undefined;
+  /** A production deployment: refuses settings meant for development (the development token issuer). */
+  readonly production: boolean;
+  /** Basic authentication with service users (IFW_BASIC_AUTH); switch it off in production. */
+  readonly basicAuth: boolean;
+  /** Issuers of accepted OAuth 2.0 access tokens (IFW_OAUTH_ISSUERS, a JSON array). */
+  readonly tokenIssuers: readonly TokenIssuerSetting[];
+  /** Allowed clock difference for token `exp` and `nbf`, in seconds. */
+  readonly tokenClockSkewSeconds: number;
+  /** The local development token issuer (IFW_DEV_TOKEN_ISSUER); never together with `production`. */
+  readonly devTokenIssuer: boolean;
+  /** Name of the SUPER user created on the first start with an empty database. */
+  readonly adminUser: string;
+  /** Its password (IFW_ADMIN_PASSWORD); undefined: a password is generated and printed once. */
+  readonly adminPassword: string | undefined;
 }
 
 export type ConfigOverrides = Partial<{ -readonly [K in keyof Config]: Config[K] }> & { databaseUrl?: string };
@@ -67,6 +88,29 @@ export function parseDatabaseUrl(url: string | undefined, dataDir: string): Data
   throw new ConfigError(`IFW_DATABASE_URL must be postgres://…, sqlite:<file> or a file path, got "${u}"`);
 }
 
+function tokenIssuers(env: NodeJS.ProcessEnv): TokenIssuerSetting[] {
+  const raw = env.IFW_OAUTH_ISSUERS;
+  if (raw === undefined || raw.trim() === '') return [];
+  const problem = 'IFW_OAUTH_ISSUERS must be a JSON array of {"issuer","audience","jwksUrl"}';
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError(`${problem}; it is not valid JSON`);
+  }
+  if (!Array.isArray(parsed)) throw new ConfigError(problem);
+  return parsed.map((item: unknown, i) => {
+    const { issuer, audience, jwksUrl } = (item ?? {}) as Record<string, unknown>;
+    const audienceOk = typeof audience === 'string' || (Array.isArray(audience) && audience.every((a) => typeof a === 'string'));
+    if (typeof issuer !== 'string' || typeof jwksUrl !== 'string' || !audienceOk) {
+      throw new ConfigError(`${problem}; entry ${i + 1} lacks a string issuer, audience or jwksUrl`);
+    }
+    return { issuer, audience: audience, jwksUrl };
+  });
+}
+
+const optional = (value: string | undefined): string | undefined => (value === undefined || value === '' ? undefined : value);
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): Config {
   const dataDir = path.resolve(overrides.dataDir ?? env.IFW_DATA_DIR ?? './data');
   const logLevel = overrides.logLevel ?? env.IFW_LOG_LEVEL ?? 'info';
@@ -87,9 +131,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     retentionDays: int(env, 'IFW_RETENTION_DAYS', 30, 1, 36_500),
     maxPageSize: int(env, 'IFW_MAX_PAGE_SIZE', 100, 1, 10_000),
     schedulerTickMs: int(env, 'IFW_SCHEDULER_TICK_MS', 1000, 10, 60_000),
-    secretKey: env.IFW_SECRET_KEY === undefined || env.IFW_SECRET_KEY === '' ? undefined : env.IFW_SECRET_KEY,
+    secretKey: optional(env.IFW_SECRET_KEY),
+    production: bool(env, 'IFW_PRODUCTION', false),
+    basicAuth: bool(env, 'IFW_BASIC_AUTH', true),
+    tokenIssuers: tokenIssuers(env),
+    tokenClockSkewSeconds: int(env, 'IFW_OAUTH_CLOCK_SKEW_SECONDS', 60, 0, 600),
+    devTokenIssuer: bool(env, 'IFW_DEV_TOKEN_ISSUER', false),
+    adminUser: env.IFW_ADMIN_USER ?? 'admin',
+    adminPassword: optional(env.IFW_ADMIN_PASSWORD),
     ...rest,
     ...(overrides.dataDir !== undefined ? { dataDir } : {}),
   };
+  if (config.production && config.devTokenIssuer) {
+    throw new ConfigError('IFW_DEV_TOKEN_ISSUER cannot be used with IFW_PRODUCTION=true: the development token issuer signs tokens with a key kept in the data directory');
+  }
   return Object.freeze(config);
 }

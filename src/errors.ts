@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'invalidStatusTransition'
   | 'validationFailed'
   | 'incompatibleChange'
+  | 'lastAdministrator'
   | 'unauthorized'
   | 'forbidden'
   | 'tooManyRequests'
@@ -29,6 +30,8 @@ export class AppError extends Error {
     readonly status: number,
     readonly code: ErrorCode,
     message: string,
+    /** Response headers that belong to this answer (`WWW-Authenticate` on a 401, `Retry-After` on a 429). */
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
     this.name = 'AppError';

@@ -6,6 +6,12 @@
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
+import { createAccounts, ensureInitialAdministrator, type Accounts, type InitialAdministrator } from './auth/accounts.js';
+import { createAuthenticator } from './auth/authenticate.js';
+import { loadDevIssuer, type DevIssuer } from './auth/dev-issuer.js';
+import { createDirectory } from './auth/directory.js';
+import { createTokenValidator, type TokenValidator } from './auth/jwt.js';
+import type { IssuerConfig } from './auth/issuers.js';
 import { bulkImportRoutes } from './bulk-import/routes.js';
 import { createRequestWriter } from './bulk-import/request-writer.js';
 import { createSubmitter } from './bulk-import/submit.js';
@@ -15,6 +21,7 @@ import { importRunRoutes } from './http/routes/import-runs.js';
 import { integrationRoutes } from './http/routes/integrations.js';
 import { jobQueueRoutes } from './http/routes/job-queue.js';
 import { restApiRoutes } from './http/routes/rest-api.js';
+import { securityRoutes } from './http/routes/security.js';
 import { targetTableRowRoutes } from './http/routes/target-table-rows.js';
 import { targetTableRoutes } from './http/routes/target-tables.js';
 import { createLogger } from './logger.js';
@@ -29,6 +36,12 @@ export interface Service {
   readonly queue: QueueHost | undefined;
   /** Seals and opens stored secrets (REST API connection credentials). */
   readonly secrets: SecretBox;
+  /** Users and applications. */
+  readonly accounts: Accounts;
+  /** The development token issuer, when IFW_DEV_TOKEN_ISSUER is on. */
+  readonly devIssuer: DevIssuer | undefined;
+  /** Set when this start created the first administrator (empty database). */
+  readonly initialAdministrator: InitialAdministrator | undefined;
   /** Listens on config.host:config.port; resolves with the base URL. */
   listen(): Promise<string>;
   close(): Promise<void>;
@@ -52,9 +65,14 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const submitter = createSubmitter(db.kysely, { clock, persist: writer && ((rows) => writer.persist(rows)), onCommitted: wake });
 
   const secrets = createSecretBox(config);
+  const directory = createDirectory(db.kysely, clock);
+  const accounts = createAccounts(db.kysely, { clock, onChange: () => directory.invalidate() });
+  const initialAdministrator = await ensureInitialAdministrator(accounts, db.kysely, { userName: config.adminUser, password: config.adminPassword });
+  const devIssuer = config.devTokenIssuer ? await loadDevIssuer(config.dataDir) : undefined;
   const app = await buildServer({
     logger,
     bodyLimitBytes: config.bodyLimitBytes,
+    authenticator: createAuthenticator({ directory, clock, basic: config.basicAuth, tokens: tokenValidator(config, devIssuer, clock) }),
     routes: [
       healthRoutes({ db, queue }),
       bulkImportRoutes({ db, clock, submitter, maxPageSize: config.maxPageSize, wake }),
@@ -64,6 +82,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       jobQueueRoutes({ db, clock, queue }),
       restApiRoutes({ db, clock, secrets }),
       importRunRoutes({ db, clock, wake, maxPageSize: config.maxPageSize }),
+      securityRoutes({ accounts, devIssuer }),
     ],
   });
 
@@ -74,6 +93,9 @@ export async function createService(config: Config, options: ServiceOptions = {}
     db,
     queue,
     secrets,
+    accounts,
+    devIssuer,
+    initialAdministrator,
     async listen() {
       const address = await app.listen({ host: config.host, port: config.port });
       logger.info({ address, database: config.database.kind, workers: config.workers }, 'integration service listening');
@@ -89,4 +111,11 @@ export async function createService(config: Config, options: ServiceOptions = {}
       await db.close();
     },
   };
+}
+
+/** Validates bearer tokens of the configured issuers and the development issuer; undefined when there are none. */
+function tokenValidator(config: Config, devIssuer: DevIssuer | undefined, clock: Clock): TokenValidator | undefined {
+  const issuers: IssuerConfig[] = [...config.tokenIssuers, ...(devIssuer === undefined ? [] : [devIssuer.trust])];
+  if (issuers.length === 0) return undefined;
+  return createTokenValidator({ issuers, clock, clockToleranceSeconds: config.tokenClockSkewSeconds });
 }

@@ -27,7 +27,7 @@ beforeAll(async () => {
 afterAll(async () => t.cleanup());
 
 const submit = (body: unknown, headers: Record<string, string> = {}) =>
-  t.service.app.inject({ method: 'POST', url: SET, payload: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
+  t.inject({ method: 'POST', url: SET, payload: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
 
 const countRequests = async () => {
   const row = await t.service.db.kysely.selectFrom('ifw_bulk_import_request').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
@@ -113,7 +113,7 @@ describe('POST bulkImportRequests', () => {
 describe('GET bulkImportRequests(<id>)', () => {
   it('answers the spec fields for a known request', async () => {
     const { requestId, submittedAt } = (await submit({ integrationSortingOrder: 10, payload: customers })).json();
-    const res = await t.service.app.inject({ url: `${SET}(${requestId})` });
+    const res = await t.inject({ url: `${SET}(${requestId})` });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
       '@odata.context': `${API}/$metadata#bulkImportRequests/$entity`,
@@ -121,6 +121,7 @@ describe('GET bulkImportRequests(<id>)', () => {
       integrationSortingOrder: 10,
       status: 'Pending',
       submittedAt,
+      submittedBy: 'application:test-super',
       processedAt: null,
       recordCount: 0,
       errorMessage: '',
@@ -129,7 +130,7 @@ describe('GET bulkImportRequests(<id>)', () => {
 
   it('accepts the id quoted, as OData clients may write it', async () => {
     const { requestId } = (await submit({ integrationSortingOrder: 10, payload: customers })).json();
-    const res = await t.service.app.inject({ url: `${SET}('${requestId}')` });
+    const res = await t.inject({ url: `${SET}('${requestId}')` });
     expect(res.statusCode).toBe(200);
     expect(res.json().requestId).toBe(requestId);
   });
@@ -141,7 +142,7 @@ describe('GET bulkImportRequests(<id>)', () => {
     ['an unclosed key', `${SET}(0f8fad5b-d9cb-469f-a165-70867728950e`],
     ['a key with a path segment after it', `${SET}(0f8fad5b-d9cb-469f-a165-70867728950e)/nothing`],
   ])('answers 404 for %s', async (_what, url) => {
-    const res = await t.service.app.inject({ url });
+    const res = await t.inject({ url });
     expect(res.statusCode).toBe(404);
     expect(res.json().error.code).toBe('notFound');
   });
@@ -150,11 +151,11 @@ describe('GET bulkImportRequests(<id>)', () => {
 describe('administrator actions', () => {
   it('cancels a Pending request, and refuses to cancel it twice', async () => {
     const { requestId } = (await submit({ integrationSortingOrder: 10, payload: customers })).json();
-    const res = await t.service.app.inject({ method: 'POST', url: `${SET}(${requestId})/Microsoft.NAV.cancel` });
+    const res = await t.inject({ method: 'POST', url: `${SET}(${requestId})/Microsoft.NAV.cancel` });
     expect(res.statusCode).toBe(200);
     expect(res.json().status).toBe('Cancelled');
     expect(res.json().errorMessage).toBe('Cancelled by an administrator.');
-    const again = await t.service.app.inject({ method: 'POST', url: `${SET}(${requestId})/Microsoft.NAV.cancel` });
+    const again = await t.inject({ method: 'POST', url: `${SET}(${requestId})/Microsoft.NAV.cancel` });
     expect(again.statusCode).toBe(409);
     expect(again.json().error.code).toBe('invalidStatusTransition');
   });
@@ -169,26 +170,26 @@ describe('administrator actions', () => {
       .where('request_id', 'in', [a, b])
       .execute();
 
-    const reset = await t.service.app.inject({ method: 'POST', url: `${SET}(${a})/Microsoft.NAV.reset` });
+    const reset = await t.inject({ method: 'POST', url: `${SET}(${a})/Microsoft.NAV.reset` });
     expect(reset.statusCode).toBe(200);
     expect(reset.json().status).toBe('Pending');
     const row = await db.selectFrom('ifw_bulk_import_request').selectAll().where('request_id', '=', a).executeTakeFirstOrThrow();
     expect([row.lease_owner, row.lease_expires_at, row.attempts]).toEqual([null, null, 0]);
 
-    const cancel = await t.service.app.inject({ method: 'POST', url: `${SET}(${b})/Microsoft.NAV.cancel` });
+    const cancel = await t.inject({ method: 'POST', url: `${SET}(${b})/Microsoft.NAV.cancel` });
     expect(cancel.statusCode).toBe(200);
     expect(cancel.json().status).toBe('Cancelled');
   });
 
   it('refuses to reset a request that is not Processing', async () => {
     const { requestId } = (await submit({ integrationSortingOrder: 10, payload: customers })).json();
-    const res = await t.service.app.inject({ method: 'POST', url: `${SET}(${requestId})/Microsoft.NAV.reset` });
+    const res = await t.inject({ method: 'POST', url: `${SET}(${requestId})/Microsoft.NAV.reset` });
     expect(res.statusCode).toBe(409);
     expect(res.json().error.code).toBe('invalidStatusTransition');
   });
 
   it('answers 404 for actions on an unknown request', async () => {
-    const res = await t.service.app.inject({ method: 'POST', url: `${SET}(0f8fad5b-d9cb-469f-a165-70867728950e)/Microsoft.NAV.cancel` });
+    const res = await t.inject({ method: 'POST', url: `${SET}(0f8fad5b-d9cb-469f-a165-70867728950e)/Microsoft.NAV.cancel` });
     expect(res.statusCode).toBe(404);
   });
 });
@@ -202,7 +203,7 @@ describe('errors never leak as 500', () => {
     ['GET', `${SET}?$unknown=1`],
     ['PUT', `${SET}(0f8fad5b-d9cb-469f-a165-70867728950e)`],
   ])('%s %s answers a 4xx error body', async (method, url) => {
-    const res = await t.service.app.inject({ method: method as 'GET', url });
+    const res = await t.inject({ method: method as 'GET', url });
     expect(res.statusCode).toBeGreaterThanOrEqual(400);
     expect(res.statusCode).toBeLessThan(500);
     expect(res.json().error.code).toEqual(expect.any(String));

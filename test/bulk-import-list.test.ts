@@ -11,7 +11,7 @@ beforeAll(async () => {
   t = await startTestService({ workers: false, clock, config: { maxPageSize: 100 } });
   for (let i = 0; i < 250; i++) {
     clock.advance(1000);
-    const res = await t.service.app.inject({ method: 'POST', url: SET, payload: { integrationSortingOrder: 10, payload: '[]' } });
+    const res = await t.inject({ method: 'POST', url: SET, payload: { integrationSortingOrder: 10, payload: '[]' } });
     ids.push(res.json().requestId as string);
   }
   // Give some of them other states, so that the filters have something to tell apart.
@@ -21,7 +21,7 @@ beforeAll(async () => {
 afterAll(async () => t.cleanup());
 
 const get = async (url: string) => {
-  const res = await t.service.app.inject({ url: url.replace(/^https?:\/\/[^/]+/, '') });
+  const res = await t.inject({ url: url.replace(/^https?:\/\/[^/]+/, '') });
   return { status: res.statusCode, body: res.json() };
 };
 

@@ -109,13 +109,13 @@ type Polled = { requestId: string; status: string; recordCount: number; errorMes
 
 async function submit(sortingOrder: number, records: unknown, wrap = true): Promise<string> {
   const payload = JSON.stringify(wrap && sortingOrder !== 50 ? { data: { items: records } } : records);
-  const res = await t.service.app.inject({ method: 'POST', url: SET, payload: { integrationSortingOrder: sortingOrder, payload } });
+  const res = await t.inject({ method: 'POST', url: SET, payload: { integrationSortingOrder: sortingOrder, payload } });
   expect(res.statusCode, res.body).toBe(202);
   return res.json().requestId as string;
 }
 
 async function poll(requestId: string): Promise<Polled> {
-  return (await t.service.app.inject({ url: `${SET}(${requestId})` })).json<Polled>();
+  return (await t.inject({ url: `${SET}(${requestId})` })).json<Polled>();
 }
 
 async function submitAndWait(sortingOrder: number, records: unknown, wrap = true): Promise<Polled> {
@@ -162,7 +162,7 @@ describe('processing through the job queue', () => {
     expect(polled.errorMessage).toBe(
       'record 1: field "age" value "x" is not an integer; record 2: field "age" value "x" is not an integer; record 3: field "age" value "x" is not an integer; … and 3 more errors',
     );
-    const details = (await t.service.app.inject({ url: `${SET}(${polled.requestId})/details` })).json();
+    const details = (await t.inject({ url: `${SET}(${polled.requestId})/details` })).json();
     expect(details.errors).toHaveLength(6);
     expect(details.errors[5]).toEqual({ recordNo: 6, field: 'age', value: '"x"', rule: 'is not an integer', message: 'record 6: field "age" value "x" is not an integer' });
   });
@@ -189,7 +189,7 @@ describe('processing through the job queue', () => {
 
     const upserted = await submitAndWait(62, [person('h1', { age: 42 }), person('h2')]);
     expect(upserted).toMatchObject({ status: 'Completed', recordCount: 2 });
-    const details = (await t.service.app.inject({ url: `${SET}(${upserted.requestId})/details` })).json();
+    const details = (await t.inject({ url: `${SET}(${upserted.requestId})/details` })).json();
     expect(details).toMatchObject({ insertedCount: 1, updatedCount: 1, skippedCount: 0 });
     const rows = (await contacts()).filter((c) => String(c.no).startsWith('H'));
     expect(rows.map((r) => [r.no, r.age])).toEqual([
@@ -203,21 +203,21 @@ describe('processing through the job queue', () => {
     expect(polled.status).toBe('Completed');
     expect(polled.recordCount).toBe(2);
     expect(polled.errorMessage).toBe('1 record skipped: record 2: field "age" value "old" is not an integer');
-    const details = (await t.service.app.inject({ url: `${SET}(${polled.requestId})/details` })).json();
+    const details = (await t.inject({ url: `${SET}(${polled.requestId})/details` })).json();
     expect(details).toMatchObject({ insertedCount: 2, skippedCount: 1 });
     expect((await contacts()).filter((c) => String(c.no).startsWith('K')).map((c) => c.no)).toEqual(['K1', 'K3']);
   });
 
   it('leaves requests Pending while the processor is On Hold, and processes them once Ready', async () => {
     const entry = `${API}/jobQueueEntries('bulk-import-processor')`;
-    const hold = await t.service.app.inject({ method: 'PATCH', url: entry, payload: { status: 'On Hold' } });
+    const hold = await t.inject({ method: 'PATCH', url: entry, payload: { status: 'On Hold' } });
     expect(hold.statusCode, hold.body).toBe(200);
     const requestId = await submit(60, [person('m1')]);
     // Give the woken queue every chance to (wrongly) run.
     await new Promise((r) => setTimeout(r, 300));
     expect((await poll(requestId)).status).toBe('Pending');
 
-    const ready = await t.service.app.inject({ method: 'PATCH', url: entry, payload: { status: 'Ready' } });
+    const ready = await t.inject({ method: 'PATCH', url: entry, payload: { status: 'Ready' } });
     expect(ready.statusCode).toBe(200);
     const done = await eventually(async () => {
       const polled = await poll(requestId);

@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { importRunRoutes } from '../src/http/routes/import-runs.js';
 import { jobQueueRoutes } from '../src/http/routes/job-queue.js';
 import { buildServer, type App } from '../src/http/server.js';
+import { createTestAuth, type TestAuth } from './helpers/auth.js';
 import { createQueueRunner, type QueueRunner } from '../src/queue/runner.js';
 import { updateEndpoint } from '../src/rest/service.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
@@ -22,6 +23,7 @@ let t: TestDatabase;
 let clock: ManualClock;
 let runner: QueueRunner;
 let app: App;
+let auth: TestAuth;
 let wakes: number;
 let autoRun: boolean;
 
@@ -47,7 +49,8 @@ beforeEach(async () => {
     wakes += 1;
     if (autoRun) void runner.wake();
   };
-  app = await buildServer({
+  auth = await createTestAuth(t.db.kysely);
+  app = await buildServer({ authenticator: auth.authenticator,
     logger: silentLogger,
     bodyLimitBytes: 1024 * 1024,
     routes: [importRunRoutes({ db: t.db, clock, wake, maxPageSize: 2 }), jobQueueRoutes({ db: t.db, clock, queue: { wake } })],
@@ -55,12 +58,13 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await app.close();
+  auth.cleanup();
   await runner.stop();
   await t.cleanup();
 });
 
-const run = (code: string) => app.inject({ method: 'POST', url: `${API}/restApiEndpoints('${code}')/Microsoft.NAV.run` });
-const get = (url: string) => app.inject({ method: 'GET', url: url.startsWith('http') ? url : `${API}/${url}` });
+const run = (code: string) => app.inject({ headers: auth.headers, method: 'POST', url: `${API}/restApiEndpoints('${code}')/Microsoft.NAV.run` });
+const get = (url: string) => app.inject({ headers: auth.headers, method: 'GET', url: url.startsWith('http') ? url : `${API}/${url}` });
 
 type RunBody = Record<string, unknown> & { runId: string; status: string; errorMessage: string };
 
@@ -190,7 +194,7 @@ describe('scheduled endpoints in the job queue API', () => {
     const entry = (await get(`jobQueueEntries('endpoint:numbered')`)).json();
     expect(entry).toMatchObject({ id: 'endpoint:numbered', kind: 'endpointImport', description: 'Import from REST API endpoint numbered', status: 'Ready', recurrenceSeconds: 300 });
 
-    const held = await app.inject({ method: 'POST', url: `${API}/jobQueueEntries('endpoint:numbered')/Microsoft.NAV.setOnHold` });
+    const held = await app.inject({ headers: auth.headers, method: 'POST', url: `${API}/jobQueueEntries('endpoint:numbered')/Microsoft.NAV.setOnHold` });
     expect(held.json()).toMatchObject({ status: 'On Hold' });
   });
 });

@@ -7,6 +7,7 @@ import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { importRunRoutes } from '../src/http/routes/import-runs.js';
 import { buildServer, type App } from '../src/http/server.js';
+import { createTestAuth, type TestAuth } from './helpers/auth.js';
 import { startQueueHost, type QueueHost } from '../src/queue/host.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import { addEndpoint, ENDPOINTS, itemIds, range, setupItems, silentLogger, testBox } from './helpers/import-fixtures.js';
@@ -19,6 +20,7 @@ let server: PagingServer;
 let t: TestDatabase;
 let host: QueueHost;
 let app: App;
+let auth: TestAuth;
 
 beforeAll(async () => {
   server = await startPagingServer({ records: 250, pageSize: 10 });
@@ -33,22 +35,24 @@ beforeEach(async () => {
   // A long tick: what runs here runs because the route woke the worker.
   const config = loadConfig({}, { dataDir: t.dir, logLevel: 'silent', schedulerTickMs: 60_000, secretKey: 'import-run-tests' });
   host = await startQueueHost(config, { logger: silentLogger });
-  app = await buildServer({ logger: silentLogger, bodyLimitBytes: 1024 * 1024, routes: [importRunRoutes({ db: t.db, clock: systemClock, wake: () => host.wake() })] });
+  auth = await createTestAuth(t.db.kysely);
+  app = await buildServer({ authenticator: auth.authenticator, logger: silentLogger, bodyLimitBytes: 1024 * 1024, routes: [importRunRoutes({ db: t.db, clock: systemClock, wake: () => host.wake() })] });
 });
 afterEach(async () => {
   await app.close();
+  auth.cleanup();
   await host.close();
   await t.cleanup();
 });
 
 describe('import runs on the job queue worker thread', () => {
   it('run → 202, then polling importRuns(<id>) shows Completed with every record imported', async () => {
-    const res = await app.inject({ method: 'POST', url: `${API}/restApiEndpoints('numbered')/Microsoft.NAV.run` });
+    const res = await app.inject({ headers: auth.headers, method: 'POST', url: `${API}/restApiEndpoints('numbered')/Microsoft.NAV.run` });
     expect(res.statusCode).toBe(202);
     const { runId } = res.json<{ runId: string }>();
 
     const done = await eventually(async () => {
-      const polled = (await app.inject({ method: 'GET', url: `${API}/importRuns(${runId})` })).json<{ status: string }>();
+      const polled = (await app.inject({ headers: auth.headers, method: 'GET', url: `${API}/importRuns(${runId})` })).json<{ status: string }>();
       return polled.status === 'Completed' || polled.status === 'Failed' ? polled : undefined;
     });
 

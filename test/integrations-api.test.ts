@@ -4,26 +4,30 @@ import { manualClock } from '../src/clock.js';
 import { integrationRoutes } from '../src/http/routes/integrations.js';
 import { targetTableRoutes } from '../src/http/routes/target-tables.js';
 import { buildServer, type App } from '../src/http/server.js';
+import { createTestAuth, type TestAuth } from './helpers/auth.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 
 const API = '/api/vendor/integrationFramework/v1.0';
 const clock = manualClock('2025-01-01T00:00:00Z');
 let t: TestDatabase;
 let app: App;
+let auth: TestAuth;
 
 beforeEach(async () => {
   t = await openTestDatabase();
   const deps = { db: t.db, clock };
-  app = await buildServer({ logger: pino({ level: 'silent' }), bodyLimitBytes: 1 << 20, routes: [targetTableRoutes(deps), integrationRoutes(deps)] });
+  auth = await createTestAuth(t.db.kysely);
+  app = await buildServer({ authenticator: auth.authenticator, logger: pino({ level: 'silent' }), bodyLimitBytes: 1 << 20, routes: [targetTableRoutes(deps), integrationRoutes(deps)] });
 });
 afterEach(async () => {
   await app.close();
+  auth.cleanup();
   await t.cleanup();
 });
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 async function call(method: Method, path: string, body?: unknown) {
-  const res = await app.inject({ method, url: `${API}/${path}`, ...(body !== undefined ? { payload: body as object } : {}) });
+  const res = await app.inject({ headers: auth.headers, method, url: `${API}/${path}`, ...(body !== undefined ? { payload: body as object } : {}) });
   return { status: res.statusCode, body: res.body === '' ? undefined : res.json(), headers: res.headers };
 }
 

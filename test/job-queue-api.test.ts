@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { manualClock } from '../src/clock.js';
 import { jobQueueRoutes } from '../src/http/routes/job-queue.js';
 import { buildServer, type App } from '../src/http/server.js';
+import { createTestAuth, type TestAuth } from './helpers/auth.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import { entryRow, silentLogger } from './queue-fixtures.js';
 
@@ -12,6 +13,7 @@ const clock = manualClock('2025-03-01T10:00:00.000Z');
 
 let t: TestDatabase;
 let app: App;
+let auth: TestAuth;
 let wakes: number;
 
 beforeEach(async () => {
@@ -20,19 +22,21 @@ beforeEach(async () => {
   await t.db.kysely.updateTable('ifw_job_queue_entry').set({ next_run_at: '2025-03-01T10:00:00.000Z' }).execute();
   wakes = 0;
   const queue = { wake: () => void (wakes += 1) };
-  app = await buildServer({ logger: silentLogger, bodyLimitBytes: 1024 * 1024, routes: [jobQueueRoutes({ db: t.db, clock, queue })] });
+  auth = await createTestAuth(t.db.kysely);
+  app = await buildServer({ authenticator: auth.authenticator, logger: silentLogger, bodyLimitBytes: 1024 * 1024, routes: [jobQueueRoutes({ db: t.db, clock, queue })] });
 });
 afterEach(async () => {
   await app.close();
+  auth.cleanup();
   await t.cleanup();
 });
 
-const patch = (url: string, payload: unknown) => app.inject({ method: 'PATCH', url, payload: payload as object });
-const action = (name: string, key = "'bulk-import-processor'") => app.inject({ method: 'POST', url: `${API}/jobQueueEntries(${key})/Microsoft.NAV.${name}` });
+const patch = (url: string, payload: unknown) => app.inject({ headers: auth.headers, method: 'PATCH', url, payload: payload as object });
+const action = (name: string, key = "'bulk-import-processor'") => app.inject({ headers: auth.headers, method: 'POST', url: `${API}/jobQueueEntries(${key})/Microsoft.NAV.${name}` });
 
 describe('GET jobQueueEntries', () => {
   it('lists the entries with their schedule', async () => {
-    const res = await app.inject({ method: 'GET', url: `${API}/jobQueueEntries` });
+    const res = await app.inject({ headers: auth.headers, method: 'GET', url: `${API}/jobQueueEntries` });
 
     expect(res.statusCode).toBe(200);
     const body = res.json();
@@ -55,7 +59,7 @@ describe('GET jobQueueEntries', () => {
   });
 
   it('reads one entry by its quoted key', async () => {
-    const res = await app.inject({ method: 'GET', url: PROCESSOR });
+    const res = await app.inject({ headers: auth.headers, method: 'GET', url: PROCESSOR });
 
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ '@odata.context': `${API}/$metadata#jobQueueEntries/$entity`, id: 'bulk-import-processor', status: 'Ready' });
@@ -63,7 +67,7 @@ describe('GET jobQueueEntries', () => {
 
   it('answers 404 for an unknown entry or a malformed key', async () => {
     for (const url of [`${API}/jobQueueEntries('nope')`, `${API}/jobQueueEntries/bulk-import-processor`, `${API}/jobQueueEntries('')`]) {
-      const res = await app.inject({ method: 'GET', url });
+      const res = await app.inject({ headers: auth.headers, method: 'GET', url });
       expect(res.statusCode, url).toBe(404);
       expect(res.json().error.code).toBe('notFound');
     }

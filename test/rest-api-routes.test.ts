@@ -5,6 +5,7 @@ import { manualClock } from '../src/clock.js';
 import { applyConfigFile } from '../src/config-apply/apply.js';
 import { restApiRoutes } from '../src/http/routes/rest-api.js';
 import { buildServer, type App } from '../src/http/server.js';
+import { createTestAuth, type TestAuth } from './helpers/auth.js';
 import { queueRun } from '../src/imports/queue-run.js';
 import { getEntry } from '../src/queue/entries.js';
 import { createSecretBox, type SecretBox } from '../src/rest/secrets.js';
@@ -18,21 +19,24 @@ const clock = manualClock('2025-01-01T00:00:00Z');
 let t: TestDatabase;
 let box: SecretBox;
 let app: App;
+let auth: TestAuth;
 
 beforeEach(async () => {
   t = await openTestDatabase();
   await applyConfigFile(t.db, EXAMPLE, clock); // integration 10
   box = createSecretBox({ secretKey: 'routes-test-key', dataDir: t.dir });
-  app = await buildServer({ logger: pino({ level: 'silent' }), bodyLimitBytes: 1 << 20, routes: [restApiRoutes({ db: t.db, clock, secrets: box })] });
+  auth = await createTestAuth(t.db.kysely);
+  app = await buildServer({ authenticator: auth.authenticator, logger: pino({ level: 'silent' }), bodyLimitBytes: 1 << 20, routes: [restApiRoutes({ db: t.db, clock, secrets: box })] });
 });
 afterEach(async () => {
   await app.close();
+  auth.cleanup();
   await t.cleanup();
 });
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 async function call(method: Method, url: string, body?: unknown) {
-  const res = await app.inject({ method, url: `${API}/${url}`, ...(body !== undefined ? { payload: body as object } : {}) });
+  const res = await app.inject({ headers: auth.headers, method, url: `${API}/${url}`, ...(body !== undefined ? { payload: body as object } : {}) });
   return { status: res.statusCode, body: res.body === '' ? undefined : res.json(), text: res.body, headers: res.headers };
 }
 
@@ -115,12 +119,12 @@ describe('restApiConnections', () => {
   it('re-enters secrets sealed under a lost key by sending them again', async () => {
     await call('POST', 'restApiConnections', crm);
     const otherKey = createSecretBox({ secretKey: 'a different key', dataDir: t.dir });
-    const other = await buildServer({ logger: pino({ level: 'silent' }), bodyLimitBytes: 1 << 20, routes: [restApiRoutes({ db: t.db, clock, secrets: otherKey })] });
+    const other = await buildServer({ authenticator: auth.authenticator, logger: pino({ level: 'silent' }), bodyLimitBytes: 1 << 20, routes: [restApiRoutes({ db: t.db, clock, secrets: otherKey })] });
     try {
-      const kept = await other.inject({ method: 'PATCH', url: `${API}/restApiConnections('crm')`, payload: { timeoutMs: 1000 } });
+      const kept = await other.inject({ headers: auth.headers, method: 'PATCH', url: `${API}/restApiConnections('crm')`, payload: { timeoutMs: 1000 } });
       expect(kept.statusCode).toBe(500);
       expect(kept.json().error.message).toContain('stored secrets cannot be decrypted: IFW_SECRET_KEY differs from the key they were saved with');
-      const resent = await other.inject({ method: 'PATCH', url: `${API}/restApiConnections('crm')`, payload: { password: 'again' } });
+      const resent = await other.inject({ headers: auth.headers, method: 'PATCH', url: `${API}/restApiConnections('crm')`, payload: { password: 'again' } });
       expect(resent.statusCode).toBe(200);
       expect((await loadConnection(t.db, 'crm', otherKey)).auth).toMatchObject({ password: 'again' });
     } finally {

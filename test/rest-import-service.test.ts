@@ -47,7 +47,7 @@ afterAll(async () => {
 });
 
 const call = async (method: 'GET' | 'POST' | 'DELETE' | 'PATCH', url: string, payload?: unknown) => {
-  const res = await t.service.app.inject({ method, url: `${API}/${url}`, ...(payload === undefined ? {} : { payload: payload as object }) });
+  const res = await t.inject({ method, url: `${API}/${url}`, ...(payload === undefined ? {} : { payload: payload as object }) });
   return { status: res.statusCode, body: res.body === '' ? undefined : res.json(), headers: res.headers };
 };
 
@@ -125,7 +125,7 @@ describe('REST API imports through the service', () => {
   });
 
   it('documents the REST API entity sets in the OpenAPI document', async () => {
-    const doc = (await t.service.app.inject({ url: '/docs/json' })).json();
+    const doc = (await t.inject({ url: '/docs/json' })).json();
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining([`${API}/restApiConnections`, `${API}/restApiEndpoints({key})`, `${API}/importRuns({key})`]));
   });
 });

@@ -20,7 +20,9 @@ export interface IssuerConfig {
   /** Accepted `aud` values: the token must name at least one of them. */
   readonly audience: string | readonly string[];
   /** Where the issuer publishes its signing keys (https, or http on a loopback address). */
-  readonly jwksUrl: string;
+  readonly jwksUrl?: string;
+  /** Keys held in this process instead of fetched from `jwksUrl` (the development token issuer). */
+  readonly keys?: JWTVerifyGetKey;
 }
 
 export const DEFAULT_JWKS_COOLDOWN_SECONDS = 10;
@@ -47,6 +49,10 @@ export function trustIssuers(issuers: readonly IssuerConfig[], cooldownSeconds: 
     if (audience.length === 0 || audience.some((a) => a.trim() === '')) {
       throw new ConfigError(`token issuer ${config.issuer} needs a non-empty audience`);
     }
+    if (config.keys !== undefined) {
+      trusted.set(config.issuer, { issuer: config.issuer, audience, keys: config.keys });
+      continue;
+    }
     const remote = createRemoteJWKSet(jwksUrl(config), { cooldownDuration: cooldownSeconds * 1000 });
     trusted.set(config.issuer, { issuer: config.issuer, audience, keys: unavailableAs503(config.issuer, remote) });
   }
@@ -54,6 +60,7 @@ export function trustIssuers(issuers: readonly IssuerConfig[], cooldownSeconds: 
 }
 
 function jwksUrl(config: IssuerConfig): URL {
+  if (config.jwksUrl === undefined) throw new ConfigError(`token issuer ${config.issuer} needs a jwksUrl`);
   let url: URL;
   try {
     url = new URL(config.jwksUrl);

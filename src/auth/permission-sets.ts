@@ -70,6 +70,24 @@ export function parsePermissionSet(name: string): PermissionSetName {
 }
 
 /**
+ * The permission sets stored on a user or application (a JSON array). A stored name that is not a
+ * set means the stored data is wrong: an internal error, never a silently smaller set.
+ */
+export function parseStoredPermissionSets(json: string): PermissionSetName[] {
+  const names: unknown = JSON.parse(json);
+  if (!Array.isArray(names)) throw new Error(`stored permission sets are not a list: ${json}`);
+  return names.map((name) => {
+    if (typeof name !== 'string' || !isPermissionSetName(name)) throw new Error(`stored permission set '${String(name)}' is not a known permission set`);
+    return name;
+  });
+}
+
+/** The sets that grant `permission`, for messages that tell a caller what they are missing. */
+export function setsGranting(permission: Permission): PermissionSetName[] {
+  return PERMISSION_SET_NAMES.filter((set) => PERMISSION_SETS[set].has(permission));
+}
+
+/**
  * The union of the permissions of `sets`. Names come from stored users and applications, which were
  * validated on the way in, so an unknown name means the stored data is wrong: that is an internal
  * error (a plain Error, answered 500 and logged), never a silently smaller set of permissions.

@@ -13,6 +13,7 @@ const COLUMN_OF = {
   status: 'status',
   integrationSortingOrder: 'integration_sorting_order',
   submittedAt: 'submitted_at',
+  submittedBy: 'submitted_by',
   processedAt: 'processed_at',
 } as const;
 
@@ -20,6 +21,7 @@ export const REQUEST_FILTERS = {
   status: { oneOf: REQUEST_STATUSES },
   integrationSortingOrder: 'integer',
   submittedAt: 'datetime',
+  submittedBy: 'string',
   processedAt: 'datetime',
 } as const;
 

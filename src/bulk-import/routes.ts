@@ -9,6 +9,7 @@ import { cancelRequest, resetRequest } from './admin-actions.js';
 import { toApiRequest, type RequestSummaryRow } from './model.js';
 import { findRequest, findRequestDetails, listRequests, REQUEST_FILTERS } from './queries.js';
 import type { Submitter } from './submit.js';
+import { principalLabel } from '../auth/model.js';
 
 export interface BulkImportRouteDeps {
   readonly db: Database;
@@ -29,6 +30,7 @@ const RequestSchema = Type.Object({
   integrationSortingOrder: Type.Integer(),
   status: Type.Union([Type.Literal('Pending'), Type.Literal('Processing'), Type.Literal('Completed'), Type.Literal('Failed'), Type.Literal('Cancelled')]),
   submittedAt: Type.String({ format: 'date-time' }),
+  submittedBy: Type.Union([Type.String(), Type.Null()], { description: 'Who submitted it: user:<user name> or application:<client id>' }),
   processedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   recordCount: Type.Integer(),
   errorMessage: Type.String(),
@@ -107,6 +109,7 @@ export function bulkImportRoutes(deps: BulkImportRouteDeps): RoutePlugin {
         const accepted = await deps.submitter.submit({
           integrationSortingOrder: request.body.integrationSortingOrder,
           payload: request.body.payload,
+          submittedBy: request.principal === undefined ? null : principalLabel(request.principal),
         });
         return reply
           .status(202)
@@ -135,7 +138,7 @@ export function bulkImportRoutes(deps: BulkImportRouteDeps): RoutePlugin {
         config: { permission: 'bulkImport' },
         schema: {
           summary: 'List bulk import requests',
-          description: `$filter on status, integrationSortingOrder, submittedAt, processedAt (eq, ne, gt, ge, lt, le joined by "and"); $top, $skip; $orderby=submittedAt asc|desc. At most ${deps.maxPageSize} per answer; more through @odata.nextLink.`,
+          description: `$filter on status, integrationSortingOrder, submittedAt, submittedBy, processedAt (eq, ne, gt, ge, lt, le joined by "and"); $top, $skip; $orderby=submittedAt asc|desc. At most ${deps.maxPageSize} per answer; more through @odata.nextLink.`,
           tags: ['Bulk Import API'],
           querystring: Type.Object(
             {

@@ -15,6 +15,7 @@ import { hostname } from 'node:os';
 import { runEndpointNow } from '../imports/run-endpoint.js';
 import { defaultImportSources } from '../imports/sources.js';
 import { createSecretBox, type SecretBox } from '../rest/secrets.js';
+import { addSecurityCommands } from './security-commands.js';
 
 interface ServerFlags {
   host?: string;
@@ -54,10 +55,18 @@ function baseUrl(flag: string | undefined): string {
 
 const API = '/api/vendor/integrationFramework/v1.0';
 
+/** Credentials for client commands: IFW_TOKEN (a bearer token), or IFW_USER and IFW_PASSWORD (Basic). */
+function authorization(): Record<string, string> {
+  const { IFW_TOKEN: token, IFW_USER: user, IFW_PASSWORD: password } = process.env;
+  if (token !== undefined && token !== '') return { authorization: `Bearer ${token}` };
+  if (user !== undefined && user !== '') return { authorization: `Basic ${Buffer.from(`${user}:${password ?? ''}`).toString('base64')}` };
+  return {};
+}
+
 async function http(method: string, url: string, body?: unknown): Promise<{ status: number; json: unknown }> {
   const res = await fetch(url, {
     method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    headers: { ...authorization(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
@@ -84,6 +93,15 @@ withDatabaseFlags(
 ).action(async (flags: ServerFlags & { apply?: string }) => {
   const config = loadConfig(process.env, overrides(flags));
   const service = await createService(config);
+  const admin = service.initialAdministrator;
+  if (admin?.generatedPassword !== undefined) {
+    // Printed once, to the terminal that started the service; never logged, never stored in clear.
+    process.stderr.write(
+      `\nFirst start: created the administrator user "${admin.userName}" (permission set SUPER).\n` +
+        `Its password, shown only this once: ${admin.generatedPassword}\n` +
+        `Use it with Basic authentication (curl -u ${admin.userName}:<password> …); change it with: ifw users set-password ${admin.userName}\n\n`,
+    );
+  }
   if (flags.apply !== undefined) {
     const report = await applyConfigFile(service.db, flags.apply, systemClock, { secrets: service.secrets });
     service.app.log.info({ file: flags.apply, report }, 'configuration applied');
@@ -164,12 +182,15 @@ withDatabaseFlags(
   }
 });
 
+addSecurityCommands(program, { withDatabaseFlags, configFrom: (flags) => loadConfig(process.env, overrides(flags)) });
+
 program
   .command('submit')
   .description('submit a payload to a running service (POST bulkImportRequests)')
   .requiredOption('-i, --integration <sortingOrder>', 'integration Sorting Order')
   .requiredOption('-f, --file <file>', 'file holding the JSON payload')
   .option('--url <url>', 'service base URL (IFW_URL, default http://IFW_HOST:IFW_PORT)')
+  .addHelpText('after', '\nCredentials: IFW_TOKEN (bearer token), or IFW_USER and IFW_PASSWORD (Basic).')
   .option('--wait', 'poll until the request is Completed, Failed or Cancelled')
   .action(async (flags: { integration: string; file: string; url?: string; wait?: boolean }) => {
     const base = baseUrl(flags.url);

@@ -54,7 +54,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     const known = translate(err);
     if (known !== undefined) {
       if (known.status >= 500) request.log.warn({ code: known.code }, known.message);
-      return reply.status(known.status).send(errorBody(known.code, known.message));
+      return reply.status(known.status).headers(known.headers).send(errorBody(known.code, known.message));
     }
     request.log.error({ err }, 'internal error');
     return reply.status(500).send(errorBody('internalError', 'An internal error occurred; it has been logged.'));

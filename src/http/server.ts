@@ -15,6 +15,8 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
+import type { Authenticator } from '../auth/authenticate.js';
+import { authorizeRequests } from './authorize.js';
 import { enforcePermissions } from './permissions.js';
 import { installErrorHandling } from './errors.js';
 import { rewriteODataUrl } from './odata.js';
@@ -27,6 +29,8 @@ export interface ServerOptions {
   readonly logger: Logger;
   readonly bodyLimitBytes: number;
   readonly routes: readonly RoutePlugin[];
+  /** Who is calling; every route that is not public asks it. */
+  readonly authenticator: Authenticator;
 }
 
 /** Routes declared as `/bulkImportRequests/:key` are documented as callers write them: `/bulkImportRequests({key})`. */
@@ -51,6 +55,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   app.removeContentTypeParser('text/plain');
   enforcePermissions(app);
   installErrorHandling(app);
+  authorizeRequests(app, options.authenticator);
 
   app.addHook('onResponse', (request, reply, done) => {
     request.log.info(

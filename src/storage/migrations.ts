@@ -256,10 +256,39 @@ const m003_import_runs: Migration = {
   },
 };
 
+/**
+ * Service users (Basic authentication) and registered OAuth client applications, each holding
+ * permission sets (a JSON array of set names, validated on the way in).
+ */
+const m004_security: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('ifw_user')
+      .addColumn('user_name', 'text', (c) => c.primaryKey())
+      .addColumn('password_hash', 'text', (c) => c.notNull())
+      .addColumn('enabled', 'integer', (c) => c.notNull().defaultTo(1))
+      .addColumn('permission_sets', 'text', (c) => c.notNull().defaultTo('[]'))
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .addColumn('password_changed_at', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema
+      .createTable('ifw_application')
+      .addColumn('client_id', 'text', (c) => c.primaryKey())
+      .addColumn('display_name', 'text', (c) => c.notNull().defaultTo(''))
+      .addColumn('enabled', 'integer', (c) => c.notNull().defaultTo(1))
+      .addColumn('permission_sets', 'text', (c) => c.notNull().defaultTo('[]'))
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .execute();
+  },
+};
+
 export const migrations: Record<string, Migration> = {
   '001_initial': m001_initial,
   '002_rest_api': m002_rest_api,
   '003_import_runs': m003_import_runs,
+  '004_security': m004_security,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -166,6 +166,29 @@ export interface ImportRunPageRow {
   records: string | null;
 }
 
+export interface UserRow {
+  user_name: string;
+  /** argon2id PHC string; never leaves the service. */
+  password_hash: string;
+  enabled: number;
+  /** JSON array of permission set names. */
+  permission_sets: string;
+  created_at: string;
+  updated_at: string;
+  password_changed_at: string;
+}
+
+export interface ApplicationRow {
+  /** The OAuth client id: the token's `azp`, `appid` or `client_id` claim. */
+  client_id: string;
+  display_name: string;
+  enabled: number;
+  /** JSON array of permission set names. */
+  permission_sets: string;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface DB {
   ifw_target_table: TargetTableRow;
   ifw_integration: IntegrationRow;
@@ -178,4 +201,6 @@ export interface DB {
   ifw_rest_endpoint: RestEndpointRow;
   ifw_import_run: ImportRunRow;
   ifw_import_run_page: ImportRunPageRow;
+  ifw_user: UserRow;
+  ifw_application: ApplicationRow;
 }

@@ -8,6 +8,9 @@ import { createLogger } from '../../src/logger.js';
 import { createService, type Service } from '../../src/service.js';
 import type { Clock } from '../../src/clock.js';
 import { systemClock } from '../../src/clock.js';
+import type { PermissionSetName } from '../../src/auth/permission-sets.js';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { registerTestApplications, type Headers } from './auth.js';
 
 export const API = '/api/vendor/integrationFramework/v1.0';
 export const EXAMPLE_CONFIG = path.resolve(import.meta.dirname, '../../examples/customers.yaml');
@@ -16,6 +19,11 @@ export interface TestService {
   readonly service: Service;
   readonly dir: string;
   readonly config: Config;
+  /** Bearer headers of a registered SUPER application (development token issuer). */
+  readonly headers: Headers;
+  headersFor(set: PermissionSetName): Promise<Headers>;
+  /** `service.app.inject` with the SUPER application's credentials (headers given win). */
+  inject(options: InjectOptions): Promise<LightMyRequestResponse>;
   cleanup(): Promise<void>;
 }
 
@@ -23,13 +31,24 @@ export async function startTestService(
   options: { workers?: boolean; clock?: Clock; config?: Partial<Config>; applyExample?: boolean } = {},
 ): Promise<TestService> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-test-'));
-  const config = loadConfig({}, { dataDir: dir, logLevel: 'silent', port: 0, workers: options.workers ?? false, schedulerTickMs: 50, ...options.config });
+  const config = loadConfig(
+    {},
+    { dataDir: dir, logLevel: 'silent', port: 0, workers: options.workers ?? false, schedulerTickMs: 50, devTokenIssuer: true, ...options.config },
+  );
   const service = await createService(config, { clock: options.clock ?? systemClock, logger: createLogger(config) });
   if (options.applyExample !== false) await applyConfigFile(service.db, EXAMPLE_CONFIG, options.clock ?? systemClock);
+  const headersFor = service.devIssuer === undefined ? undefined : await registerTestApplications(service.accounts, service.devIssuer, options.clock);
+  const headers = headersFor === undefined ? { authorization: '' } : await headersFor('SUPER');
   return {
     service,
     dir,
     config,
+    headers,
+    headersFor(set) {
+      if (headersFor === undefined) throw new Error('the development token issuer is off in this test service');
+      return headersFor(set);
+    },
+    inject: (opts) => service.app.inject({ ...opts, headers: { ...headers, ...opts.headers } }),
     async cleanup() {
       await service.close();
       fs.rmSync(dir, { recursive: true, force: true });

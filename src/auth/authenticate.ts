@@ -1,0 +1,142 @@
+/**
+ * Who is calling: the one function the HTTP layer asks before any route that is not public. It
+ * accepts an OAuth 2.0 bearer token of a registered, enabled application, or Basic credentials of an
+ * enabled service user, and answers with the principal and its permission sets. Everything else is a
+ * 401 with `WWW-Authenticate`, or a 429 with `Retry-After` while a user or address is throttled.
+ *
+ * Both paths are fast after the first request: a validated token is remembered until it expires (at
+ * most five minutes), and a verified password is remembered, keyed by an HMAC of the credentials
+ * under a per-process key, for as long as the stored hash is unchanged. So argon2id (tens of
+ * milliseconds by design) and signature checks run once per caller, not once per request. A disabled
+ * user or application is refused within the directory's few seconds either way.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import { AppError } from '../errors.js';
+import type { Directory } from './directory.js';
+import { TokenError, wwwAuthenticate, type TokenPrincipal, type TokenValidator } from './jwt.js';
+import type { Principal, UserCredentials } from './model.js';
+import { parseBasicAuthorization, verifyPassword, type HashVerifier } from './passwords.js';
+import { createLoginThrottle, throttleKeys, type LoginThrottle } from './throttle.js';
+
+export interface Authenticator {
+  /** The principal behind an `Authorization` header sent from `address`; throws AppError 401/403/429. */
+  authenticate(authorization: string | undefined, address: string): Promise<Principal>;
+}
+
+export interface AuthenticatorOptions {
+  readonly directory: Directory;
+  readonly clock: Clock;
+  /** Basic authentication with service users. */
+  readonly basic: boolean;
+  /** Bearer token validation; undefined when no token issuer is configured. */
+  readonly tokens: TokenValidator | undefined;
+  /** Default: 5 failures per 15 minutes per user and per address. */
+  readonly throttle?: LoginThrottle;
+  /** The argon2id verification (a parameter so tests can observe which hash was checked). */
+  readonly verifier?: HashVerifier;
+}
+
+const REMEMBER_MS = 5 * 60_000;
+const MAX_REMEMBERED = 10_000;
+
+/** A bounded map of things remembered until a time; the oldest entry goes when it is full. */
+function memory<T>() {
+  const entries = new Map<string, { value: T; until: number }>();
+  return {
+    get(key: string, at: number): T | undefined {
+      const hit = entries.get(key);
+      if (hit === undefined) return undefined;
+      if (hit.until > at) return hit.value;
+      entries.delete(key);
+      return undefined;
+    },
+    set(key: string, value: T, until: number): void {
+      if (entries.size >= MAX_REMEMBERED) {
+        const oldest = entries.keys().next().value;
+        if (oldest !== undefined) entries.delete(oldest);
+      }
+      entries.set(key, { value, until });
+    },
+  };
+}
+
+export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
+  const { directory, clock, tokens } = options;
+  const throttle = options.throttle ?? createLoginThrottle({ clock });
+  const tokenMemory = memory<TokenPrincipal>();
+  const passwordMemory = memory<string>();
+  const hmacKey = randomBytes(32);
+
+  const challenges = [...(tokens === undefined ? [] : [wwwAuthenticate()]), ...(options.basic ? ['Basic realm="ifw", charset="UTF-8"'] : [])];
+  const challenge = challenges.length > 0 ? challenges.join(', ') : wwwAuthenticate();
+  const unauthorized = (message: string, header = challenge) => new AppError(401, 'unauthorized', message, { 'www-authenticate': header });
+
+  async function bearer(header: string): Promise<Principal> {
+    const token = /^\s*bearer +(\S+)\s*$/i.exec(header)?.[1];
+    if (token === undefined) throw unauthorized('The bearer token is missing or malformed: send Authorization: Bearer <access token>.');
+    if (tokens === undefined) throw unauthorized('Bearer tokens are not accepted: no token issuer is configured (IFW_OAUTH_ISSUERS).');
+    const at = clock().getTime();
+    let validated = tokenMemory.get(token, at);
+    if (validated === undefined) {
+      try {
+        validated = await tokens.validate(token);
+      } catch (err) {
+        if (err instanceof TokenError) throw new AppError(err.status, err.code, `${capitalize(err.message)}.`, { 'www-authenticate': wwwAuthenticate(err) });
+        throw err;
+      }
+      tokenMemory.set(token, validated, Math.min(validated.expiresAt.getTime(), at + REMEMBER_MS));
+    }
+    const application = await directory.application(validated.appId);
+    if (application === undefined) {
+      throw new AppError(403, 'forbidden', `Application '${validated.appId}' is not registered in the service; an administrator registers it (applications, or ifw apps add).`);
+    }
+    if (!application.enabled) throw new AppError(403, 'forbidden', `Application '${validated.appId}' is disabled.`);
+    return { kind: 'application', name: application.clientId, permissionSets: application.permissionSets };
+  }
+
+  const credentialKey = (userName: string, password: string) => createHmac('sha256', hmacKey).update(userName).update('\0').update(password).digest('base64');
+
+  async function passwordMatches(user: UserCredentials | undefined, password: string, key: string, at: number): Promise<boolean> {
+    if (user !== undefined && passwordMemory.get(key, at) === user.passwordHash) return true;
+    const ok = await verifyPassword(user?.passwordHash, password, options.verifier);
+    if (ok && user !== undefined) passwordMemory.set(key, user.passwordHash, at + REMEMBER_MS);
+    return ok;
+  }
+
+  async function basic(header: string, address: string): Promise<Principal> {
+    if (!options.basic) throw unauthorized('Basic authentication is switched off (IFW_BASIC_AUTH=false); send an OAuth 2.0 bearer token.');
+    const credentials = parseBasicAuthorization(header);
+    if (credentials === null) throw unauthorized('The Basic credentials are malformed: send Authorization: Basic base64(<user name>:<password>).');
+    const keys = throttleKeys(credentials.username, address);
+    const decision = throttle.check(keys);
+    if (!decision.allowed) {
+      throw new AppError(429, 'tooManyRequests', `Too many failed sign-ins for this user or from this address; try again in ${decision.retryAfterSeconds} seconds.`, {
+        'retry-after': String(decision.retryAfterSeconds),
+      });
+    }
+    const user = await directory.user(credentials.username);
+    const at = clock().getTime();
+    if (!(await passwordMatches(user, credentials.password, credentialKey(credentials.username, credentials.password), at)) || user === undefined) {
+      throttle.recordFailure(keys);
+      throw unauthorized('The user name or password is not valid.');
+    }
+    throttle.recordSuccess(keys);
+    if (!user.enabled) throw unauthorized(`User '${user.userName}' is disabled.`);
+    return { kind: 'user', name: user.userName, permissionSets: user.permissionSets };
+  }
+
+  return {
+    async authenticate(authorization, address) {
+      if (authorization === undefined || authorization.trim() === '') {
+        throw unauthorized('This route needs credentials: an OAuth 2.0 bearer token or Basic authentication.');
+      }
+      const scheme = /^\s*(\S+)/.exec(authorization)?.[1]?.toLowerCase() ?? '';
+      if (scheme === 'bearer') return bearer(authorization);
+      if (scheme === 'basic') return basic(authorization, address);
+      throw unauthorized('The Authorization scheme is not supported: use Bearer or Basic.');
+    },
+  };
+}
+
+const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
