@@ -138,7 +138,7 @@ describe('route permissions', () => {
         logger: pino({ level: 'silent' }),
         bodyLimitBytes: 1024,
         authenticator: unused,
-        routes: [(app) => void app.get(`${API_BASE}/undeclared`, async () => ({}))],
+        routes: [(app) => void app.get(`${API_BASE}/undeclared`, (_request, reply) => reply.send({}))],
       }),
     ).rejects.toThrow(/GET \/api\/vendor\/integrationFramework\/v1\.0\/undeclared does not declare config\.permission/);
   });

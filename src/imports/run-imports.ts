@@ -1,9 +1,9 @@
 /**
  * The import run orchestrator: drains Queued runs one at a time on the job queue's thread. A run
- * fetches every page of its endpoint, staging each in the database as it arrives; then the staged
- * pages are read back one by one into a single import transaction whose last write (Completed or
- * Failed) is fenced by the run's lease. A page that fails, an integration error (fail mode) or a lost
- * lease imports nothing.
+ * fetches every page of its endpoint, staging the pages in the database as they arrive (several per
+ * commit, see page-buffer.ts); then the staged pages are read back one by one into a single import
+ * transaction whose last write (Completed or Failed) is fenced by the run's lease. A page that fails,
+ * an integration error (fail mode) or a lost lease imports nothing.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { AppError } from '../errors.js';
@@ -27,13 +27,16 @@ import { reapExpiredRuns } from './reap-expired-runs.js';
 import { releaseRun } from './release-run.js';
 import type { ImportSources } from './sources-model.js';
 import type { WorkerContext } from '../queue/worker-context.js';
-import { discardStagedPages, stagePage } from './stage-page.js';
+import { createPageBuffer, DEFAULT_STAGING_LIMITS, type StagingLimits } from './page-buffer.js';
+import { discardStagedPages, stagePages } from './stage-page.js';
 import { stagedPages } from './staged-pages.js';
 
 export interface ImportRunContext extends WorkerContext {
   readonly sources: ImportSources;
   /** Aborts the fetch of the current run (shutdown); the run is then retried after its lease expires. */
   readonly signal?: AbortSignal;
+  /** How fetched pages are batched into staging commits; default DEFAULT_STAGING_LIMITS. */
+  readonly staging?: StagingLimits;
 }
 
 export type RunResult = 'completed' | 'failed' | 'lost';
@@ -112,11 +115,18 @@ function runWarnings(summary: FetchSummary, endpoint: RestEndpoint): string[] {
 /** How fetching ended: every page staged, or why the run goes no further. */
 type Fetched = { readonly summary: FetchSummary } | { readonly failed: string } | { readonly lost: string };
 
-/** Fetches every page, staging each (its records by the integration's records path) as it arrives. */
+const LEASE_LOST_WHILE_FETCHING = { lost: 'lease lost while fetching (taken over after expiry); stopped' } as const;
+
+/**
+ * Fetches every page, staging each (its records by the integration's records path) as it arrives.
+ * Pages are buffered for a few milliseconds and staged several per commit; whatever ends the fetch,
+ * the pages fetched before it are staged first (a failed run shows them), unless the lease was lost.
+ */
 async function fetchAndStage(ctx: ImportRunContext, run: ClaimedRun, loaded: Loaded): Promise<Fetched> {
   const { db, owner, leaseMs } = ctx;
   const { runId } = run;
   const { recordsPath } = loaded.plan.integration;
+  const buffer = createPageBuffer((pages) => stagePages(db, { runId, owner, now: ctx.clock(), leaseMs, pages }), ctx.staging ?? DEFAULT_STAGING_LIMITS);
   let stopped: { readonly failed: string } | { readonly lost: string } | undefined;
   try {
     const summary = await ctx.sources.fetchPages(
@@ -125,23 +135,24 @@ async function fetchAndStage(ctx: ImportRunContext, run: ClaimedRun, loaded: Loa
       (page) => {
         const records = pageRecords(page, recordsPath, loaded.getRecords);
         if (typeof records === 'string') stopped = { failed: records };
-        else if (!stagePage(db, { runId, owner, now: ctx.clock(), leaseMs, page: { pageNo: page.pageNo, url: page.url, records } })) {
-          stopped = { lost: 'lease lost while fetching (taken over after expiry); stopped' };
-        }
+        else if (!buffer.add({ pageNo: page.pageNo, url: page.url, records })) stopped = LEASE_LOST_WHILE_FETCHING;
         if (stopped !== undefined) throw new Error(`import run ${runId} stopped fetching`);
       },
       ctx.signal === undefined ? {} : { signal: ctx.signal },
     );
-    return { summary };
+    return buffer.flush() ? { summary } : LEASE_LOST_WHILE_FETCHING;
   } catch (err) {
-    if (stopped !== undefined) return stopped;
+    if (stopped !== undefined && 'lost' in stopped) return stopped;
     if (ctx.signal?.aborted === true) {
+      buffer.close();
       await releaseRun(db, { runId, owner });
       return { lost: 'stopping: the run goes back to Queued and starts again from page 1' };
     }
-    const why = ctx.sources.describeFetchError(err);
+    const why = stopped?.failed ?? ctx.sources.describeFetchError(err);
     if (why === undefined) throw err;
-    return { failed: why };
+    return buffer.flush() ? { failed: why } : LEASE_LOST_WHILE_FETCHING;
+  } finally {
+    buffer.close();
   }
 }
 
@@ -163,7 +174,15 @@ export async function executeRun(ctx: ImportRunContext, run: ClaimedRun): Promis
     await discardStagedPages(db, { runId, owner });
     const loaded = await load(ctx, run);
     if (typeof loaded === 'string') return fail(loaded);
-    const fetched = await withScratchCommits(db.sqlite, () => fetchAndStage(ctx, run, loaded));
+    const fetched = await withScratchCommits(db.sqlite, async (): Promise<Fetched> => {
+      const ended = await fetchAndStage(ctx, run, loaded);
+      // The lease is renewed for the import. Like staging, a renewal need not survive a crash: the
+      // worker that renewed it would not survive it either.
+      if ('summary' in ended && !(await heartbeatRun(db, { runId, owner, now: ctx.clock(), leaseMs }))) {
+        return { lost: 'lease lost before the import started; skipped' };
+      }
+      return ended;
+    });
     if ('failed' in fetched) return fail(fetched.failed);
     if ('lost' in fetched) {
       log.warn(fetched.lost);
@@ -171,10 +190,6 @@ export async function executeRun(ctx: ImportRunContext, run: ClaimedRun): Promis
     }
     const { summary } = fetched;
 
-    if (!(await heartbeatRun(db, { runId, owner, now: ctx.clock(), leaseMs }))) {
-      log.warn('lease lost before the import started; skipped');
-      return 'lost';
-    }
     const warnings = runWarnings(summary, loaded.endpoint);
     const { stopReason, stopDetail } = summary;
     const started = Date.now();

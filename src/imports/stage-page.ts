@@ -1,24 +1,53 @@
 /**
- * Staging: each fetched page is written to `ifw_import_run_page` as it arrives, so a run of a thousand
- * pages holds one page in memory, not a thousand. Every write is fenced by the run's lease, and staging
- * a page renews that lease (a long fetch is its own heartbeat).
+ * Staging: fetched pages are written to `ifw_import_run_page` as they arrive, so a run of a thousand
+ * pages holds a few pages in memory, not a thousand. Several pages may share one transaction (see
+ * page-buffer.ts): a commit costs far more than the insert of a page. Every write is fenced by the
+ * run's lease, and staging renews that lease (a long fetch is its own heartbeat).
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
 import type { Database } from '../storage/database.js';
 import { addMs } from './model.js';
 
-export interface StagePageArgs {
+export interface FetchedRecords {
+  readonly pageNo: number;
+  readonly url: string;
+  readonly records: readonly unknown[];
+}
+
+/** A page ready to be written: its records serialised as it arrived, so that the parsed response can go. */
+export interface SerialisedPage {
+  readonly pageNo: number;
+  readonly url: string;
+  readonly recordCount: number;
+  readonly json: string;
+}
+
+export const serialisePage = (page: FetchedRecords): SerialisedPage => ({
+  pageNo: page.pageNo,
+  url: page.url,
+  recordCount: page.records.length,
+  json: JSON.stringify(page.records),
+});
+
+interface Fence {
   readonly runId: string;
   readonly owner: string;
   readonly now: Date;
   readonly leaseMs: number;
-  readonly page: { readonly pageNo: number; readonly url: string; readonly records: readonly unknown[] };
+}
+
+export interface StagePageArgs extends Fence {
+  readonly page: FetchedRecords;
+}
+
+export interface StagePagesArgs extends Fence {
+  readonly pages: readonly SerialisedPage[];
 }
 
 const BUMP_RUN = `
   update ifw_import_run
-     set pages_fetched = pages_fetched + 1,
+     set pages_fetched = pages_fetched + @pages,
          record_count = record_count + @records,
          lease_expires_at = @leaseExpiresAt
    where run_id = @runId
@@ -27,43 +56,41 @@ const BUMP_RUN = `
 
 const INSERT_PAGE = `
   insert into ifw_import_run_page (run_id, page_no, url, record_count, records)
-  values (@runId, @pageNo, @url, @records, @json)`;
+  values (?, ?, ?, ?, ?)`;
+
+/** One page in its own transaction; false when the lease is no longer this worker's (nothing staged). */
+export function stagePage(db: Database, { page, ...fence }: StagePageArgs): boolean {
+  return stagePages(db, { ...fence, pages: [serialisePage(page)] });
+}
 
 /**
- * False when the lease is no longer this worker's: nothing was staged and the run should stop.
- * Synchronous on the raw connection (one short transaction): it runs once per page, on the thread
- * that owns the connection.
+ * Pages in one transaction: the run's counters and lease first (fenced: when the lease is no longer
+ * this worker's, nothing is staged and the result is false), then one row per page. Synchronous on
+ * the raw connection, on the thread that owns it.
  */
-export function stagePage(db: Database, { runId, owner, now, leaseMs, page }: StagePageArgs): boolean {
-  const json = JSON.stringify(page.records);
-  const records = page.records.length;
-  return stagingOf(db.sqlite)({ runId, owner, records, leaseExpiresAt: addMs(now, leaseMs), pageNo: page.pageNo, url: page.url, json });
+export function stagePages(db: Database, { runId, owner, now, leaseMs, pages }: StagePagesArgs): boolean {
+  if (pages.length === 0) return true;
+  return stagingOf(db.sqlite)(runId, owner, addMs(now, leaseMs), pages);
 }
 
-interface StageParams {
-  readonly runId: string;
-  readonly owner: string;
-  readonly records: number;
-  readonly leaseExpiresAt: string;
-  readonly pageNo: number;
-  readonly url: string;
-  readonly json: string;
-}
+type Staging = (runId: string, owner: string, leaseExpiresAt: string, pages: readonly SerialisedPage[]) => boolean;
 
-/** The staging transaction, prepared once per connection (it runs for every page). */
-const staging = new WeakMap<BetterSqlite3.Database, (params: StageParams) => boolean>();
+/** The staging transaction, prepared once per connection (it runs for every few pages). */
+const staging = new WeakMap<BetterSqlite3.Database, Staging>();
 
-function stagingOf(sqlite: BetterSqlite3.Database): (params: StageParams) => boolean {
+function stagingOf(sqlite: BetterSqlite3.Database): Staging {
   let stage = staging.get(sqlite);
   if (stage === undefined) {
     const bump = sqlite.prepare(BUMP_RUN);
     const insert = sqlite.prepare(INSERT_PAGE);
-    const transaction = sqlite.transaction((p: StageParams): boolean => {
-      if (bump.run({ runId: p.runId, owner: p.owner, records: p.records, leaseExpiresAt: p.leaseExpiresAt }).changes !== 1) return false;
-      insert.run({ runId: p.runId, pageNo: p.pageNo, url: p.url, records: p.records, json: p.json });
+    const transaction = sqlite.transaction((runId: string, owner: string, leaseExpiresAt: string, pages: readonly SerialisedPage[]): boolean => {
+      let records = 0;
+      for (const page of pages) records += page.recordCount;
+      if (bump.run({ runId, owner, pages: pages.length, records, leaseExpiresAt }).changes !== 1) return false;
+      for (const page of pages) insert.run(runId, page.pageNo, page.url, page.recordCount, page.json);
       return true;
     });
-    stage = (params) => transaction.immediate(params);
+    stage = (runId, owner, leaseExpiresAt, pages) => transaction.immediate(runId, owner, leaseExpiresAt, pages);
     staging.set(sqlite, stage);
   }
   return stage;
