@@ -9,6 +9,10 @@
  * under a per-process key, for as long as the stored hash is unchanged. So argon2id (tens of
  * milliseconds by design) and signature checks run once per caller, not once per request. A disabled
  * user or application is refused within the directory's few seconds either way.
+ *
+ * Password attempts that need a verification run one at a time per user name and per address, so
+ * that the throttle counts every failure before it lets the next guess through, however many
+ * requests arrive together.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
@@ -17,7 +21,7 @@ import type { Directory } from './directory.js';
 import { TokenError, wwwAuthenticate, type TokenPrincipal, type TokenValidator } from './jwt.js';
 import type { Principal, UserCredentials } from './model.js';
 import { parseBasicAuthorization, verifyPassword, type HashVerifier } from './passwords.js';
-import { createLoginThrottle, throttleKeys, type LoginThrottle } from './throttle.js';
+import { createLoginThrottle, throttleKeys, type LoginThrottle, type ThrottleKey } from './throttle.js';
 
 export interface Authenticator {
   /** The principal behind an `Authorization` header sent from `address`; throws AppError 401/403/429. */
@@ -96,12 +100,38 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   }
 
   const credentialKey = (userName: string, password: string) => createHmac('sha256', hmacKey).update(userName).update('\0').update(password).digest('base64');
+  /** Whether these credentials were verified against the user's current hash. */
+  const remembered = (user: UserCredentials, key: string, at: number): boolean => passwordMemory.get(key, at) === user.passwordHash;
+  const oneAtATime = serializer();
 
-  async function passwordMatches(user: UserCredentials | undefined, password: string, key: string, at: number): Promise<boolean> {
-    if (user !== undefined && passwordMemory.get(key, at) === user.passwordHash) return true;
-    const ok = await verifyPassword(user?.passwordHash, password, options.verifier);
-    if (ok && user !== undefined) passwordMemory.set(key, user.passwordHash, at + REMEMBER_MS);
-    return ok;
+  function refuseWhileThrottled(keys: readonly ThrottleKey[]): void {
+    const decision = throttle.check(keys);
+    if (decision.allowed) return;
+    throw new AppError(429, 'tooManyRequests', `Too many failed sign-ins for this user or from this address; try again in ${decision.retryAfterSeconds} seconds.`, {
+      'retry-after': String(decision.retryAfterSeconds),
+    });
+  }
+
+  /**
+   * Checks, verifies and records one attempt while no other attempt for the same user name or from
+   * the same address is under way. Without that, requests sent together would all pass the throttle
+   * check before the first failure is recorded, and a burst could try any number of passwords.
+   */
+  function verifyAttempt(username: string, password: string, keys: readonly ThrottleKey[], key: string): Promise<UserCredentials> {
+    return oneAtATime(keys, async () => {
+      // Attempts that went before may have locked these keys, or verified and remembered these credentials.
+      refuseWhileThrottled(keys);
+      const user = await directory.user(username);
+      const at = clock().getTime();
+      if (user !== undefined && remembered(user, key, at)) return user;
+      const ok = await verifyPassword(user?.passwordHash, password, options.verifier);
+      if (!ok || user === undefined) {
+        throttle.recordFailure(keys);
+        throw unauthorized('The user name or password is not valid.');
+      }
+      passwordMemory.set(key, user.passwordHash, at + REMEMBER_MS);
+      return user;
+    });
   }
 
   async function basic(header: string, address: string): Promise<Principal> {
@@ -109,18 +139,12 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     const credentials = parseBasicAuthorization(header);
     if (credentials === null) throw unauthorized('The Basic credentials are malformed: send Authorization: Basic base64(<user name>:<password>).');
     const keys = throttleKeys(credentials.username, address);
-    const decision = throttle.check(keys);
-    if (!decision.allowed) {
-      throw new AppError(429, 'tooManyRequests', `Too many failed sign-ins for this user or from this address; try again in ${decision.retryAfterSeconds} seconds.`, {
-        'retry-after': String(decision.retryAfterSeconds),
-      });
-    }
-    const user = await directory.user(credentials.username);
-    const at = clock().getTime();
-    if (!(await passwordMatches(user, credentials.password, credentialKey(credentials.username, credentials.password), at)) || user === undefined) {
-      throttle.recordFailure(keys);
-      throw unauthorized('The user name or password is not valid.');
-    }
+    const key = credentialKey(credentials.username, credentials.password);
+    refuseWhileThrottled(keys);
+    // Remembered credentials need no verification, so they need not wait for attempts under way.
+    const known = await directory.user(credentials.username);
+    const user =
+      known !== undefined && remembered(known, key, clock().getTime()) ? known : await verifyAttempt(credentials.username, credentials.password, keys, key);
     throttle.recordSuccess(keys);
     if (!user.enabled) throw unauthorized(`User '${user.userName}' is disabled.`);
     return { kind: 'user', name: user.userName, permissionSets: user.permissionSets };
@@ -140,3 +164,24 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
 }
 
 const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+/**
+ * Runs tasks one at a time per key: a task starts once every earlier task sharing any of its keys
+ * has settled (first come, first served; no deadlock, since a task only waits for earlier ones).
+ */
+function serializer() {
+  const tails = new Map<string, Promise<void>>();
+  return <T>(keys: readonly string[], task: () => Promise<T>): Promise<T> => {
+    const earlier = keys.flatMap((k) => tails.get(k) ?? []);
+    const result = Promise.all(earlier).then(task);
+    const tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    for (const k of keys) tails.set(k, tail);
+    void tail.then(() => {
+      for (const k of keys) if (tails.get(k) === tail) tails.delete(k);
+    });
+    return result;
+  };
+}

@@ -27,17 +27,25 @@ interface Entry<T> {
 
 function cached<T>(clock: Clock, ttlMs: number, load: (key: string) => Promise<T | undefined>) {
   const entries = new Map<string, Entry<T>>();
+  // Bumped by clear(): a load that started before a change may have read the old row, so its
+  // result answers the request that asked for it but is not remembered.
+  let generation = 0;
   return {
     async get(key: string): Promise<T | undefined> {
       const at = clock().getTime();
       const hit = entries.get(key);
       if (hit !== undefined && hit.until > at) return hit.value;
+      const started = generation;
       const value = await load(key);
+      if (started !== generation) return value;
       if (entries.size >= MAX_ENTRIES) entries.clear();
       entries.set(key, { value, until: at + ttlMs });
       return value;
     },
-    clear: () => entries.clear(),
+    clear: () => {
+      generation += 1;
+      entries.clear();
+    },
   };
 }
 
