@@ -1,6 +1,8 @@
 /**
  * The submit benchmark's baseline: a bare fastify route that validates the same body as the Bulk
- * Import API and answers 202 without storing anything. Prints its port on stdout.
+ * Import API and answers 202 without storing anything. Prints its port on stdout. It receives the
+ * same `Authorization` header as the service and ignores it: the baseline is the cost of HTTP, JSON
+ * and validation, so the ratio shows what durability and authentication add.
  */
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';

@@ -4,6 +4,11 @@
  * service exactly as `ifw serve --no-workers` on a fresh SQLite file with synchronous=FULL); the
  * load comes from autocannon in a third process. Rounds alternate baseline and service and the
  * medians are compared. Afterwards every 202 the service answered must be a row in the database.
+ *
+ * Every request carries `Authorization: Bearer <token>` from the development token issuer for an
+ * application registered with VENDOR IF ALL (`ifw apps add bench`, `ifw token --app bench`), the
+ * way an OAuth client calls the service; the service validates the token once and remembers it. The
+ * baseline receives the same header and ignores it, so both parse the same request.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -36,6 +41,32 @@ function waitForLine(child: ChildProcess, match: (line: string) => number | unde
   });
 }
 
+/** Runs `ifw …` to completion and answers its stdout. */
+function ifw(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(root, 'bin/ifw.js'), ...args], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`ifw ${args.join(' ')} exited with ${code}`))));
+  });
+}
+
+const serviceEnv = (dataDir: string): NodeJS.ProcessEnv => ({
+  ...process.env,
+  IFW_DATA_DIR: dataDir,
+  IFW_PORT: '0',
+  IFW_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+  IFW_DEV_TOKEN_ISSUER: 'true',
+});
+
+/** A fresh data directory with the example config and a registered application; answers its bearer token. */
+async function prepareService(dataDir: string): Promise<string> {
+  const env = serviceEnv(dataDir);
+  await ifw(['apply', path.join(root, 'examples/customers.yaml')], env);
+  await ifw(['apps', 'add', 'bench', '-p', 'VENDOR IF ALL'], env);
+  return (await ifw(['token', '--app', 'bench', '--minutes', '120'], env)).trim();
+}
+
 async function startBare(): Promise<{ child: ChildProcess; port: number }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench/bare-server.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await waitForLine(child, (line) => (line.startsWith('{"port"') ? (JSON.parse(line) as { port: number }).port : undefined));
@@ -43,11 +74,7 @@ async function startBare(): Promise<{ child: ChildProcess; port: number }> {
 }
 
 async function startService(dataDir: string): Promise<{ child: ChildProcess; port: number }> {
-  const env = { ...process.env, IFW_DATA_DIR: dataDir, IFW_PORT: '0', IFW_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info' };
-  await new Promise<void>((resolve, reject) => {
-    const apply = spawn(process.execPath, [path.join(root, 'bin/ifw.js'), 'apply', path.join(root, 'examples/customers.yaml')], { env, stdio: 'ignore' });
-    apply.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`ifw apply exited with ${code}`))));
-  });
+  const env = serviceEnv(dataDir);
   const child = spawn(process.execPath, [path.join(root, 'bin/ifw.js'), 'serve', '--no-workers'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await waitForLine(child, (line) => {
     if (!line.includes('integration service listening')) return undefined;
@@ -64,14 +91,14 @@ interface LoadResult {
   errors: number;
 }
 
-function load(port: number): Promise<LoadResult> {
+function load(port: number, authorization: string): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
       [
         path.join(root, 'node_modules/autocannon/autocannon.js'),
         '--json', '-c', String(connections), '-d', String(seconds),
-        '-m', 'POST', '-H', 'content-type=application/json', '-b', body,
+        '-m', 'POST', '-H', 'content-type=application/json', '-H', `authorization=${authorization}`, '-b', body,
         `http://127.0.0.1:${port}${PATH}`,
       ],
       { stdio: ['ignore', 'pipe', 'ignore'] },
@@ -104,11 +131,12 @@ const measured: number[] = [];
 let accepted = 0;
 try {
   for (let round = 1; round <= rounds; round++) {
+    const authorization = `Bearer ${await prepareService(path.join(tmp, `round-${round}`))}`;
     const bare = await startBare();
-    const b = await load(bare.port);
+    const b = await load(bare.port, authorization);
     await stop(bare.child);
     const service = await startService(path.join(tmp, `round-${round}`));
-    const m = await load(service.port);
+    const m = await load(service.port, authorization);
     await stop(service.child);
     const db = new BetterSqlite3(path.join(tmp, `round-${round}`, 'ifw.db'), { readonly: true });
     const rows = (db.prepare('select count(*) as n from ifw_bulk_import_request').get() as { n: number }).n;
@@ -128,7 +156,7 @@ try {
 }
 const b = median(baseline);
 const m = median(measured);
-console.log(`cores ${os.cpus().length}, ${connections} connections, ${seconds} s per run, ${rounds} rounds; every one of ${accepted} accepted requests was stored`);
+console.log(`cores ${os.cpus().length}, ${connections} connections, ${seconds} s per run, ${rounds} rounds, bearer token (dev issuer); every one of ${accepted} accepted requests was stored`);
 console.log(`baseline bare fastify: ${b.toFixed(0)} req/s (median)`);
 console.log(`service submit: ${m.toFixed(0)} req/s (median)`);
 console.log(`submit requests/s ratio=${(m / b).toFixed(2)} target=0.8`);

@@ -8,13 +8,16 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, runIfw, startServer, type ServerProcess } from './helpers/process.js';
+import { assertBuilt, basicAuth, runIfw, startServer, type ServerProcess } from './helpers/process.js';
 
 const API = '/api/vendor/integrationFramework/v1.0';
 /** Most requests are small; every fifth is large, so that a kill lands while one is being imported. */
 const recordsFor = (requestNo: number) => (requestNo % 5 === 1 ? 20_000 : 400);
 let dir: string;
 let env: NodeJS.ProcessEnv;
+/** The administrator the first start creates (IFW_ADMIN_PASSWORD); the service verifies its password once per process. */
+const ADMIN_PASSWORD = 'crash-test-administrator';
+const admin = basicAuth('admin', ADMIN_PASSWORD);
 
 const config = `
 targetTables:
@@ -64,16 +67,20 @@ async function submitWhileRunning(server: ServerProcess, firstNo: number, until:
     while (Date.now() < until) {
       const requestNo = next++;
       const bad = requestNo % 7 === 0;
+      let refused: string | undefined;
       try {
         const res = await fetch(`${server.baseUrl}${API}/bulkImportRequests`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json' },
+          headers: { 'content-type': 'application/json', ...admin },
           body: JSON.stringify({ integrationSortingOrder: 40, payload: payloadFor(requestNo, bad) }),
         });
-        if (res.status === 202) sent.push({ requestId: ((await res.json()) as { requestId: string }).requestId, requestNo, bad });
+        if (res.status === 401 || res.status === 403) refused = `submit answered ${res.status}: ${await res.text()}`;
+        else if (res.status === 202) sent.push({ requestId: ((await res.json()) as { requestId: string }).requestId, requestNo, bad });
       } catch {
         return; // the server was killed
       }
+      // Credentials refused would make every later assertion vacuous: fail loudly instead.
+      if (refused !== undefined) throw new Error(refused);
     }
   };
   await Promise.all(Array.from({ length: 4 }, client));
@@ -82,7 +89,7 @@ async function submitWhileRunning(server: ServerProcess, firstNo: number, until:
 beforeAll(async () => {
   assertBuilt();
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-crash-'));
-  env = { IFW_DATA_DIR: dir, IFW_LEASE_SECONDS: '1', IFW_SCHEDULER_TICK_MS: '50', IFW_LOG_LEVEL: 'info', IFW_MAX_ATTEMPTS: '5' };
+  env = { IFW_DATA_DIR: dir, IFW_ADMIN_PASSWORD: ADMIN_PASSWORD, IFW_LEASE_SECONDS: '1', IFW_SCHEDULER_TICK_MS: '50', IFW_LOG_LEVEL: 'info', IFW_MAX_ATTEMPTS: '5' };
   fs.writeFileSync(path.join(dir, 'crash.yaml'), config);
   const applied = await runIfw(['apply', path.join(dir, 'crash.yaml')], env);
   expect(applied.code, applied.stderr).toBe(0);
@@ -123,7 +130,8 @@ describe('kill -9 during submission and processing', () => {
       const deadline = Date.now() + 30_000;
       for (;;) {
         const count = async (status: string) => {
-          const res = await fetch(`${server.baseUrl}${API}/bulkImportRequests?$filter=${encodeURIComponent(`status eq '${status}'`)}`);
+          const res = await fetch(`${server.baseUrl}${API}/bulkImportRequests?$filter=${encodeURIComponent(`status eq '${status}'`)}`, { headers: admin });
+          if (res.status !== 200) throw new Error(`listing ${status} requests answered ${res.status}: ${await res.text()}`);
           return ((await res.json()) as { value: unknown[] }).value.length;
         };
         const pending = await count('Pending');

@@ -64,11 +64,17 @@ function authorization(): Record<string, string> {
 }
 
 async function http(method: string, url: string, body?: unknown): Promise<{ status: number; json: unknown }> {
-  const res = await fetch(url, {
-    method,
-    headers: { ...authorization(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method,
+      headers: { ...authorization(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (err) {
+    const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : String(err);
+    throw new ConfigError(`cannot reach the service at ${new URL(url).origin} (${cause}); is it running? (--url or IFW_URL)`);
+  }
   const text = await res.text();
   let json: unknown = text;
   try {
@@ -203,6 +209,11 @@ program
     for (let delay = 100; ; delay = Math.min(delay * 2, 5000)) {
       await new Promise((r) => setTimeout(r, delay));
       const polled = await http('GET', `${base}${API}/bulkImportRequests(${requestId})`);
+      // A refusal (credentials no longer valid, throttled, not found) does not go away by polling again.
+      if (polled.status >= 400 && polled.status < 500) {
+        console.log(JSON.stringify(polled.json, null, 2));
+        process.exit(1);
+      }
       const status = (polled.json as { status?: string }).status;
       if (status === 'Completed' || status === 'Failed' || status === 'Cancelled') {
         console.log(JSON.stringify(polled.json, null, 2));

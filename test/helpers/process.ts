@@ -13,48 +13,125 @@ export function assertBuilt(): void {
   }
 }
 
-export function runIfw(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/**
+ * The environment a child gets: this process's, without any IFW_* setting (a developer's IFW_TOKEN or
+ * IFW_ADMIN_PASSWORD must not change what a test sees), plus `env`. An undefined value leaves a variable out.
+ */
+function childEnv(env: NodeJS.ProcessEnv, defaults: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('IFW_')));
+  return { ...inherited, ...defaults, ...env };
+}
+
+export interface RunResult {
+  /** The exit code; null when the process was killed (by a signal, or after `timeoutMs`). */
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  /** Written to the command's stdin, which is then closed; without it stdin is empty. */
+  readonly input?: string;
+  /** The command is killed after this long (a command that should have exited but serves). Default 30 s. */
+  readonly timeoutMs?: number;
+}
+
+export function runIfw(args: string[], env: NodeJS.ProcessEnv, options: RunOptions = {}): Promise<RunResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], { env: childEnv(env), stdio: 'pipe' });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+    // A command that exits without reading its input closes the pipe under us: that is not an error here.
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(options.input ?? '');
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 30_000);
+    // 'close', not 'exit': all of the output has been read by then.
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
   });
 }
 
 export interface ServerProcess {
   readonly child: ChildProcess;
   readonly baseUrl: string;
+  /** Every line of stdout and stderr, in the order read. */
   readonly logs: string[];
+  /** The lines of stdout only: the service's log. */
+  readonly stdout: string[];
+  /** The lines of stderr only: what the service writes for the person who started it. */
+  readonly stderr: string[];
+  /** The first stderr line matching `pattern`, waiting up to `timeoutMs` for it. */
+  waitForStderr(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /** Stops the process and resolves with its exit code once all of its output has been read. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
 /** Starts `ifw serve` on an ephemeral port and resolves once it listens. */
 export function startServer(env: NodeJS.ProcessEnv, args: string[] = []): Promise<ServerProcess> {
   const child = spawn(process.execPath, [BIN, 'serve', ...args], {
-    env: { ...process.env, IFW_PORT: '0', IFW_HOST: '127.0.0.1', ...env },
+    env: childEnv(env, { IFW_PORT: '0', IFW_HOST: '127.0.0.1' }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  createInterface({ input: child.stderr }).on('line', (line) => logs.push(line));
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const closed = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  createInterface({ input: child.stderr }).on('line', (line) => {
+    logs.push(line);
+    stderr.push(line);
+  });
+
+  async function waitForStderr(pattern: RegExp, timeoutMs = 5_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const line = stderr.find((l) => pattern.test(l));
+      if (line !== undefined) return line;
+      if (Date.now() > deadline || child.stderr.readableEnded) throw new Error(`no stderr line matching ${String(pattern)}:\n${stderr.join('\n')}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
   return new Promise((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
       logs.push(line);
+      stdout.push(line);
       if (!line.includes('integration service listening')) return;
       const { address } = JSON.parse(line) as { address: string };
       resolve({
         child,
         baseUrl: address,
         logs,
+        stdout,
+        stderr,
+        waitForStderr,
         async stop(signal: NodeJS.Signals = 'SIGTERM') {
           if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-          return exited;
+          return closed;
         },
       });
     });
-    void exited.then((code) => reject(new Error(`ifw serve exited with ${code}:\n${logs.join('\n')}`)));
+    void closed.then((code) => reject(new Error(`ifw serve exited with ${code}:\n${logs.join('\n')}`)));
   });
+}
+
+/** `Authorization: Basic …` for a user name and password. */
+export const basicAuth = (userName: string, password: string): { authorization: string } => ({
+  authorization: `Basic ${Buffer.from(`${userName}:${password}`).toString('base64')}`,
+});
+
+/**
+ * Polls `probe` every 100 ms until it answers `expected` or `timeoutMs` passes, and answers the last
+ * answer. For changes made by the CLI, which a running service sees within its directory cache (5 s).
+ */
+export async function eventually<T>(probe: () => Promise<T>, expected: T, timeoutMs = 7_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const answer = await probe();
+    if (answer === expected || Date.now() > deadline) return answer;
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
