@@ -11,7 +11,22 @@ export interface TokenIssuerSetting {
   readonly jwksUrl: string;
 }
 
-export type DatabaseTarget = { readonly kind: 'sqlite'; readonly file: string } | { readonly kind: 'postgres'; readonly url: string };
+export interface SqliteTarget {
+  readonly kind: 'sqlite';
+  readonly file: string;
+}
+
+export interface PostgresTarget {
+  readonly kind: 'postgres';
+  /** The connection URL without the `schema` parameter (which is not libpq's). */
+  readonly url: string;
+  /** `?schema=name` in IFW_DATABASE_URL: the service's tables live there (created if missing); undefined: the server's default search_path. */
+  readonly schema: string | undefined;
+  /** Connections in this process's pool (IFW_DATABASE_POOL_SIZE). */
+  readonly poolSize: number;
+}
+
+export type DatabaseTarget = SqliteTarget | PostgresTarget;
 
 export interface Config {
   readonly host: string;
@@ -56,6 +71,8 @@ export interface Config {
 
 export type ConfigOverrides = Partial<{ -readonly [K in keyof Config]: Config[K] }> & { databaseUrl?: string };
 
+const DEFAULT_POOL_SIZE = 10;
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export class ConfigError extends Error {
@@ -79,10 +96,35 @@ function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
   throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
 }
 
-export function parseDatabaseUrl(url: string | undefined, dataDir: string): DatabaseTarget {
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/**
+ * A PostgreSQL URL, with the one parameter of our own taken out: `schema` puts the service's tables in
+ * that schema (its search_path), so several services or test runs can share one database.
+ */
+function postgresTarget(url: string, poolSize: number): PostgresTarget {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError('IFW_DATABASE_URL is not a valid URL: expected postgres://user:password@host:port/database[?schema=name]');
+  }
+  const schema = parsed.searchParams.get('schema') ?? undefined;
+  if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
+    throw new ConfigError(`IFW_DATABASE_URL: schema must be 1 to 63 lower-case letters, digits or "_", not starting with a digit, got "${schema}"`);
+  }
+  // The schema becomes the connections' `options` (search_path); pg would let the URL's own `options` win silently.
+  if (schema !== undefined && parsed.searchParams.has('options')) {
+    throw new ConfigError('IFW_DATABASE_URL: use either ?schema= or ?options=, not both (the schema is set through the connection options)');
+  }
+  parsed.searchParams.delete('schema');
+  return { kind: 'postgres', url: parsed.toString(), schema, poolSize };
+}
+
+export function parseDatabaseUrl(url: string | undefined, dataDir: string, poolSize = DEFAULT_POOL_SIZE): DatabaseTarget {
   if (url === undefined || url.trim() === '') return { kind: 'sqlite', file: path.join(dataDir, 'ifw.db') };
   const u = url.trim();
-  if (u.startsWith('postgres://') || u.startsWith('postgresql://')) return { kind: 'postgres', url: u };
+  if (u.startsWith('postgres://') || u.startsWith('postgresql://')) return postgresTarget(u, poolSize);
   if (u.startsWith('sqlite:')) return { kind: 'sqlite', file: path.resolve(u.slice('sqlite:'.length).replace(/^\/\//, '')) };
   if (u.endsWith('.db') || u.endsWith('.sqlite') || u.includes('/')) return { kind: 'sqlite', file: path.resolve(u) };
   throw new ConfigError(`IFW_DATABASE_URL must be postgres://…, sqlite:<file> or a file path, got "${u}"`);
@@ -122,7 +164,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     host: env.IFW_HOST ?? '127.0.0.1',
     port: int(env, 'IFW_PORT', 8080, 0, 65535),
     dataDir,
-    database: parseDatabaseUrl(databaseUrl ?? env.IFW_DATABASE_URL, dataDir),
+    database: parseDatabaseUrl(databaseUrl ?? env.IFW_DATABASE_URL, dataDir, int(env, 'IFW_DATABASE_POOL_SIZE', DEFAULT_POOL_SIZE, 1, 1000)),
     logLevel: logLevel as Config['logLevel'],
     workers: bool(env, 'IFW_WORKERS', true),
     bodyLimitBytes: int(env, 'IFW_BODY_LIMIT_MB', 64, 1, 1024) * 1024 * 1024,

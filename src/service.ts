@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock.js';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import { createAccounts, ensureInitialAdministrator, type Accounts, type InitialAdministrator } from './auth/accounts.js';
 import { createAuthenticator } from './auth/authenticate.js';
 import { loadDevIssuer, type DevIssuer } from './auth/dev-issuer.js';
@@ -55,8 +55,14 @@ export interface ServiceOptions {
 export async function createService(config: Config, options: ServiceOptions = {}): Promise<Service> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config);
-  const db = openDatabase(config.database);
+  refuseUnsupported(config);
+  const db = openDatabase(config.database, {
+    onIdleClientError: (err) => logger.warn({ err }, 'a pooled PostgreSQL connection failed while idle; it is replaced when needed'),
+  });
   await migrate(db);
+  if (db.dialect === 'postgres') {
+    logger.warn('PostgreSQL (work in progress): the API runs; bulk import requests and import runs are accepted but not processed until processing on PostgreSQL is available (docs/deployment.md)');
+  }
 
   const queue = config.workers ? await startQueueHost(config, { logger }) : undefined;
   const wake = () => queue?.wake();
@@ -111,6 +117,19 @@ export async function createService(config: Config, options: ServiceOptions = {}
       await db.close();
     },
   };
+}
+
+/**
+ * PostgreSQL serves the API today; the job queue (the importer, claims, leases) is still SQLite's
+ * alone. Refused at start, with what to do instead, rather than accepting requests nothing processes
+ * without saying so. (Interim: issue #5 ports processing to PostgreSQL.)
+ */
+function refuseUnsupported(config: Config): void {
+  if (config.database.kind === 'postgres' && config.workers) {
+    throw new ConfigError(
+      'Processing bulk import requests and import runs on PostgreSQL is not available yet: start the API alone with `ifw serve --no-workers` (IFW_WORKERS=false); see docs/deployment.md',
+    );
+  }
 }
 
 /** Validates bearer tokens of the configured issuers and the development issuer; undefined when there are none. */

@@ -194,7 +194,7 @@ describe('memory stays flat: pages are staged in the database as they arrive', (
             endpoint,
             async (page) => {
               if (page.pageNo % 250 === 0) {
-                stagedBefore.push(t.db.sqlite.prepare('select count(records) from ifw_import_run_page').pluck().get() as number);
+                stagedBefore.push(t.db.sqlite.prepare('select count(*) from temp.ifw_staged_records').pluck().get() as number);
               }
               await onPage(page);
             },

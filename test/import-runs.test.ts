@@ -148,7 +148,11 @@ describe('staging and finishing, fenced by the lease', () => {
 
     expect(runRow(runId)).toMatchObject({ pages_fetched: 1, record_count: 2, lease_expires_at: iso(5000 + LEASE_MS) });
     expect(t.db.sqlite.prepare('select page_no, url, record_count, records from ifw_import_run_page').all()).toEqual([
-      { page_no: 1, url: 'http://x/p?page=1', record_count: 2, records: '[{"id":1},{"id":2}]' },
+      { page_no: 1, url: 'http://x/p?page=1', record_count: 2, records: null },
+    ]);
+    // The records wait in the staging connection's own TEMP table, outside the database file.
+    expect(t.db.sqlite.prepare('select run_id, page_no, records from temp.ifw_staged_records').all()).toEqual([
+      { run_id: runId, page_no: 1, records: '[{"id":1},{"id":2}]' },
     ]);
   });
 

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { manualClock } from '../src/clock.js';
 import { AppError } from '../src/errors.js';
 import { createIntegration } from '../src/integrations/service.js';
-import type { Database } from '../src/storage/database.js';
+import type { SqliteDatabase } from '../src/storage/database.js';
 import { createTargetTable, declareTargetTable, deleteTargetTable } from '../src/tables/service.js';
 import { getTargetTable } from '../src/tables/store.js';
 import type { TargetFieldInput, TargetTableInput } from '../src/tables/validate.js';
@@ -10,7 +10,7 @@ import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 
 const clock = manualClock('2025-01-01T00:00:00Z');
 let t: TestDatabase;
-let db: Database;
+let db: SqliteDatabase;
 
 beforeEach(async () => {
   t = await openTestDatabase();

@@ -162,6 +162,9 @@ withDatabaseFlags(
     .argument('<code>', 'REST API endpoint code'),
 ).action(async (code: string, flags: ServerFlags) => {
   const config = loadConfig(process.env, overrides(flags));
+  if (config.database.kind === 'postgres') {
+    throw new ConfigError('ifw run-endpoint imports in this process, and importing on PostgreSQL is not available yet (see docs/deployment.md)');
+  }
   // Logs go to stderr: stdout is the run's JSON.
   const logger = createLogger(config, {}, 2);
   // A service on the same database may hold the write lock for a moment: wait for it instead of failing.

@@ -4,7 +4,8 @@
  * the lease was lost) neither does. The staged records are cleared in the same transaction.
  */
 import type { StopReason } from '../pagination/types.js';
-import type { Database } from '../storage/database.js';
+import { sqliteOf, type Database } from '../storage/database.js';
+import { clearStagedRecords } from './staged-records.js';
 
 export interface CompleteRunArgs {
   readonly runId: string;
@@ -39,11 +40,9 @@ const COMPLETE_RUN = `
      and status = 'Running'
      and lease_owner = @owner`;
 
-export const CLEAR_STAGED_RECORDS = `update ifw_import_run_page set records = null where run_id = ? and records is not null`;
-
 /** False when the lease is no longer this worker's: nothing changed. */
 export function completeRun(db: Database, args: CompleteRunArgs): boolean {
-  const { changes } = db.sqlite.prepare(COMPLETE_RUN).run({
+  const { changes } = sqliteOf(db).prepare(COMPLETE_RUN).run({
     runId: args.runId,
     owner: args.owner,
     now: args.now.toISOString(),
@@ -57,6 +56,6 @@ export function completeRun(db: Database, args: CompleteRunArgs): boolean {
     errorMessage: args.errorMessage,
   });
   if (changes !== 1) return false;
-  db.sqlite.prepare(CLEAR_STAGED_RECORDS).run(args.runId);
+  clearStagedRecords(sqliteOf(db), args.runId);
   return true;
 }

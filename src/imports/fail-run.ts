@@ -5,8 +5,8 @@
  * the staged records commit together.
  */
 import type { StopReason } from '../pagination/types.js';
-import type { Database } from '../storage/database.js';
-import { CLEAR_STAGED_RECORDS } from './complete-run.js';
+import { sqliteOf, type Database } from '../storage/database.js';
+import { clearStagedRecords } from './staged-records.js';
 
 export interface FailRunArgs {
   readonly runId: string;
@@ -40,8 +40,8 @@ const FAIL_RUN = `
 
 /** False when the lease is no longer this worker's: nothing changed. */
 export function failRun(db: Database, args: FailRunArgs): boolean {
-  const fail = db.sqlite.transaction((): boolean => {
-    const { changes } = db.sqlite.prepare(FAIL_RUN).run({
+  const fail = sqliteOf(db).transaction((): boolean => {
+    const { changes } = sqliteOf(db).prepare(FAIL_RUN).run({
       runId: args.runId,
       owner: args.owner,
       now: args.now.toISOString(),
@@ -52,7 +52,7 @@ export function failRun(db: Database, args: FailRunArgs): boolean {
       errorMessage: args.errorMessage,
     });
     if (changes !== 1) return false;
-    db.sqlite.prepare(CLEAR_STAGED_RECORDS).run(args.runId);
+    clearStagedRecords(sqliteOf(db), args.runId);
     return true;
   });
   // Inside the importer's transaction this nests as a savepoint; alone it takes the write lock up front.

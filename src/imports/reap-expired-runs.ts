@@ -1,11 +1,14 @@
 /**
  * Running with an expired lease → Queued again (the worker died; another may try from page 1), or →
  * Failed once the run has been claimed maxAttempts times, so that an endpoint that kills its worker
- * every time cannot loop forever. One statement decides per row; the staged records of the runs that
- * failed for good are cleared in the same transaction.
+ * every time cannot loop forever. One statement decides per row. Staged records live in the staging
+ * worker's own connection (staged-records.ts): a worker that died took them with it, and a worker that
+ * is alive but lost the lease drops them when it finds out (at its next staging write or finish, or
+ * here when it reaps the run itself).
  */
 import { sql } from 'kysely';
-import type { Database } from '../storage/database.js';
+import { sqliteOf, type Database } from '../storage/database.js';
+import { clearStagedRecords } from './staged-records.js';
 
 export interface ReapRunsArgs {
   readonly now: Date;
@@ -19,7 +22,7 @@ export interface ReapedRuns {
 
 export async function reapExpiredRuns(db: Database, { now, maxAttempts }: ReapRunsArgs): Promise<ReapedRuns> {
   const at = now.toISOString();
-  return db.kysely.transaction().execute(async (trx) => {
+  const reaped = await db.kysely.transaction().execute(async (trx) => {
     const { rows } = await sql<{ run_id: string; status: string }>`
       update ifw_import_run
          set status = case when attempts < ${maxAttempts} then 'Queued' else 'Failed' end,
@@ -32,9 +35,9 @@ export async function reapExpiredRuns(db: Database, { now, maxAttempts }: ReapRu
          and lease_expires_at < ${at}
       returning run_id, status`.execute(trx);
     const failed = rows.filter((r) => r.status === 'Failed').map((r) => r.run_id);
-    if (failed.length > 0) {
-      await trx.updateTable('ifw_import_run_page').set({ records: null }).where('run_id', 'in', failed).where('records', 'is not', null).execute();
-    }
     return { requeued: rows.filter((r) => r.status === 'Queued').map((r) => r.run_id), failed };
   });
+  // When this very connection staged one of them (its worker lost the lease but lives on), drop those records.
+  for (const runId of [...reaped.requeued, ...reaped.failed]) clearStagedRecords(sqliteOf(db), runId);
+  return reaped;
 }

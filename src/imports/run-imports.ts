@@ -14,6 +14,7 @@ import { compileMapping } from '../mapping/engine.js';
 import type { PathGetter } from '../mapping/paths.js';
 import { maxPagesWarning } from '../pagination/steps.js';
 import type { FetchSummary, RestConnection, RestEndpoint } from '../rest/model.js';
+import { sqliteOf } from '../storage/database.js';
 import { withScratchCommits } from '../storage/sqlite.js';
 import type { TargetTable } from '../tables/model.js';
 import { getTableWithRelations } from '../tables/store.js';
@@ -30,6 +31,7 @@ import type { WorkerContext } from '../queue/worker-context.js';
 import { createPageBuffer, DEFAULT_STAGING_LIMITS, type StagingLimits } from './page-buffer.js';
 import { discardStagedPages, stagePages } from './stage-page.js';
 import { stagedPages } from './staged-pages.js';
+import { clearStagedRecords } from './staged-records.js';
 
 export interface ImportRunContext extends WorkerContext {
   readonly sources: ImportSources;
@@ -174,7 +176,7 @@ export async function executeRun(ctx: ImportRunContext, run: ClaimedRun): Promis
     await discardStagedPages(db, { runId, owner });
     const loaded = await load(ctx, run);
     if (typeof loaded === 'string') return fail(loaded);
-    const fetched = await withScratchCommits(db.sqlite, async (): Promise<Fetched> => {
+    const fetched = await withScratchCommits(sqliteOf(db), async (): Promise<Fetched> => {
       const ended = await fetchAndStage(ctx, run, loaded);
       // The lease is renewed for the import. Like staging, a renewal need not survive a crash: the
       // worker that renewed it would not survive it either.
@@ -185,6 +187,7 @@ export async function executeRun(ctx: ImportRunContext, run: ClaimedRun): Promis
     });
     if ('failed' in fetched) return fail(fetched.failed);
     if ('lost' in fetched) {
+      clearStagedRecords(sqliteOf(db), runId);
       log.warn(fetched.lost);
       return 'lost';
     }
@@ -194,12 +197,13 @@ export async function executeRun(ctx: ImportRunContext, run: ClaimedRun): Promis
     const { stopReason, stopDetail } = summary;
     const started = Date.now();
     // One transaction for all pages; its last write (Completed or Failed) is fenced by the lease.
-    const { committed, outcome } = importRecordBatches(db.sqlite, { plan: loaded.plan, tables: loaded.tables, batches: stagedPages(db.sqlite, runId) }, (result) => {
+    const { committed, outcome } = importRecordBatches(sqliteOf(db), { plan: loaded.plan, tables: loaded.tables, batches: stagedPages(sqliteOf(db), runId) }, (result) => {
       const now = ctx.clock();
       const ended = { runId, owner, now, durationMs: durationMs(now), stopReason, stopDetail, warnings, errorMessage: result.errorMessage };
       return result.ok ? completeRun(db, { ...ended, inserted: result.inserted, updated: result.updated, skipped: result.skipped }) : failRun(db, ended);
     });
     if (!committed) {
+      clearStagedRecords(sqliteOf(db), runId);
       log.warn('lease lost while importing; the import was rolled back');
       return 'lost';
     }

@@ -1,13 +1,15 @@
 /**
- * Staging: fetched pages are written to `ifw_import_run_page` as they arrive, so a run of a thousand
- * pages holds a few pages in memory, not a thousand. Several pages may share one transaction (see
+ * Staging: fetched pages are written as they arrive, so a run of a thousand pages holds a few pages in
+ * memory, not a thousand: the page (URL, record count) to `ifw_import_run_page`, its records to the
+ * connection's staging table (staged-records.ts). Several pages may share one transaction (see
  * page-buffer.ts): a commit costs far more than the insert of a page. Every write is fenced by the
  * run's lease, and staging renews that lease (a long fetch is its own heartbeat).
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
-import type { Database } from '../storage/database.js';
+import { sqliteOf, type Database } from '../storage/database.js';
 import { addMs } from './model.js';
+import { clearStagedRecords, INSERT_STAGED_RECORDS, stagedRecordsTable } from './staged-records.js';
 
 export interface FetchedRecords {
   readonly pageNo: number;
@@ -55,8 +57,8 @@ const BUMP_RUN = `
      and lease_owner = @owner`;
 
 const INSERT_PAGE = `
-  insert into ifw_import_run_page (run_id, page_no, url, record_count, records)
-  values (?, ?, ?, ?, ?)`;
+  insert into ifw_import_run_page (run_id, page_no, url, record_count)
+  values (?, ?, ?, ?)`;
 
 /** One page in its own transaction; false when the lease is no longer this worker's (nothing staged). */
 export function stagePage(db: Database, { page, ...fence }: StagePageArgs): boolean {
@@ -70,7 +72,7 @@ export function stagePage(db: Database, { page, ...fence }: StagePageArgs): bool
  */
 export function stagePages(db: Database, { runId, owner, now, leaseMs, pages }: StagePagesArgs): boolean {
   if (pages.length === 0) return true;
-  return stagingOf(db.sqlite)(runId, owner, addMs(now, leaseMs), pages);
+  return stagingOf(sqliteOf(db))(runId, owner, addMs(now, leaseMs), pages);
 }
 
 type Staging = (runId: string, owner: string, leaseExpiresAt: string, pages: readonly SerialisedPage[]) => boolean;
@@ -81,13 +83,18 @@ const staging = new WeakMap<BetterSqlite3.Database, Staging>();
 function stagingOf(sqlite: BetterSqlite3.Database): Staging {
   let stage = staging.get(sqlite);
   if (stage === undefined) {
+    stagedRecordsTable(sqlite);
     const bump = sqlite.prepare(BUMP_RUN);
     const insert = sqlite.prepare(INSERT_PAGE);
+    const insertRecords = sqlite.prepare(INSERT_STAGED_RECORDS);
     const transaction = sqlite.transaction((runId: string, owner: string, leaseExpiresAt: string, pages: readonly SerialisedPage[]): boolean => {
       let records = 0;
       for (const page of pages) records += page.recordCount;
       if (bump.run({ runId, owner, pages: pages.length, records, leaseExpiresAt }).changes !== 1) return false;
-      for (const page of pages) insert.run(runId, page.pageNo, page.url, page.recordCount, page.json);
+      for (const page of pages) {
+        insert.run(runId, page.pageNo, page.url, page.recordCount);
+        insertRecords.run(runId, page.pageNo, page.json);
+      }
       return true;
     });
     stage = (runId, owner, leaseExpiresAt, pages) => transaction.immediate(runId, owner, leaseExpiresAt, pages);
@@ -98,6 +105,7 @@ function stagingOf(sqlite: BetterSqlite3.Database): Staging {
 
 /** Pages left by an interrupted earlier attempt of this run go before the new attempt fetches. */
 export async function discardStagedPages(db: Database, { runId, owner }: { readonly runId: string; readonly owner: string }): Promise<void> {
+  clearStagedRecords(sqliteOf(db), runId);
   await sql`
     delete from ifw_import_run_page
      where run_id = ${runId}

@@ -5,16 +5,18 @@
  * primary key (run_id, page_no), and only the current page's records are in memory.
  */
 import type BetterSqlite3 from 'better-sqlite3';
+import { stagedRecordsTable } from './staged-records.js';
 
 const NEXT_PAGE = `
   select page_no, records
-    from ifw_import_run_page
+    from temp.ifw_staged_records
    where run_id = ?
      and page_no > ?
    order by page_no
    limit 1`;
 
 export function* stagedPages(sqlite: BetterSqlite3.Database, runId: string): Generator<readonly unknown[], void, undefined> {
+  stagedRecordsTable(sqlite);
   const next = sqlite.prepare<[string, number], { page_no: number; records: string | null }>(NEXT_PAGE);
   for (let after = 0; ; ) {
     const row = next.get(runId, after);

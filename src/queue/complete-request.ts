@@ -3,7 +3,7 @@
  * runs inside the importer's transaction: the records and the Completed status commit together, or
  * (when the lease was lost) neither does.
  */
-import type { Database } from '../storage/database.js';
+import { sqliteOf, type Database } from '../storage/database.js';
 
 export interface CompleteRequestArgs {
   readonly requestId: string;
@@ -35,7 +35,7 @@ const COMPLETE_REQUEST = `
 
 /** False when the lease is no longer this worker's (taken over, cancelled or reset): nothing changed. */
 export function completeRequest(db: Database, args: CompleteRequestArgs): boolean {
-  const { changes } = db.sqlite.prepare(COMPLETE_REQUEST).run({
+  const { changes } = sqliteOf(db).prepare(COMPLETE_REQUEST).run({
     requestId: args.requestId,
     owner: args.owner,
     now: args.now.toISOString(),

@@ -2,7 +2,7 @@
  * Processing → Failed, fenced by the lease token. Synchronous on the raw connection so that it can
  * run inside the importer's transaction (after the data writes were rolled back) as well as alone.
  */
-import type { Database } from '../storage/database.js';
+import { sqliteOf, type Database } from '../storage/database.js';
 
 export interface FailRequestArgs {
   readonly requestId: string;
@@ -31,7 +31,7 @@ const FAIL_REQUEST = `
 
 /** False when the lease is no longer this worker's (taken over, cancelled or reset): nothing changed. */
 export function failRequest(db: Database, args: FailRequestArgs): boolean {
-  const { changes } = db.sqlite.prepare(FAIL_REQUEST).run({
+  const { changes } = sqliteOf(db).prepare(FAIL_REQUEST).run({
     requestId: args.requestId,
     owner: args.owner,
     now: args.now.toISOString(),

@@ -7,6 +7,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { importPayload as defaultImportPayload } from '../importer/importer.js';
 import { getIntegrationPlan } from '../integrations/store.js';
+import { sqliteOf } from '../storage/database.js';
 import { getTableWithRelations } from '../tables/store.js';
 import { claimNextRequest } from './claim-request.js';
 import { completeRequest } from './complete-request.js';
@@ -83,7 +84,7 @@ async function processRequest(ctx: ProcessorContext, claimed: ClaimedRequest, ti
 
     const run = ctx.importPayload ?? defaultImportPayload;
     const started = Date.now();
-    const { committed, outcome } = run(db.sqlite, { plan, tables, payload: claimed.payload }, (result) => {
+    const { committed, outcome } = run(sqliteOf(db), { plan, tables, payload: claimed.payload }, (result) => {
       const at = time();
       const finished = result.ok
         ? completeRequest(db, {

@@ -3,7 +3,7 @@
  * transaction (hence synchronous on the raw connection). An earlier, interrupted attempt may have
  * left none, but a retried one must never show two attempts' errors: delete first.
  */
-import type { Database } from '../storage/database.js';
+import { sqliteOf, type Database } from '../storage/database.js';
 
 export interface RequestRecordError {
   readonly recordNo: number | null;
@@ -20,9 +20,9 @@ const INSERT_ERROR = `
   values (@requestId, @seq, @recordNo, @field, @value, @rule, @message)`;
 
 export function replaceRequestErrors(db: Database, requestId: string, errors: readonly RequestRecordError[]): void {
-  db.sqlite.prepare(DELETE_ERRORS).run(requestId);
+  sqliteOf(db).prepare(DELETE_ERRORS).run(requestId);
   if (errors.length === 0) return;
-  const insert = db.sqlite.prepare(INSERT_ERROR);
+  const insert = sqliteOf(db).prepare(INSERT_ERROR);
   errors.forEach((e, i) => {
     insert.run({ requestId, seq: i + 1, recordNo: e.recordNo, field: e.field, value: e.value, rule: e.rule, message: e.message });
   });

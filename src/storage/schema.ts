@@ -162,7 +162,10 @@ export interface ImportRunPageRow {
   /** The URL called, secrets redacted. */
   url: string;
   record_count: number;
-  /** JSON array of the page's records while the run is under way; NULL once it ended. */
+  /**
+   * NULL: staged records live in the staging connection's TEMP table (src/imports/staged-records.ts).
+   * Runs staged before that change held them here while under way.
+   */
   records: string | null;
 }
 

@@ -1,7 +1,8 @@
 /**
- * SQL for target tables: the statements that create, extend, rebuild and drop the real table behind a
- * declaration. Only text is built here; the service runs it. The dialect seam is `columnType` and the
- * catalogue query in `sqlTableExists`; a PostgreSQL variant adds its branch to each.
+ * SQL for target tables: the statements that create, extend, alter, rebuild and drop the real table
+ * behind a declaration. Only text is built here; the service runs it. The dialect seam is
+ * `columnType`, the catalogue query in `sqlTableExists`, and which of `alterNullabilitySql` (PostgreSQL)
+ * or `rebuildTableSql` (SQLite) a change of NOT NULL takes (`Capabilities.alterColumnNullability`).
  */
 import { sql, type RawBuilder } from 'kysely';
 import type { Database } from '../storage/database.js';
@@ -22,6 +23,28 @@ export function columnType(type: FieldType, dialect: SqlDialect): string {
         case 'datetime':
           return 'TEXT';
         case 'integer':
+        case 'boolean':
+          return 'INTEGER';
+        case 'decimal':
+          return 'NUMERIC';
+        default: {
+          const never: never = type;
+          throw new Error(`unknown field type ${String(never)}`);
+        }
+      }
+    case 'postgres':
+      // The same storage as on SQLite, so imports and reads convert values the same way: booleans are
+      // 0/1 integers, dates and date-times ISO 8601 text. Integers are 64-bit (SQLite's INTEGER).
+      switch (type) {
+        case 'text':
+        case 'code':
+        case 'option':
+        case 'guid':
+        case 'date':
+        case 'datetime':
+          return 'TEXT';
+        case 'integer':
+          return 'BIGINT';
         case 'boolean':
           return 'INTEGER';
         case 'decimal':
@@ -59,10 +82,29 @@ export function createTableSql(table: TargetTable, dialect: SqlDialect, as: stri
   return `CREATE TABLE ${quoteIdent(as)} (\n  ${parts.join(',\n  ')}\n)`;
 }
 
-/** A new column is never NOT NULL here: existing rows would have no value (see the service for required fields). */
-export function addColumnSql(table: TargetTable, field: TargetField, dialect: SqlDialect): string {
+/**
+ * A new column. Nullable unless `notNull`, which the service asks for only while the table is empty
+ * (existing rows would have no value) and only where ALTER can add the constraint (PostgreSQL).
+ */
+export function addColumnSql(table: TargetTable, field: TargetField, dialect: SqlDialect, notNull = false): string {
   const references = field.relation === undefined ? '' : ` REFERENCES ${quoteIdent(field.relation.table)} (${quoteIdent(field.relation.field)})`;
-  return `ALTER TABLE ${quoteIdent(table.name)} ADD COLUMN ${quoteIdent(field.name)} ${columnType(field.type, dialect)}${references}`;
+  return `ALTER TABLE ${quoteIdent(table.name)} ADD COLUMN ${quoteIdent(field.name)} ${columnType(field.type, dialect)}${notNull ? ' NOT NULL' : ''}${references}`;
+}
+
+/**
+ * PostgreSQL only (`alterColumnNullability`): NOT NULL set or dropped in place for the existing
+ * columns whose required-ness changed. Primary key columns are NOT NULL whatever `required` says,
+ * so they never appear here.
+ */
+export function alterNullabilitySql(current: TargetTable, next: TargetTable): string[] {
+  return current.fields.flatMap((old) => {
+    const now = next.fields.find((f) => f.name === old.name);
+    if (now === undefined) return [];
+    const was = isFieldRequired(current, old);
+    const is = isFieldRequired(next, now);
+    if (was === is) return [];
+    return [`ALTER TABLE ${quoteIdent(next.name)} ALTER COLUMN ${quoteIdent(old.name)} ${is ? 'SET' : 'DROP'} NOT NULL`];
+  });
 }
 
 export const dropTableSql = (name: string): string => `DROP TABLE ${quoteIdent(name)}`;
@@ -83,11 +125,19 @@ export function rebuildTableSql(current: TargetTable, next: TargetTable, dialect
   ];
 }
 
-/** Any table or view of that name, whatever its case (SQLite names are case-insensitive). */
+/**
+ * Any table or view of that name, whatever its case (SQLite names are case-insensitive; on PostgreSQL
+ * a differently cased quoted name is a different table, but one that close is refused all the same).
+ * On PostgreSQL only the schema the service works in counts (the first of its search_path).
+ */
 export function sqlTableExists(name: string, dialect: SqlDialect): RawBuilder<{ name: string }> {
   switch (dialect) {
     case 'sqlite':
       return sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND lower(name) = lower(${name})`;
+    case 'postgres':
+      return sql<{ name: string }>`SELECT c.relname AS name
+        FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND lower(c.relname) = lower(${name})`;
     default: {
       const never: never = dialect;
       throw new Error(`unknown dialect ${String(never)}`);

@@ -1,18 +1,19 @@
 /**
  * Declaring and deleting target tables: the declaration in `ifw_target_table` and the real SQL table
- * change together, in one transaction (SQLite DDL is transactional).
+ * change together, in one transaction (DDL is transactional on SQLite and PostgreSQL alike).
  *
- * Required fields are NOT NULL columns, so a change of `required` changes the SQL table too. SQLite
- * cannot alter a column's constraints, so such a change rebuilds the table: an empty table is dropped
- * and created again; a table with rows is copied into a new one, which is refused when another table
- * relates to it (dropping a parent with rows would break the references). A new required field is
- * accepted only while the table is empty (existing rows would have no value).
+ * Required fields are NOT NULL columns, so a change of `required` changes the SQL table too. On
+ * PostgreSQL that is an ALTER COLUMN in place. SQLite cannot alter a column's constraints, so there
+ * such a change rebuilds the table: an empty table is dropped and created again; a table with rows is
+ * copied into a new one, which is refused when another table relates to it (dropping a parent with
+ * rows would break the references). On both, a new required field is accepted only while the table is
+ * empty (existing rows would have no value).
  */
 import { sql, type RawBuilder } from 'kysely';
 import type { Clock } from '../clock.js';
 import { conflict, notFound } from '../errors.js';
 import type { Database } from '../storage/database.js';
-import { addColumnSql, createTableSql, dropTableSql, hasNulls, hasRows, rebuildTableSql, sqlTableExists } from './ddl.js';
+import { addColumnSql, alterNullabilitySql, createTableSql, dropTableSql, hasNulls, hasRows, rebuildTableSql, sqlTableExists } from './ddl.js';
 import type { TargetTable } from './model.js';
 import { getTargetTable, listTargetTables } from './store.js';
 import { incompatibleAt, pathOf, planTableChange, validateTargetTable, type TableChangePlan, type TargetTableInput } from './validate.js';
@@ -102,6 +103,12 @@ async function changeSqlTable(tx: Database, current: TargetTable, next: TargetTa
     }
   }
 
+  if (tx.capabilities.alterColumnNullability) {
+    // The checks above refused a NOT NULL that rows would violate; the table is empty when a new field is required.
+    for (const added of plan.addedFields) await execute(tx, addColumnSql(next, added, tx.dialect, added.required === true));
+    for (const statement of alterNullabilitySql(current, next)) await execute(tx, statement);
+    return;
+  }
   if (plan.requiredChanges.length === 0 && !plan.addedFields.some((f) => f.required === true)) {
     for (const added of plan.addedFields) await execute(tx, addColumnSql(next, added, tx.dialect));
     return;

@@ -2,10 +2,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { migrate, openDatabase, type Database } from '../../src/storage/database.js';
+import { migrate, openDatabase, type SqliteDatabase } from '../../src/storage/database.js';
 
 export interface TestDatabase {
-  readonly db: Database;
+  readonly db: SqliteDatabase;
   readonly file: string;
   readonly dir: string;
   cleanup(): Promise<void>;

@@ -12,8 +12,9 @@ import { createLogger } from '../../src/logger.js';
 import { createSecretBox, type SecretBox } from '../../src/rest/secrets.js';
 import { createConnection, createEndpoint } from '../../src/rest/service.js';
 import type { EndpointInput } from '../../src/rest/validate.js';
-import type { Database } from '../../src/storage/database.js';
+import type { Database, SqliteDatabase } from '../../src/storage/database.js';
 import { createTargetTable } from '../../src/tables/service.js';
+import { stagedRecordsTable } from '../../src/imports/staged-records.js';
 
 export const silentLogger = createLogger({ logLevel: 'silent' });
 export const ITEMS = 20;
@@ -87,11 +88,14 @@ export function runContext(db: Database, clock: Clock, box: SecretBox, overrides
   };
 }
 
-export const itemIds = (db: Database): number[] => db.sqlite.prepare('select id from item order by id').pluck().all() as number[];
+export const itemIds = (db: SqliteDatabase): number[] => db.sqlite.prepare('select id from item order by id').pluck().all() as number[];
 
 export const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
-/** Page rows of a run: how many, and how many still hold staged records. */
-export function stagedPageCounts(db: Database, runId: string): { pages: number; staged: number } {
-  return db.sqlite.prepare('select count(*) as pages, count(records) as staged from ifw_import_run_page where run_id = ?').get(runId) as { pages: number; staged: number };
+/** Page rows of a run: how many, and how many still have staged records (on this connection). */
+export function stagedPageCounts(db: SqliteDatabase, runId: string): { pages: number; staged: number } {
+  stagedRecordsTable(db.sqlite);
+  return db.sqlite
+    .prepare('select (select count(*) from ifw_import_run_page where run_id = ?) as pages, (select count(*) from temp.ifw_staged_records where run_id = ?) as staged')
+    .get(runId, runId) as { pages: number; staged: number };
 }

@@ -1,4 +1,8 @@
-/** A whole service on a fresh SQLite file in a temp directory, configured from the example config. */
+/**
+ * A whole service, configured from the example config: on a fresh SQLite file in a temp directory, or
+ * on the database `databaseUrl` names (see databases.ts for fresh PostgreSQL databases). The temp
+ * directory holds the development token issuer's key and the secret key either way.
+ */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,12 +32,21 @@ export interface TestService {
 }
 
 export async function startTestService(
-  options: { workers?: boolean; clock?: Clock; config?: Partial<Config>; applyExample?: boolean } = {},
+  options: { workers?: boolean; clock?: Clock; config?: Partial<Config>; applyExample?: boolean; databaseUrl?: string } = {},
 ): Promise<TestService> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-test-'));
   const config = loadConfig(
     {},
-    { dataDir: dir, logLevel: 'silent', port: 0, workers: options.workers ?? false, schedulerTickMs: 50, devTokenIssuer: true, ...options.config },
+    {
+      dataDir: dir,
+      logLevel: 'silent',
+      port: 0,
+      workers: options.workers ?? false,
+      schedulerTickMs: 50,
+      devTokenIssuer: true,
+      ...(options.databaseUrl === undefined ? {} : { databaseUrl: options.databaseUrl }),
+      ...options.config,
+    },
   );
   const service = await createService(config, { clock: options.clock ?? systemClock, logger: createLogger(config) });
   if (options.applyExample !== false) await applyConfigFile(service.db, EXAMPLE_CONFIG, options.clock ?? systemClock);

@@ -1,0 +1,95 @@
+/**
+ * Fresh databases for the contract tests, one per backend: a SQLite file in a temp directory, or a
+ * PostgreSQL database `ifw_test_<random>` created through the `postgres` maintenance database and
+ * dropped afterwards, so no run depends on (or leaves) anything.
+ *
+ * PostgreSQL is expected at IFW_TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres).
+ * Without it a developer's run skips the PostgreSQL half with a notice; with CI=true it does not skip:
+ * the tests run and fail, since a CI that silently tested one backend would prove nothing about the other.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+
+export type BackendName = 'sqlite' | 'postgres';
+
+export interface FreshDatabase {
+  /** IFW_DATABASE_URL for it. */
+  readonly url: string;
+  /** Removes the file or drops the database. */
+  cleanup(): Promise<void>;
+}
+
+export interface Backend {
+  readonly name: BackendName;
+  /** True only off CI when the server cannot be reached: the suite is skipped, with a printed notice. */
+  readonly skip: boolean;
+  fresh(): Promise<FreshDatabase>;
+}
+
+export const POSTGRES_ADMIN_URL = process.env.IFW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+const inCi = process.env.CI === 'true';
+
+/** Why the maintenance database cannot be used, or undefined when it can. */
+async function postgresProblem(): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+async function adminQuery(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+function freshSqlite(): Promise<FreshDatabase> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-contract-'));
+  return Promise.resolve({
+    url: `sqlite:${path.join(dir, 'ifw.db')}`,
+    cleanup: () => Promise.resolve(fs.rmSync(dir, { recursive: true, force: true })),
+  });
+}
+
+async function freshPostgres(problem: string | undefined): Promise<FreshDatabase> {
+  if (problem !== undefined) {
+    throw new Error(`PostgreSQL is not reachable at ${POSTGRES_ADMIN_URL} (${problem}); with CI=true the PostgreSQL contract tests must run, not skip`);
+  }
+  const name = `ifw_test_${randomBytes(6).toString('hex')}`;
+  await adminQuery(`create database ${name}`);
+  const url = new URL(POSTGRES_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    // FORCE: a connection the test forgot (or a pool still closing) must not keep the database alive.
+    cleanup: () => adminQuery(`drop database if exists ${name} with (force)`),
+  };
+}
+
+const problem = await postgresProblem();
+if (problem !== undefined) {
+  const notice = inCi
+    ? `PostgreSQL is not reachable at ${POSTGRES_ADMIN_URL} (${problem}); CI=true: the PostgreSQL contract tests will fail.`
+    : `PostgreSQL is not reachable at ${POSTGRES_ADMIN_URL} (${problem}); skipping the PostgreSQL contract tests (set CI=true to make this a failure).`;
+  console.warn(notice);
+}
+
+/** Both backends, for `describe.each`. */
+export const BACKENDS: readonly Backend[] = [
+  { name: 'sqlite', skip: false, fresh: freshSqlite },
+  { name: 'postgres', skip: problem !== undefined && !inCi, fresh: () => freshPostgres(problem) },
+];
