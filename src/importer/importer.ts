@@ -11,15 +11,23 @@
  * Synchronous on purpose: it runs on a worker thread with its own connection.
  */
 import BetterSqlite3 from 'better-sqlite3';
-import { AppError } from '../errors.js';
-import { compileMapping, type CompiledMapping } from '../mapping/engine.js';
-import { payloadError, type RecordError } from '../mapping/messages.js';
-import { extractRecords } from '../mapping/payload.js';
-import type { ImportInput, ImportOutcome, RecordBatchesInput } from './model.js';
-import { failedOutcome, writeRecords, type Writers } from './records.js';
+import type { CompiledMapping } from '../mapping/engine.js';
+import type { RecordError } from '../mapping/messages.js';
+import type { ImportFinish, ImportInput, ImportOutcome, ImportResult, RecordBatchesInput } from './model.js';
+import { compileImport, isRecordError, payloadSource, tableNotWritable, type RecordSource } from './plan.js';
+import { writeRecords, type Writers } from './records.js';
 import { prepareBatchInsert, prepareRelationCheck, prepareWriter } from './statements.js';
+import { failedOutcome } from './tally.js';
 
-export { MAX_KEPT_ERRORS, type ImportInput, type ImportOutcome, type RecordBatchesInput, type RecordError } from './model.js';
+export {
+  MAX_KEPT_ERRORS,
+  type ImportFinish,
+  type ImportInput,
+  type ImportOutcome,
+  type ImportResult,
+  type RecordBatchesInput,
+  type RecordError,
+} from './model.js';
 
 const SAVEPOINT = 'ifw_import_data';
 
@@ -31,21 +39,12 @@ interface Prepared {
   readonly writers: Writers;
 }
 
-/** Finds the records once the mapping is known (the payload's records path is part of it). */
-type RecordSource = (mapping: CompiledMapping) => Batches | RecordError;
-
 /** Everything that can be done before the write lock. A RecordError (payload-level) stops the import. */
-function prepare(sqlite: BetterSqlite3.Database, input: Omit<ImportInput, 'payload'>, source: RecordSource): Prepared | RecordError {
+function prepare(sqlite: BetterSqlite3.Database, input: Omit<ImportInput, 'payload'>, source: RecordSource<Batches>): Prepared | RecordError {
   const { writeMode } = input.plan.integration;
-  let mapping: CompiledMapping;
-  try {
-    mapping = compileMapping(input.plan, input.tables);
-  } catch (err) {
-    if (err instanceof AppError) return payloadError('invalid integration', err.message);
-    throw err;
-  }
-  const batches = source(mapping);
-  if ('rule' in batches) return batches;
+  const compiled = compileImport(input, source);
+  if (isRecordError(compiled)) return compiled;
+  const { mapping, batches } = compiled;
   try {
     const writers: Writers = {
       write: prepareWriter(sqlite, mapping, writeMode),
@@ -55,26 +54,18 @@ function prepare(sqlite: BetterSqlite3.Database, input: Omit<ImportInput, 'paylo
     return { mapping, batches, writers };
   } catch (err) {
     // Typically the declared table (or a column) is missing in the database.
-    if (err instanceof BetterSqlite3.SqliteError) {
-      return payloadError('table not writable', `cannot write to table "${mapping.table.name}": ${err.message}`);
-    }
+    if (err instanceof BetterSqlite3.SqliteError) return tableNotWritable(mapping, err.message);
     throw err;
   }
 }
 
 class LeaseLost extends Error {}
 
-export type ImportFinish = (outcome: ImportOutcome) => boolean;
-export interface ImportResult {
-  committed: boolean;
-  outcome: ImportOutcome;
-}
-
-function runImport(sqlite: BetterSqlite3.Database, input: Omit<ImportInput, 'payload'>, source: RecordSource, finish: ImportFinish): ImportResult {
+function runImport(sqlite: BetterSqlite3.Database, input: Omit<ImportInput, 'payload'>, source: RecordSource<Batches>, finish: ImportFinish): ImportResult {
   const prepared = prepare(sqlite, input, source);
   let outcome: ImportOutcome | undefined;
   const run = sqlite.transaction(() => {
-    if ('rule' in prepared) {
+    if (isRecordError(prepared)) {
       outcome = failedOutcome([prepared], 1);
     } else {
       sqlite.exec(`SAVEPOINT ${SAVEPOINT}`);
@@ -101,11 +92,7 @@ function runImport(sqlite: BetterSqlite3.Database, input: Omit<ImportInput, 'pay
  * back and `importPayload` returns { committed: false }.
  */
 export function importPayload(sqlite: BetterSqlite3.Database, input: ImportInput, finish: ImportFinish): ImportResult {
-  const source: RecordSource = (mapping) => {
-    const records = extractRecords(input.payload, input.plan.integration.recordsPath, mapping.records);
-    return Array.isArray(records) ? [records] : records;
-  };
-  return runImport(sqlite, input, source, finish);
+  return runImport(sqlite, input, payloadSource(input), finish);
 }
 
 /**

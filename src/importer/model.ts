@@ -5,7 +5,7 @@ import type { TargetTable } from '../tables/model.js';
 
 export type { RecordError } from '../mapping/messages.js';
 
-interface ImportTarget {
+export interface ImportTarget {
   readonly plan: IntegrationPlan;
   /** The target table and its related tables (from getTableWithRelations()). */
   readonly tables: ReadonlyMap<string, TargetTable>;
@@ -43,3 +43,16 @@ export interface ImportOutcome {
 }
 
 export const MAX_KEPT_ERRORS = 1000;
+
+/**
+ * Runs inside the import's transaction after the data is written (or rolled back, on failure), and
+ * says whether the caller still owns the work (its lease-fenced status write changed a row). False
+ * undoes the import's data and finish's own writes.
+ */
+export type ImportFinish = (outcome: ImportOutcome) => boolean;
+
+export interface ImportResult {
+  /** False: finish returned false, and nothing of the import (nor of finish) remains. */
+  committed: boolean;
+  outcome: ImportOutcome;
+}

@@ -8,9 +8,10 @@ import BetterSqlite3 from 'better-sqlite3';
 import type { OnRecordError } from '../integrations/model.js';
 import type { SqlValue } from '../mapping/convert.js';
 import { mapRecord, type CompiledMapping, type RelationExists } from '../mapping/engine.js';
-import { describeValue, formatErrorMessage, formatSkippedMessage, recordError, type RecordError } from '../mapping/messages.js';
-import { MAX_KEPT_ERRORS, type ImportOutcome } from './model.js';
+import { recordError } from '../mapping/messages.js';
+import type { ImportOutcome } from './model.js';
 import type { BatchInsert, RowWriter } from './statements.js';
+import { keyErrorFactory, Tally } from './tally.js';
 
 export interface Writers {
   readonly write: RowWriter;
@@ -22,10 +23,6 @@ export interface Writers {
 const isRecordLevelSqliteError = (err: unknown): err is InstanceType<typeof BetterSqlite3.SqliteError> =>
   err instanceof BetterSqlite3.SqliteError &&
   (err.code.startsWith('SQLITE_CONSTRAINT') || err.code === 'SQLITE_MISMATCH' || err.code === 'SQLITE_TOOBIG' || err.code === 'SQLITE_RANGE');
-
-export function failedOutcome(errors: readonly RecordError[], errorCount: number): ImportOutcome {
-  return { ok: false, recordCount: 0, inserted: 0, updated: 0, skipped: 0, errors, errorCount, errorMessage: formatErrorMessage(errors, errorCount) };
-}
 
 /**
  * Writes the records; throws only for database failures that are not about a record. In fail mode the
@@ -39,9 +36,7 @@ export function writeRecords(
   writers: Writers,
   onRecordError: OnRecordError,
 ): ImportOutcome {
-  const { table, keyColumns } = mapping;
   const width = mapping.columns.length;
-  const keyField = keyColumns.length > 0 ? mapping.columns[keyColumns[0]!]!.field.name : null;
   const { write, batch } = writers;
   const batchSize = batch?.size ?? 0;
 
@@ -51,18 +46,8 @@ export function writeRecords(
   const bufferedRecordNo: number[] = new Array<number>(batchSize).fill(0);
   let buffered = 0;
 
-  const errors: RecordError[] = [];
-  let errorCount = 0;
-  let badRecords = 0;
-  let inserted = 0;
-  let updated = 0;
-  const add = (error: RecordError): void => {
-    errorCount++;
-    if (errors.length < MAX_KEPT_ERRORS) errors.push(error);
-  };
-
-  const keyValue = (values: readonly SqlValue[]): string =>
-    describeValue(keyColumns.length === 1 ? values[keyColumns[0]!] : keyColumns.map((k) => String(values[k])).join(', '));
+  const tally = new Tally();
+  const keyError = keyErrorFactory(mapping);
 
   const writeOne = (recordNo: number, values: readonly SqlValue[]): void => {
     let result;
@@ -70,17 +55,15 @@ export function writeRecords(
       result = write(values);
     } catch (err) {
       if (!isRecordLevelSqliteError(err)) throw err;
-      badRecords++;
-      add(recordError(recordNo, null, null, err.message));
+      tally.badRecords++;
+      tally.add(recordError(recordNo, null, null, err.message));
       return;
     }
-    if (result === 'inserted') inserted++;
-    else if (result === 'updated') updated++;
+    if (result === 'inserted') tally.inserted++;
+    else if (result === 'updated') tally.updated++;
     else {
-      badRecords++;
-      const rule =
-        result === 'keyExists' ? `already exists in table "${table.name}"` : `does not exist in table "${table.name}" (update needs an existing row)`;
-      add(recordError(recordNo, keyField, keyValue(values), rule));
+      tally.badRecords++;
+      tally.add(keyError(recordNo, result, values));
     }
   };
 
@@ -95,7 +78,7 @@ export function writeRecords(
   const flushBatch = (): void => {
     try {
       batch!.run(buffer);
-      inserted += buffered;
+      tally.inserted += buffered;
       buffered = 0;
     } catch (err) {
       // The failed statement left no rows behind; find the culprit(s) row by row.
@@ -119,8 +102,8 @@ export function writeRecords(
       const violations = mapRecord(mapping, records[i], row, relationExists);
       if (violations !== null) {
         if (buffered > 0) flushOneByOne();
-        badRecords++;
-        for (const v of violations) add(recordError(recordNo, v.field, v.value, v.rule));
+        tally.badRecords++;
+        for (const v of violations) tally.add(recordError(recordNo, v.field, v.value, v.rule));
       } else if (batchSize === 0) {
         writeOne(recordNo, row);
       } else {
@@ -133,15 +116,5 @@ export function writeRecords(
   }
   flushOneByOne();
 
-  if (errorCount > 0 && onRecordError === 'fail') return failedOutcome(errors, errorCount);
-  return {
-    ok: true,
-    recordCount: inserted + updated,
-    inserted,
-    updated,
-    skipped: badRecords,
-    errors,
-    errorCount,
-    errorMessage: errorCount === 0 ? '' : formatSkippedMessage(badRecords, errors, errorCount),
-  };
+  return tally.outcome(onRecordError);
 }

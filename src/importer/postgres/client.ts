@@ -1,0 +1,41 @@
+/**
+ * How the PostgreSQL importer talks to the caller's connection. It never begins, commits or rolls back
+ * the caller's transaction: everything it may have to undo sits under a savepoint, because on
+ * PostgreSQL a failed statement aborts the whole transaction until a savepoint is rolled back to.
+ */
+import pg from 'pg';
+
+/** A pg.Client or pg.PoolClient, already inside a transaction the caller controls. */
+export type PgClient = pg.ClientBase;
+
+/**
+ * Failures of one statement that say something about a record, not about the database's health:
+ * class 22 (data exception: out of range, invalid text, a NUL character) and class 23 (integrity
+ * constraint: unique, foreign key, not null, check).
+ */
+export const isRecordLevelPgError = (err: unknown): err is pg.DatabaseError =>
+  err instanceof pg.DatabaseError && err.code !== undefined && (err.code.startsWith('22') || err.code.startsWith('23'));
+
+/** A missing table or column (class 42: undefined_table 42P01, undefined_column 42703). */
+export const isMissingObjectPgError = (err: unknown): err is pg.DatabaseError =>
+  err instanceof pg.DatabaseError && (err.code === '42P01' || err.code === '42703');
+
+export type Savepoint = 'ifw_import' | 'ifw_import_chunk' | 'ifw_import_row';
+
+export async function savepoint(client: PgClient, name: Savepoint): Promise<void> {
+  await client.query(`SAVEPOINT ${name}`);
+}
+
+export async function release(client: PgClient, name: Savepoint): Promise<void> {
+  await client.query(`RELEASE SAVEPOINT ${name}`);
+}
+
+/** Undoes everything since the savepoint, ends the transaction's aborted state, and drops the savepoint. */
+export async function rollbackAndRelease(client: PgClient, name: Savepoint): Promise<void> {
+  await client.query(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`);
+}
+
+/** Undoes everything since the savepoint and keeps it, so more work can follow under it. */
+export async function rollbackTo(client: PgClient, name: Savepoint): Promise<void> {
+  await client.query(`ROLLBACK TO SAVEPOINT ${name}`);
+}

@@ -1,0 +1,94 @@
+/**
+ * The PostgreSQL import writer: the same import as the SQLite one (same plan, same outcome, same
+ * messages), on a connection whose transaction the caller controls. The caller begins it, hands in
+ * the client, and commits or rolls back afterwards; the import only ever uses savepoints, so that
+ * whatever it undoes leaves the caller's transaction usable:
+ *
+ *   SAVEPOINT ifw_import
+ *     data writes (chunk savepoints inside)   → ROLLBACK TO ifw_import when the outcome is not ok
+ *     finish(outcome): the caller's status write, same transaction
+ *   RELEASE ifw_import                        ← or ROLLBACK TO it when finish says the lease is lost
+ *
+ * As on SQLite, "Completed" and "rows present" then commit together or not at all.
+ */
+import type { CompiledMapping } from '../../mapping/engine.js';
+import type { RecordError } from '../../mapping/messages.js';
+import type { ImportInput, ImportOutcome, ImportResult, ImportTarget } from '../model.js';
+import { compileImport, isRecordError, payloadSource, tableNotWritable, type RecordSource } from '../plan.js';
+import { failedOutcome } from '../tally.js';
+import { isMissingObjectPgError, release, rollbackAndRelease, rollbackTo, savepoint, type PgClient } from './client.js';
+import { writeRecordsPg, type RecordBatches } from './records.js';
+import { buildImportSql, relationProbeSql } from './sql.js';
+
+export type { PgClient } from './client.js';
+export type { RecordBatches } from './records.js';
+
+/** As on SQLite (see model.ts ImportFinish), and it may be async: its writes go through the same client. */
+export type ImportFinishPg = (outcome: ImportOutcome) => boolean | Promise<boolean>;
+
+/** As RecordBatchesInput, and the batches may come asynchronously (staged pages read from PostgreSQL). */
+export interface RecordBatchesInputPg extends ImportTarget {
+  readonly batches: RecordBatches;
+}
+
+/**
+ * The table, its mapped columns and the related tables must exist before anything is written: the
+ * SQLite importer learns this when it prepares its statements. A statement that reads nothing asks;
+ * if it fails, the transaction is aborted, and the caller's ifw_import savepoint brings it back.
+ */
+async function probeTable(client: PgClient, mapping: CompiledMapping): Promise<RecordError | null> {
+  const probes = [buildImportSql(mapping, 'insert').probe];
+  for (const c of mapping.columns) if (c.relation !== null) probes.push(relationProbeSql(c.relation.table, c.relation.field));
+  try {
+    for (const probe of probes) await client.query(probe);
+    return null;
+  } catch (err) {
+    if (!isMissingObjectPgError(err)) throw err;
+    await rollbackTo(client, 'ifw_import');
+    return tableNotWritable(mapping, err.message);
+  }
+}
+
+async function runImport(client: PgClient, input: ImportTarget, source: RecordSource<RecordBatches>, finish: ImportFinishPg): Promise<ImportResult> {
+  // Compiling the plan and parsing a payload need no database: done before the first statement.
+  const compiled = compileImport(input, source);
+  const { writeMode, onRecordError } = input.plan.integration;
+  await savepoint(client, 'ifw_import');
+  try {
+    let outcome: ImportOutcome;
+    if (isRecordError(compiled)) {
+      outcome = failedOutcome([compiled], 1);
+    } else {
+      const unwritable = await probeTable(client, compiled.mapping);
+      outcome = unwritable !== null ? failedOutcome([unwritable], 1) : await writeRecordsPg(client, compiled.mapping, compiled.batches, writeMode, onRecordError);
+      if (!outcome.ok) await rollbackTo(client, 'ifw_import');
+    }
+    if (!(await finish(outcome))) {
+      await rollbackAndRelease(client, 'ifw_import');
+      return { committed: false, outcome };
+    }
+    await release(client, 'ifw_import');
+    return { committed: true, outcome };
+  } catch (err) {
+    // The caller gets its transaction back without any of the import's writes, and the original error.
+    // If even the rollback fails (the connection is gone), that second failure says nothing new.
+    await rollbackAndRelease(client, 'ifw_import').catch(() => undefined);
+    throw err;
+  }
+}
+
+/**
+ * Imports a JSON payload inside the caller's transaction. `finish(outcome)` runs in that transaction
+ * after the data is written (or, on failure, after the data writes were rolled back) and returns false
+ * when the caller's lease was lost; then the import's writes and finish's are rolled back and the
+ * result is { committed: false }. A throwing finish or batch source also rolls them back, and the
+ * error propagates; in every case the caller's transaction stays usable and is the caller's to end.
+ */
+export async function importPayloadPg(client: PgClient, input: ImportInput, finish: ImportFinishPg): Promise<ImportResult> {
+  return runImport(client, input, payloadSource(input), finish);
+}
+
+/** The same import over record arrays in batches (sync or async); record numbers continue across batches. */
+export async function importRecordBatchesPg(client: PgClient, input: RecordBatchesInputPg, finish: ImportFinishPg): Promise<ImportResult> {
+  return runImport(client, input, () => input.batches, finish);
+}
