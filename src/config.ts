@@ -36,6 +36,12 @@ export interface Config {
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Run the job queue (Bulk Import Processor, retention cleanup) in this process. */
   readonly workers: boolean;
+  /**
+   * Concurrent bulk import claim loops of this process's workers (IFW_WORKER_CONCURRENCY, `--concurrency`).
+   * PostgreSQL: that many requests import at once, each on its own connection. SQLite has one writer:
+   * more than 1 changes nothing there (a warning says so).
+   */
+  readonly workerConcurrency: number;
   /** Largest HTTP request body accepted at all, in bytes (per-integration Max Payload Size is checked too). */
   readonly bodyLimitBytes: number;
   /** How long a worker's claim on a request lasts before another worker may take it over. */
@@ -167,6 +173,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     database: parseDatabaseUrl(databaseUrl ?? env.IFW_DATABASE_URL, dataDir, int(env, 'IFW_DATABASE_POOL_SIZE', DEFAULT_POOL_SIZE, 1, 1000)),
     logLevel: logLevel as Config['logLevel'],
     workers: bool(env, 'IFW_WORKERS', true),
+    workerConcurrency: int(env, 'IFW_WORKER_CONCURRENCY', 1, 1, 256),
     bodyLimitBytes: int(env, 'IFW_BODY_LIMIT_MB', 64, 1, 1024) * 1024 * 1024,
     leaseSeconds: int(env, 'IFW_LEASE_SECONDS', 300, 1, 86_400),
     maxAttempts: int(env, 'IFW_MAX_ATTEMPTS', 3, 1, 100),

@@ -1,11 +1,11 @@
 /**
  * The composition root: the only place that constructs the world. It opens and migrates the
- * database, starts the job queue (on its own thread) when this process runs workers, and builds the
- * HTTP server from the feature folders' routes.
+ * database, starts the job queue when this process runs workers (worker threads on SQLite, async loops
+ * on PostgreSQL), and builds the HTTP server from the feature folders' routes.
  */
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock.js';
-import { ConfigError, type Config } from './config.js';
+import type { Config } from './config.js';
 import { createAccounts, ensureInitialAdministrator, type Accounts, type InitialAdministrator } from './auth/accounts.js';
 import { createAuthenticator } from './auth/authenticate.js';
 import { loadDevIssuer, type DevIssuer } from './auth/dev-issuer.js';
@@ -27,6 +27,7 @@ import { targetTableRoutes } from './http/routes/target-tables.js';
 import { createLogger } from './logger.js';
 import { createSecretBox, type SecretBox } from './rest/secrets.js';
 import { startQueueHost, type QueueHost } from './queue/host.js';
+import { createNotifier } from './queue/wake-channel.js';
 import { migrate, openDatabase, type Database } from './storage/database.js';
 
 export interface Service {
@@ -55,17 +56,18 @@ export interface ServiceOptions {
 export async function createService(config: Config, options: ServiceOptions = {}): Promise<Service> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config);
-  refuseUnsupported(config);
   const db = openDatabase(config.database, {
     onIdleClientError: (err) => logger.warn({ err }, 'a pooled PostgreSQL connection failed while idle; it is replaced when needed'),
   });
   await migrate(db);
-  if (db.dialect === 'postgres') {
-    logger.warn('PostgreSQL (work in progress): the API runs; bulk import requests and import runs are accepted but not processed until processing on PostgreSQL is available (docs/deployment.md)');
-  }
 
-  const queue = config.workers ? await startQueueHost(config, { logger }) : undefined;
-  const wake = () => queue?.wake();
+  const queue = config.workers ? await startQueueHost(config, { logger, clock }) : undefined;
+  // On PostgreSQL the workers may be other processes: a wake is also a NOTIFY, sent after the commit.
+  const notify = db.dialect === 'postgres' ? createNotifier(db, logger) : undefined;
+  const wake = (): void => {
+    queue?.wake();
+    notify?.();
+  };
   // On SQLite the commit (and its fsync) of accepted submissions happens on a writer thread.
   const writer = config.database.kind === 'sqlite' ? createRequestWriter(config.database.file, logger) : undefined;
   const submitter = createSubmitter(db.kysely, { clock, persist: writer && ((rows) => writer.persist(rows)), onCommitted: wake });
@@ -85,7 +87,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       targetTableRoutes({ db, clock }),
       targetTableRowRoutes({ db, maxPageSize: config.maxPageSize }),
       integrationRoutes({ db, clock }),
-      jobQueueRoutes({ db, clock, queue }),
+      jobQueueRoutes({ db, clock, queue: { wake } }),
       restApiRoutes({ db, clock, secrets }),
       importRunRoutes({ db, clock, wake, maxPageSize: config.maxPageSize }),
       securityRoutes({ accounts, devIssuer }),
@@ -117,19 +119,6 @@ export async function createService(config: Config, options: ServiceOptions = {}
       await db.close();
     },
   };
-}
-
-/**
- * PostgreSQL serves the API today; the job queue (the importer, claims, leases) is still SQLite's
- * alone. Refused at start, with what to do instead, rather than accepting requests nothing processes
- * without saying so. (Interim: issue #5 ports processing to PostgreSQL.)
- */
-function refuseUnsupported(config: Config): void {
-  if (config.database.kind === 'postgres' && config.workers) {
-    throw new ConfigError(
-      'Processing bulk import requests and import runs on PostgreSQL is not available yet: start the API alone with `ifw serve --no-workers` (IFW_WORKERS=false); see docs/deployment.md',
-    );
-  }
 }
 
 /** Validates bearer tokens of the configured issuers and the development issuer; undefined when there are none. */

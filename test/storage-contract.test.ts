@@ -11,8 +11,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../src/clock.js';
 import { applyConfigFile } from '../src/config-apply/apply.js';
-import { ConfigError, loadConfig, parseDatabaseUrl } from '../src/config.js';
-import { createService } from '../src/service.js';
+import { loadConfig, parseDatabaseUrl } from '../src/config.js';
 import { migrate, openDatabase, type Database } from '../src/storage/database.js';
 import { sqlTableExists } from '../src/tables/ddl.js';
 import { BACKENDS, type FreshDatabase } from './helpers/databases.js';
@@ -436,16 +435,15 @@ describe.skipIf(BACKENDS.find((b) => b.name === 'postgres')!.skip)('the service 
     }
   });
 
-  it('refuses to start with workers, naming --no-workers', async () => {
+  it('starts with workers (processing runs on PostgreSQL) and reports the job queue ready', async () => {
     const fresh = await BACKENDS.find((b) => b.name === 'postgres')!.fresh();
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-contract-workers-'));
+    let t: TestService | undefined;
     try {
-      const config = loadConfig({}, { dataDir: dir, databaseUrl: fresh.url, logLevel: 'silent', workers: true });
-      const started = createService(config);
-      await expect(started).rejects.toBeInstanceOf(ConfigError);
-      await expect(started).rejects.toThrow(/ifw serve --no-workers/);
+      t = await startTestService({ databaseUrl: fresh.url, workers: true, applyExample: false });
+      const res = await t.inject({ method: 'GET', url: '/health/ready' });
+      expect(res.json()).toMatchObject({ checks: { database: 'ok', jobQueue: 'ok' } });
     } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
+      await t?.cleanup();
       await fresh.cleanup();
     }
   });

@@ -2,11 +2,12 @@
  * A due job queue entry → In Process under a lease, in one statement. Due means Ready or Error with
  * its next run time reached, or In Process with an expired lease (its runner died). On Hold never is.
  * next_run_at is cleared while the entry runs: a "run now" that arrives meanwhile sets it again, and
- * the run's finish keeps it instead of planning the next recurrence.
+ * the run's finish keeps it instead of planning the next recurrence. Schedulers of several processes
+ * (PostgreSQL) each claim a different entry: the subquery locks its pick (see claimLock).
  */
 import { sql } from 'kysely';
 import type { Database } from '../storage/database.js';
-import { addMs, type ClaimedEntry } from './model.js';
+import { addMs, claimLock, type ClaimedEntry } from './model.js';
 
 export interface ClaimEntryArgs {
   readonly owner: string;
@@ -33,7 +34,8 @@ export async function claimNextDueEntry(db: Database, { owner, now, leaseMs, kin
                       or (status = 'In Process' and lease_expires_at < ${at}))
                     and ${ofKinds}
                   order by next_run_at, id
-                  limit 1)
+                  limit 1
+                  ${claimLock(db)})
        and ((status in ('Ready', 'Error') and next_run_at <= ${at})
             or (status = 'In Process' and lease_expires_at < ${at}))
     returning id, kind, recurrence_seconds, parameters`.execute(db.kysely);

@@ -1,11 +1,13 @@
 /**
  * Pending → Processing: a worker takes the oldest Pending request under a lease, in one statement.
  * The subquery picks the candidate and the outer `status = 'Pending'` re-checks it, so two workers
- * racing for the same row cannot both win: the loser's UPDATE matches nothing.
+ * racing for the same row cannot both win: the loser's UPDATE matches nothing. On PostgreSQL the
+ * subquery locks its pick `for update skip locked`, so concurrent claimers pick different rows
+ * instead of all losing to the first (see claimLock).
  */
 import { sql } from 'kysely';
 import type { Database } from '../storage/database.js';
-import { addMs, type ClaimedRequest } from './model.js';
+import { addMs, claimLock, type ClaimedRequest } from './model.js';
 
 export interface ClaimRequestArgs {
   /** The lease token: every later write by this worker is fenced by it. */
@@ -35,7 +37,8 @@ export async function claimNextRequest(db: Database, { owner, now, leaseMs }: Cl
                            from ifw_bulk_import_request
                           where status = 'Pending'
                           order by submitted_at, request_id
-                          limit 1)
+                          limit 1
+                          ${claimLock(db)})
        and status = 'Pending'
     returning request_id, integration_sorting_order, payload, attempts, lease_owner, lease_expires_at`.execute(db.kysely);
   const row = rows[0];

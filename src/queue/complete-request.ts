@@ -1,9 +1,9 @@
 /**
- * Processing → Completed, fenced by the lease token. Synchronous on the raw connection because it
- * runs inside the importer's transaction: the records and the Completed status commit together, or
- * (when the lease was lost) neither does.
+ * Processing → Completed, fenced by the lease token. It runs on the importer's transaction connection
+ * (synchronously on SQLite, on the pg client inside BEGIN on PostgreSQL): the records and the Completed
+ * status commit together, or (when the lease was lost) neither does.
  */
-import { sqliteOf, type Database } from '../storage/database.js';
+import { runNamed, type Connection, type PostgresConnection, type SqliteConnection } from '../storage/connection.js';
 
 export interface CompleteRequestArgs {
   readonly requestId: string;
@@ -34,8 +34,11 @@ const COMPLETE_REQUEST = `
      and lease_owner = @owner`;
 
 /** False when the lease is no longer this worker's (taken over, cancelled or reset): nothing changed. */
-export function completeRequest(db: Database, args: CompleteRequestArgs): boolean {
-  const { changes } = sqliteOf(db).prepare(COMPLETE_REQUEST).run({
+export function completeRequest(conn: SqliteConnection, args: CompleteRequestArgs): boolean;
+export function completeRequest(conn: PostgresConnection, args: CompleteRequestArgs): Promise<boolean>;
+export function completeRequest(conn: Connection, args: CompleteRequestArgs): boolean | Promise<boolean>;
+export function completeRequest(conn: Connection, args: CompleteRequestArgs): boolean | Promise<boolean> {
+  const changes = runNamed(conn, COMPLETE_REQUEST, {
     requestId: args.requestId,
     owner: args.owner,
     now: args.now.toISOString(),
@@ -45,5 +48,5 @@ export function completeRequest(db: Database, args: CompleteRequestArgs): boolea
     skipped: args.skipped,
     errorMessage: args.errorMessage ?? '',
   });
-  return changes === 1;
+  return typeof changes === 'number' ? changes === 1 : changes.then((n) => n === 1);
 }

@@ -56,3 +56,9 @@ export async function holdsEntry(db: Database, { id, owner }: { readonly id: str
     .executeTakeFirst();
   return row !== undefined;
 }
+
+/** Is the entry On Hold? On PostgreSQL the Bulk Import Processor entry is the switch every worker's request loops obey. */
+export async function entryOnHold(db: Database, id: string): Promise<boolean> {
+  const row = await db.kysely.selectFrom('ifw_job_queue_entry').select('status').where('id', '=', id).executeTakeFirst();
+  return row?.status === 'On Hold';
+}

@@ -1,8 +1,8 @@
 /**
- * Processing → Failed, fenced by the lease token. Synchronous on the raw connection so that it can
- * run inside the importer's transaction (after the data writes were rolled back) as well as alone.
+ * Processing → Failed, fenced by the lease token. On the importer's transaction connection (after the
+ * data writes were rolled back) as well as alone: synchronous on SQLite, awaited on PostgreSQL.
  */
-import { sqliteOf, type Database } from '../storage/database.js';
+import { runNamed, type Connection, type PostgresConnection, type SqliteConnection } from '../storage/connection.js';
 
 export interface FailRequestArgs {
   readonly requestId: string;
@@ -30,13 +30,16 @@ const FAIL_REQUEST = `
      and lease_owner = @owner`;
 
 /** False when the lease is no longer this worker's (taken over, cancelled or reset): nothing changed. */
-export function failRequest(db: Database, args: FailRequestArgs): boolean {
-  const { changes } = sqliteOf(db).prepare(FAIL_REQUEST).run({
+export function failRequest(conn: SqliteConnection, args: FailRequestArgs): boolean;
+export function failRequest(conn: PostgresConnection, args: FailRequestArgs): Promise<boolean>;
+export function failRequest(conn: Connection, args: FailRequestArgs): boolean | Promise<boolean>;
+export function failRequest(conn: Connection, args: FailRequestArgs): boolean | Promise<boolean> {
+  const changes = runNamed(conn, FAIL_REQUEST, {
     requestId: args.requestId,
     owner: args.owner,
     now: args.now.toISOString(),
     recordCount: args.recordCount ?? 0,
     errorMessage: args.errorMessage,
   });
-  return changes === 1;
+  return typeof changes === 'number' ? changes === 1 : changes.then((n) => n === 1);
 }

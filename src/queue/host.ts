@@ -1,16 +1,20 @@
 /**
- * Runs the job queue on worker threads, off the HTTP event loop: better-sqlite3 is synchronous and an
+ * Starts the job queue of this process. On PostgreSQL it runs in this event loop (in-process-host.ts).
+ * On SQLite it runs on worker threads, off the HTTP event loop: better-sqlite3 is synchronous and an
  * import of a large payload holds its thread for as long as it takes. There are two lanes, each a
  * thread with its own connection running only its job kinds, so that a REST import fetching pages for
  * minutes never keeps a bulk import request waiting. A worker that dies is restarted with backoff a
  * few times; while it is down `healthy` is false (the readiness check reports it).
  */
 import { Worker } from 'node:worker_threads';
+import { systemClock, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { threadEntry } from '../threads.js';
 import { createLogger, type Logger } from '../logger.js';
 import type { HostMessage, WorkerData, WorkerMessage } from './messages.js';
+import { startInProcessHost } from './in-process-host.js';
 import type { JobKind } from './model.js';
+import type { ImportFnPg } from './processor.js';
 
 /** Which job kinds run on which thread. */
 export const LANES: Readonly<Record<string, readonly JobKind[]>> = {
@@ -32,6 +36,10 @@ export interface QueueHostOptions {
   readonly closeTimeoutMs?: number;
   /** Restarts after unexpected exits before giving up (default 5); the count resets after a minute of running. */
   readonly maxRestarts?: number;
+  /** PostgreSQL (in-process workers): the clock of the transitions (worker threads always use the system clock). */
+  readonly clock?: Clock;
+  /** PostgreSQL: the importer; tests may substitute one. */
+  readonly importPayloadPg?: ImportFnPg;
 }
 
 const RESTART_BASE_MS = 1000;
@@ -39,6 +47,18 @@ const RESTART_MAX_MS = 30_000;
 const STABLE_AFTER_MS = 60_000;
 
 export async function startQueueHost(config: Config, options: QueueHostOptions = {}): Promise<QueueHost> {
+  const target = config.database;
+  if (target.kind === 'postgres') {
+    return startInProcessHost(config, target, {
+      logger: options.logger ?? createLogger(config),
+      clock: options.clock ?? systemClock,
+      closeTimeoutMs: options.closeTimeoutMs ?? 60_000,
+      importPayloadPg: options.importPayloadPg,
+    });
+  }
+  if (config.workerConcurrency > 1) {
+    (options.logger ?? createLogger(config)).warn({ workerConcurrency: config.workerConcurrency }, 'IFW_WORKER_CONCURRENCY > 1 changes nothing on SQLite (one writer): one thread per lane');
+  }
   const lanes: QueueHost[] = [];
   try {
     for (const [lane, kinds] of Object.entries(LANES)) lanes.push(await startLane(config, lane, kinds, options));

@@ -2,6 +2,9 @@
  * The job queue's vocabulary: what an entry runs (its kind), the states an entry moves through, and
  * the request a worker holds under a lease. Storage keeps them as text; these unions close the set.
  */
+import { sql, type RawBuilder } from 'kysely';
+import type { Database } from '../storage/database.js';
+
 export const ENTRY_STATUSES = ['Ready', 'On Hold', 'In Process', 'Error'] as const;
 export type EntryStatus = (typeof ENTRY_STATUSES)[number];
 
@@ -38,5 +41,12 @@ export interface ClaimedEntry {
   readonly recurrenceSeconds: number;
   readonly parameters: string;
 }
+
+/**
+ * The end of a claim's candidate subquery. On PostgreSQL `for update skip locked`: a claimer locks the
+ * row it picked and the others pick the next unlocked one, so N claimers take N different rows in one
+ * round. On SQLite nothing: its single writer serializes claims, and the outer re-check does the rest.
+ */
+export const claimLock = (db: Database): RawBuilder<unknown> => (db.capabilities.skipLocked ? sql`for update skip locked` : sql``);
 
 export const addMs = (date: Date, ms: number): string => new Date(date.getTime() + ms).toISOString();

@@ -3,26 +3,37 @@
  * lease, imported in one transaction, and finished (Completed or Failed) inside that transaction by
  * a write fenced with the lease token, so a worker that lost its lease commits nothing. Whatever goes
  * wrong with one request fails that request and the drain goes on.
+ *
+ * The two dialects differ only in how the import transaction is held (import-transaction.ts): on
+ * SQLite synchronously on the worker thread's own connection; on PostgreSQL on a pooled client inside
+ * BEGIN … COMMIT, with the lease renewed meanwhile on another connection.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { importPayload as defaultImportPayload } from '../importer/importer.js';
+import type { importPayload as defaultImportPayload } from '../importer/importer.js';
+import type { importPayloadPg } from '../importer/postgres/importer.js';
 import { getIntegrationPlan } from '../integrations/store.js';
-import { sqliteOf } from '../storage/database.js';
+import { connectionOf } from '../storage/connection.js';
 import { getTableWithRelations } from '../tables/store.js';
 import { claimNextRequest } from './claim-request.js';
-import { completeRequest } from './complete-request.js';
 import { failRequest } from './fail-request.js';
 import { heartbeatRequest } from './heartbeat-request.js';
+import { importInTransaction } from './import-transaction.js';
 import type { ClaimedRequest } from './model.js';
 import { reapExpiredLeases } from './reap-expired-leases.js';
-import { replaceRequestErrors } from './record-errors.js';
 import type { WorkerContext } from './worker-context.js';
 
+/** The SQLite importer; tests may substitute one. */
 export type ImportFn = typeof defaultImportPayload;
+/** The PostgreSQL importer; tests may substitute one. */
+export type ImportFnPg = typeof importPayloadPg;
 
 export interface ProcessorContext extends WorkerContext {
-  /** The importer; tests may substitute one. */
+  /** The importer on SQLite; tests may substitute one. */
   readonly importPayload?: ImportFn;
+  /** The importer on PostgreSQL; tests may substitute one. */
+  readonly importPayloadPg?: ImportFnPg;
+  /** PostgreSQL: how often the lease is renewed while a request imports (default: a third of the lease). */
+  readonly heartbeatMs?: number;
 }
 
 export type RequestResult = 'completed' | 'failed' | 'lost';
@@ -60,8 +71,8 @@ async function processRequest(ctx: ProcessorContext, claimed: ClaimedRequest, ti
   const { db, owner } = ctx;
   const { requestId } = claimed;
   const log = ctx.logger.child({ requestId, integrationSortingOrder: claimed.integrationSortingOrder, attempt: claimed.attempts });
-  const fail = (errorMessage: string): RequestResult => {
-    if (!failRequest(db, { requestId, owner, now: time(), errorMessage })) return 'lost';
+  const fail = async (errorMessage: string): Promise<RequestResult> => {
+    if (!(await failRequest(connectionOf(db), { requestId, owner, now: time(), errorMessage }))) return 'lost';
     log.warn({ errorMessage }, 'bulk import request failed');
     return 'failed';
   };
@@ -69,10 +80,10 @@ async function processRequest(ctx: ProcessorContext, claimed: ClaimedRequest, ti
     const plan = await getIntegrationPlan(db.kysely, claimed.integrationSortingOrder);
     // Acceptance was decided at submit: a request already accepted is processed even if the
     // integration stopped accepting bulk requests since. Only a deleted integration fails it.
-    if (plan === undefined) return fail(`integration ${claimed.integrationSortingOrder} no longer exists`);
+    if (plan === undefined) return await fail(`integration ${claimed.integrationSortingOrder} no longer exists`);
     const tables = await getTableWithRelations(db.kysely, plan.integration.targetTable);
     if (!tables.has(plan.integration.targetTable)) {
-      return fail(`target table "${plan.integration.targetTable}" of integration ${claimed.integrationSortingOrder} no longer exists`);
+      return await fail(`target table "${plan.integration.targetTable}" of integration ${claimed.integrationSortingOrder} no longer exists`);
     }
     // Loading took long (a busy database): renew the lease before the import, or give up if it is gone.
     // Usually it took milliseconds, and the import's fenced finish is the check that matters.
@@ -82,29 +93,13 @@ async function processRequest(ctx: ProcessorContext, claimed: ClaimedRequest, ti
       return 'lost';
     }
 
-    const run = ctx.importPayload ?? defaultImportPayload;
     const started = Date.now();
-    const { committed, outcome } = run(sqliteOf(db), { plan, tables, payload: claimed.payload }, (result) => {
-      const at = time();
-      const finished = result.ok
-        ? completeRequest(db, {
-            requestId,
-            owner,
-            now: at,
-            recordCount: result.recordCount,
-            inserted: result.inserted,
-            updated: result.updated,
-            skipped: result.skipped,
-            errorMessage: result.errorMessage,
-          })
-        : failRequest(db, { requestId, owner, now: at, errorMessage: result.errorMessage });
-      if (finished) replaceRequestErrors(db, requestId, result.errors);
-      return finished;
-    });
-    if (!committed) {
+    const imported = await importInTransaction(ctx, { requestId, input: { plan, tables, payload: claimed.payload }, time, log });
+    if (!imported.committed) {
       log.warn('lease lost while importing (cancelled, reset or taken over); the import was rolled back');
       return 'lost';
     }
+    const { outcome } = imported;
     const ms = Date.now() - started;
     if (outcome.ok) log.info({ records: outcome.recordCount, skipped: outcome.skipped, ms }, 'bulk import request completed');
     else log.info({ errors: outcome.errorCount, ms, errorMessage: outcome.errorMessage }, 'bulk import request failed');
@@ -112,7 +107,7 @@ async function processRequest(ctx: ProcessorContext, claimed: ClaimedRequest, ti
   } catch (err) {
     log.error({ err }, 'internal error while processing a bulk import request');
     try {
-      return fail(`internal error while processing: ${err instanceof Error ? err.message : String(err)}`);
+      return await fail(`internal error while processing: ${err instanceof Error ? err.message : String(err)}`);
     } catch (failErr) {
       // The database itself is failing: leave the request to its lease, the reaper retries it.
       log.error({ err: failErr }, 'could not mark the request Failed; its lease will expire and it is retried');

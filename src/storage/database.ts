@@ -20,6 +20,11 @@ export interface Capabilities {
    * NOT NULL rebuilds the table.
    */
   readonly alterColumnNullability: boolean;
+  /**
+   * `SELECT … FOR UPDATE SKIP LOCKED` (PostgreSQL): concurrent claimers each lock a different candidate
+   * instead of queueing behind one row. SQLite has one writer at a time, so its claims never race.
+   */
+  readonly skipLocked: boolean;
 }
 
 interface DatabaseBase {
@@ -77,7 +82,7 @@ function openSqlite(target: SqliteTarget, options: OpenOptions): SqliteDatabase 
   return {
     kysely,
     dialect: 'sqlite',
-    capabilities: { alterColumnNullability: false },
+    capabilities: { alterColumnNullability: false, skipLocked: false },
     sqlite,
     close: () => kysely.destroy(),
   };
@@ -90,7 +95,7 @@ function openPostgres(target: PostgresTarget, options: OpenOptions): PostgresDat
   return {
     kysely,
     dialect: 'postgres',
-    capabilities: { alterColumnNullability: true },
+    capabilities: { alterColumnNullability: true, skipLocked: true },
     pool,
     schema: target.schema,
     close: () => kysely.destroy(),
@@ -98,14 +103,14 @@ function openPostgres(target: PostgresTarget, options: OpenOptions): PostgresDat
 }
 
 /**
- * The raw SQLite handle, for the paths that exist only on SQLite so far: processing bulk import
- * requests and import runs (the importer writes through synchronous prepared statements). On
- * PostgreSQL this fails loudly instead of pretending; the service refuses to start workers there.
+ * The raw SQLite handle, for the paths that are SQLite's alone (the synchronous import writer on a
+ * worker thread). Reaching it on PostgreSQL is a bug (the caller should have taken its PostgreSQL
+ * path): it fails loudly instead of pretending.
  */
 export function sqliteOf(db: Database): BetterSqlite3.Database {
   if (db.dialect === 'sqlite') return db.sqlite;
   throw new Error(
-    'Processing bulk import requests and import runs on PostgreSQL is not available yet: run the API with `ifw serve --no-workers` (see docs/deployment.md).',
+    'internal error: a SQLite-only code path was reached on PostgreSQL (the raw SQLite connection does not exist there)',
   );
 }
 

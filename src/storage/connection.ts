@@ -1,0 +1,63 @@
+/**
+ * The connection a worker's import transaction runs on, and the one way to run a queue statement on
+ * it. On SQLite it is the raw better-sqlite3 handle and the statement runs synchronously (the importer's
+ * transaction is synchronous, and this is the hot path); on PostgreSQL it is a pg client inside the
+ * caller's BEGIN (or the pool, for a write on its own) and the statement is awaited. The statement text
+ * is written once, with `@name` parameters; for pg they become `$1…$n`.
+ */
+import type BetterSqlite3 from 'better-sqlite3';
+import type pg from 'pg';
+import type { Database } from './database.js';
+
+export interface SqliteConnection {
+  readonly dialect: 'sqlite';
+  readonly sqlite: BetterSqlite3.Database;
+}
+
+export interface PostgresConnection {
+  readonly dialect: 'postgres';
+  /** A client inside the caller's transaction, or the pool (autocommit). */
+  readonly pg: pg.ClientBase | pg.Pool;
+}
+
+export type Connection = SqliteConnection | PostgresConnection;
+
+/** The database's own connection: on PostgreSQL its pool, each statement committing on its own. */
+export function connectionOf(db: Database): Connection {
+  return db.dialect === 'sqlite' ? db : { dialect: 'postgres', pg: db.pool };
+}
+
+export type NamedParams = Readonly<Record<string, string | number | null>>;
+
+interface PgText {
+  readonly text: string;
+  readonly names: readonly string[];
+}
+
+const pgTexts = new Map<string, PgText>();
+
+/** `@name` → `$n` (one number per distinct name); cached, since the statements are module constants. */
+function pgText(text: string): PgText {
+  let converted = pgTexts.get(text);
+  if (converted === undefined) {
+    const names: string[] = [];
+    const out = text.replace(/@([A-Za-z_]\w*)/g, (_, name: string) => {
+      let i = names.indexOf(name);
+      if (i < 0) i = names.push(name) - 1;
+      return `$${i + 1}`;
+    });
+    converted = { text: out, names };
+    pgTexts.set(text, converted);
+  }
+  return converted;
+}
+
+/** Runs a statement that changes rows; answers how many it changed. Synchronous on SQLite. */
+export function runNamed(conn: SqliteConnection, text: string, params: NamedParams): number;
+export function runNamed(conn: PostgresConnection, text: string, params: NamedParams): Promise<number>;
+export function runNamed(conn: Connection, text: string, params: NamedParams): number | Promise<number>;
+export function runNamed(conn: Connection, text: string, params: NamedParams): number | Promise<number> {
+  if (conn.dialect === 'sqlite') return conn.sqlite.prepare(text).run(params).changes;
+  const { text: pgStatement, names } = pgText(text);
+  return conn.pg.query(pgStatement, names.map((n) => params[n] ?? null)).then((r) => r.rowCount ?? 0);
+}
