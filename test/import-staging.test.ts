@@ -6,7 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ImportRun } from '../src/imports/model.js';
-import { createPageBuffer, flushDue, type StagingLimits } from '../src/imports/page-buffer.js';
+import { createAsyncPageBuffer, createPageBuffer, flushDue, type StagingLimits } from '../src/imports/page-buffer.js';
 import { getRun, listRunPages } from '../src/imports/queries.js';
 import { queueEndpointRun } from '../src/imports/queue-endpoint-run.js';
 import { runQueuedImports, type ImportRunContext } from '../src/imports/run-imports.js';
@@ -132,6 +132,96 @@ describe('the page buffer', () => {
     now = 100;
     vi.advanceTimersByTime(100);
     expect(written).toEqual([]);
+  });
+});
+
+describe('the async page buffer (PostgreSQL: every write a round trip)', () => {
+  const page = (pageNo: number) => ({ pageNo, url: `http://x/?page=${pageNo}`, records: [{ id: pageNo }] });
+  /** A write the test completes by hand, so that one can still be in flight when the next is due. */
+  function manualWrites() {
+    const written: number[][] = [];
+    const pending: ((ok: boolean) => void)[] = [];
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const write = (pages: readonly SerialisedPage[]): Promise<boolean> => {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      return new Promise<boolean>((resolve) =>
+        pending.push((ok) => {
+          written.push(pages.map((p) => p.pageNo));
+          inFlight--;
+          resolve(ok);
+        }),
+      );
+    };
+    const settleNext = async (ok = true): Promise<void> => {
+      for (let i = 0; i < 20 && pending.length === 0; i++) await Promise.resolve();
+      pending.shift()!(ok);
+    };
+    return { written, write, settleNext, maxInFlight: () => maxInFlight };
+  }
+
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('writes maxPages pages at once, makes the caller wait for that write, and flushes the rest', async () => {
+    const w = manualWrites();
+    const buffer = createAsyncPageBuffer(w.write, limits({ maxPages: 2 }), () => 0);
+    expect(await buffer.add(page(1))).toBe(true);
+    const second = buffer.add(page(2));
+    await w.settleNext();
+    expect(await second).toBe(true);
+    await buffer.add(page(3));
+    const flushed = buffer.flush();
+    await w.settleNext();
+    expect(await flushed).toBe(true);
+    expect(w.written).toEqual([[1, 2], [3]]);
+  });
+
+  it('a write due while the timer write is in flight waits for it: writes never overlap, pages stay in order', async () => {
+    const w = manualWrites();
+    let now = 0;
+    const buffer = createAsyncPageBuffer(w.write, limits({ maxPages: 2, maxDelayMs: 50 }), () => now);
+    await buffer.add(page(1));
+    now = 50;
+    vi.advanceTimersByTime(50); // the timer starts writing [1]
+    const due = buffer.add(page(2)); // due at once (50 ms since the last write) while [1] is still in flight
+    await w.settleNext();
+    await w.settleNext();
+    expect(await due).toBe(true);
+    expect(w.written).toEqual([[1], [2]]);
+    expect(w.maxInFlight()).toBe(1);
+    await buffer.close();
+  });
+
+  it('a lease lost in a timer write: the next add answers false and nothing more is written', async () => {
+    const w = manualWrites();
+    let now = 0;
+    const buffer = createAsyncPageBuffer(w.write, limits({ maxDelayMs: 50 }), () => now);
+    await buffer.add(page(1));
+    now = 50;
+    vi.advanceTimersByTime(50);
+    await w.settleNext(false);
+    const closing = buffer.close();
+    await closing;
+    expect(await buffer.add(page(2))).toBe(false);
+    expect(await buffer.flush()).toBe(false);
+    expect(w.written).toEqual([[1]]);
+  });
+
+  it('throws the error of a timer write from the next add', async () => {
+    let now = 0;
+    const buffer = createAsyncPageBuffer(() => Promise.reject(new Error('connection terminated')), limits({ maxDelayMs: 50 }), () => now);
+    await buffer.add(page(1));
+    now = 50;
+    vi.advanceTimersByTime(50);
+    await buffer.close();
+    await expect(buffer.add(page(2))).rejects.toThrow('connection terminated');
+    await expect(buffer.flush()).rejects.toThrow('connection terminated');
   });
 });
 

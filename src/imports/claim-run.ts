@@ -3,6 +3,11 @@
  * statement. The subquery picks the candidate and the outer `status = 'Queued'` re-checks it, so two
  * workers racing for the same run cannot both win. Counters restart: a run taken over after an
  * interrupted attempt fetches again from page 1.
+ *
+ * The one difference between the dialects (capability `skipLocked`): PostgreSQL's claimers run
+ * concurrently (several workers, several hosts), so the subquery locks its candidate and skips rows
+ * another claimer holds, and each claimer takes a different run instead of queueing behind the first.
+ * SQLite has one writer at a time.
  */
 import { sql } from 'kysely';
 import type { Database } from '../storage/database.js';
@@ -27,6 +32,9 @@ interface ClaimedRow {
   started_at: string;
 }
 
+/** How the candidate is picked among concurrent claimers (see the header). */
+const skipLocked = (db: Database) => (db.capabilities.skipLocked ? sql`for update skip locked` : sql``);
+
 export async function claimNextRun(db: Database, { owner, now, leaseMs, runId }: ClaimRunArgs): Promise<ClaimedRun | undefined> {
   const only = runId === undefined ? sql`` : sql`and run_id = ${runId}`;
   const { rows } = await sql<ClaimedRow>`
@@ -42,7 +50,8 @@ export async function claimNextRun(db: Database, { owner, now, leaseMs, runId }:
                        from ifw_import_run
                       where status = 'Queued' ${only}
                       order by queued_at, run_id
-                      limit 1)
+                      limit 1
+                        ${skipLocked(db)})
        and status = 'Queued'
     returning run_id, endpoint_code, integration_sorting_order, attempts, lease_owner, lease_expires_at, started_at`.execute(db.kysely);
   const row = rows[0];

@@ -1,11 +1,14 @@
 /**
- * Running → Completed, fenced by the lease token. Synchronous on the raw connection because it runs
- * inside the importer's transaction: the records and the Completed status commit together, or (when
- * the lease was lost) neither does. The staged records are cleared in the same transaction.
+ * Running → Completed, fenced by the lease token. On the raw connection because it runs inside the
+ * importer's transaction (synchronous on SQLite; on PostgreSQL the run's own client): the records and
+ * the Completed status commit together, or (when the lease was lost) neither does. The staged records
+ * are cleared in the same transaction.
  */
+import type { PgClient } from '../importer/postgres/client.js';
 import type { StopReason } from '../pagination/types.js';
 import { sqliteOf, type Database } from '../storage/database.js';
-import { clearStagedRecords } from './staged-records.js';
+import { pgStatement } from './pg-statement.js';
+import { clearStagedRecords, clearStagedRecordsPg } from './staged-records.js';
 
 export interface CompleteRunArgs {
   readonly runId: string;
@@ -40,22 +43,32 @@ const COMPLETE_RUN = `
      and status = 'Running'
      and lease_owner = @owner`;
 
+const parameters = (args: CompleteRunArgs): Record<string, unknown> => ({
+  runId: args.runId,
+  owner: args.owner,
+  now: args.now.toISOString(),
+  durationMs: args.durationMs,
+  inserted: args.inserted,
+  updated: args.updated,
+  skipped: args.skipped,
+  stopReason: args.stopReason,
+  stopDetail: args.stopDetail,
+  warnings: JSON.stringify(args.warnings),
+  errorMessage: args.errorMessage,
+});
+
 /** False when the lease is no longer this worker's: nothing changed. */
 export function completeRun(db: Database, args: CompleteRunArgs): boolean {
-  const { changes } = sqliteOf(db).prepare(COMPLETE_RUN).run({
-    runId: args.runId,
-    owner: args.owner,
-    now: args.now.toISOString(),
-    durationMs: args.durationMs,
-    inserted: args.inserted,
-    updated: args.updated,
-    skipped: args.skipped,
-    stopReason: args.stopReason,
-    stopDetail: args.stopDetail,
-    warnings: JSON.stringify(args.warnings),
-    errorMessage: args.errorMessage,
-  });
+  const { changes } = sqliteOf(db).prepare(COMPLETE_RUN).run(parameters(args));
   if (changes !== 1) return false;
   clearStagedRecords(sqliteOf(db), args.runId);
+  return true;
+}
+
+/** The same on PostgreSQL, on the run's client inside its import transaction. */
+export async function completeRunPg(client: PgClient, args: CompleteRunArgs): Promise<boolean> {
+  const { text, values } = pgStatement(COMPLETE_RUN, parameters(args));
+  if ((await client.query(text, values)).rowCount !== 1) return false;
+  await clearStagedRecordsPg(client, args.runId);
   return true;
 }

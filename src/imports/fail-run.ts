@@ -4,9 +4,11 @@
  * back) as well as alone (a page that could not be fetched); either way the status and the clearing of
  * the staged records commit together.
  */
+import type { PgClient } from '../importer/postgres/client.js';
 import type { StopReason } from '../pagination/types.js';
 import { sqliteOf, type Database } from '../storage/database.js';
-import { clearStagedRecords } from './staged-records.js';
+import { pgStatement } from './pg-statement.js';
+import { clearStagedRecords, clearStagedRecordsPg } from './staged-records.js';
 
 export interface FailRunArgs {
   readonly runId: string;
@@ -38,23 +40,37 @@ const FAIL_RUN = `
      and status = 'Running'
      and lease_owner = @owner`;
 
+const parameters = (args: FailRunArgs): Record<string, unknown> => ({
+  runId: args.runId,
+  owner: args.owner,
+  now: args.now.toISOString(),
+  durationMs: args.durationMs,
+  stopReason: args.stopReason ?? null,
+  stopDetail: args.stopDetail ?? '',
+  warnings: JSON.stringify(args.warnings ?? []),
+  errorMessage: args.errorMessage,
+});
+
 /** False when the lease is no longer this worker's: nothing changed. */
 export function failRun(db: Database, args: FailRunArgs): boolean {
   const fail = sqliteOf(db).transaction((): boolean => {
-    const { changes } = sqliteOf(db).prepare(FAIL_RUN).run({
-      runId: args.runId,
-      owner: args.owner,
-      now: args.now.toISOString(),
-      durationMs: args.durationMs,
-      stopReason: args.stopReason ?? null,
-      stopDetail: args.stopDetail ?? '',
-      warnings: JSON.stringify(args.warnings ?? []),
-      errorMessage: args.errorMessage,
-    });
+    const { changes } = sqliteOf(db).prepare(FAIL_RUN).run(parameters(args));
     if (changes !== 1) return false;
     clearStagedRecords(sqliteOf(db), args.runId);
     return true;
   });
   // Inside the importer's transaction this nests as a savepoint; alone it takes the write lock up front.
   return fail.immediate();
+}
+
+/**
+ * The same on PostgreSQL, on the run's own client: inside its import transaction, or alone. Alone, the
+ * status update is its own (durable) commit; the staged records are the session's scratch data, so
+ * clearing them need not share that commit.
+ */
+export async function failRunPg(client: PgClient, args: FailRunArgs): Promise<boolean> {
+  const { text, values } = pgStatement(FAIL_RUN, parameters(args));
+  if ((await client.query(text, values)).rowCount !== 1) return false;
+  await clearStagedRecordsPg(client, args.runId);
+  return true;
 }

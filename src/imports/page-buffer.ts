@@ -9,6 +9,8 @@
  *   staged as soon as it arrives, exactly as without a buffer.
  *
  * The caller writes what is left (`flush`) before it records the run's end, Completed or Failed.
+ * SQLite writes synchronously on the worker's thread (`createPageBuffer`); PostgreSQL's writes are
+ * round trips (`createAsyncPageBuffer`, same rules, writes one after another).
  */
 import type { FetchedRecords, SerialisedPage } from './stage-page.js';
 import { serialisePage } from './stage-page.js';
@@ -107,6 +109,90 @@ export function createPageBuffer(write: WritePages, limits: StagingLimits = DEFA
       stopTimer();
       pages = [];
       bytes = 0;
+    },
+  };
+}
+
+/** Writes pages in one transaction (PostgreSQL); false when the run's lease is no longer this worker's. */
+export type WritePagesAsync = (pages: readonly SerialisedPage[]) => Promise<boolean>;
+
+/** As PageBuffer, for writes that take a round trip. */
+export interface AsyncPageBuffer {
+  /** Resolves once the page is buffered, or, when a write was due, once it is written. */
+  add(page: FetchedRecords): Promise<boolean>;
+  flush(): Promise<boolean>;
+  /** Stops the timer, drops what is buffered, and waits for a write in flight (the connection is then free). */
+  close(): Promise<void>;
+}
+
+/**
+ * The same buffer when a write is asynchronous. Writes never overlap: each waits for the one before
+ * (a write on the timer may still be in flight when the next is due), and a caller that hands in a
+ * page when a write is due waits for that write, so a fast API cannot outrun the database.
+ */
+export function createAsyncPageBuffer(write: WritePagesAsync, limits: StagingLimits = DEFAULT_STAGING_LIMITS, now: () => number = () => performance.now()): AsyncPageBuffer {
+  let pages: SerialisedPage[] = [];
+  let bytes = 0;
+  let lastWriteAt = now();
+  let timer: NodeJS.Timeout | undefined;
+  let lost = false;
+  let failure: { readonly error: unknown } | undefined;
+  // The last write started; it never rejects (its error is kept in `failure`).
+  let writing: Promise<void> = Promise.resolve();
+
+  const stopTimer = (): void => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+  };
+
+  const outcome = (): boolean => {
+    if (failure !== undefined) throw failure.error;
+    return !lost;
+  };
+
+  const writeBuffered = async (): Promise<boolean> => {
+    stopTimer();
+    const batch = pages;
+    pages = [];
+    bytes = 0;
+    writing = writing.then(async () => {
+      if (failure !== undefined || lost || batch.length === 0) return;
+      try {
+        lost = !(await write(batch));
+      } catch (error) {
+        failure = { error };
+      }
+      lastWriteAt = now();
+    });
+    await writing;
+    return outcome();
+  };
+
+  const onTimer = (): void => {
+    timer = undefined;
+    // Its error, if any, is thrown by the next add or flush.
+    writeBuffered().catch(() => undefined);
+  };
+
+  return {
+    async add(page) {
+      if (!outcome()) return false;
+      const serialised = serialisePage(page);
+      pages.push(serialised);
+      bytes += serialised.json.length;
+      if (flushDue({ pages: pages.length, bytes, sinceWriteMs: now() - lastWriteAt }, limits)) return writeBuffered();
+      timer ??= setTimeout(onTimer, Math.max(0, lastWriteAt + limits.maxDelayMs - now()));
+      return true;
+    },
+    async flush() {
+      outcome();
+      return writeBuffered();
+    },
+    async close() {
+      stopTimer();
+      pages = [];
+      bytes = 0;
+      await writing;
     },
   };
 }

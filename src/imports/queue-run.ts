@@ -1,7 +1,8 @@
 /**
  * (new) → Queued. Refused while the endpoint already has a run Queued or Running: a run still in
  * progress is not started twice. The check and the insert are one statement, and a partial unique
- * index (migration 003) backs it up across processes.
+ * index (migration 003) backs it up across processes: two connections queueing at once on PostgreSQL
+ * both pass the check, and the index turns the second insert into nothing (a 409, not a 500).
  */
 import { sql } from 'kysely';
 import { newRequestId } from '../bulk-import/request-id.js';
@@ -38,6 +39,7 @@ export async function queueRun(db: Database, args: QueueRunArgs): Promise<Import
                          from ifw_import_run
                         where endpoint_code = ${args.endpointCode}
                           and status in ('Queued', 'Running'))
+    on conflict do nothing
     returning ${sql.raw(RUN_COLUMNS_SQL)}`.execute(db.kysely);
   if (rows[0] !== undefined) return toImportRun(rows[0]);
   const active = await findActiveRun(db, args.endpointCode);

@@ -4,10 +4,10 @@
  * every time cannot loop forever. One statement decides per row. Staged records live in the staging
  * worker's own connection (staged-records.ts): a worker that died took them with it, and a worker that
  * is alive but lost the lease drops them when it finds out (at its next staging write or finish, or
- * here when it reaps the run itself).
+ * here when it reaps the run itself; on PostgreSQL the run's own client clears them as the run ends).
  */
 import { sql } from 'kysely';
-import { sqliteOf, type Database } from '../storage/database.js';
+import type { Database } from '../storage/database.js';
 import { clearStagedRecords } from './staged-records.js';
 
 export interface ReapRunsArgs {
@@ -37,7 +37,8 @@ export async function reapExpiredRuns(db: Database, { now, maxAttempts }: ReapRu
     const failed = rows.filter((r) => r.status === 'Failed').map((r) => r.run_id);
     return { requeued: rows.filter((r) => r.status === 'Queued').map((r) => r.run_id), failed };
   });
-  // When this very connection staged one of them (its worker lost the lease but lives on), drop those records.
-  for (const runId of [...reaped.requeued, ...reaped.failed]) clearStagedRecords(sqliteOf(db), runId);
+  // When this very connection staged one of them (its worker lost the lease but lives on), drop those
+  // records. On PostgreSQL staging has a client of its own, which the run clears when it ends.
+  if (db.dialect === 'sqlite') for (const runId of [...reaped.requeued, ...reaped.failed]) clearStagedRecords(db.sqlite, runId);
   return reaped;
 }

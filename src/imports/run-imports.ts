@@ -3,24 +3,21 @@
  * fetches every page of its endpoint, staging the pages in the database as they arrive (several per
  * commit, see page-buffer.ts); then the staged pages are read back one by one into a single import
  * transaction whose last write (Completed or Failed) is fenced by the run's lease. A page that fails,
- * an integration error (fail mode) or a lost lease imports nothing.
+ * an integration error (fail mode) or a lost lease imports nothing. The same on SQLite and PostgreSQL:
+ * what differs (the connection, how staging and the import transaction are held) is in run-store.ts.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
-import { importRecordBatches } from '../importer/importer.js';
 import type { IntegrationPlan } from '../integrations/model.js';
 import { getIntegrationPlan } from '../integrations/store.js';
 import { compileMapping } from '../mapping/engine.js';
 import type { PathGetter } from '../mapping/paths.js';
 import { maxPagesWarning } from '../pagination/steps.js';
 import type { FetchSummary, RestConnection, RestEndpoint } from '../rest/model.js';
-import { sqliteOf } from '../storage/database.js';
-import { withScratchCommits } from '../storage/sqlite.js';
 import type { TargetTable } from '../tables/model.js';
 import { getTableWithRelations } from '../tables/store.js';
 import { claimNextRun } from './claim-run.js';
-import { completeRun } from './complete-run.js';
-import { failRun } from './fail-run.js';
 import { heartbeatRun } from './heartbeat-run.js';
 import type { ClaimedRun } from './model.js';
 import { pageRecords } from './page-records.js';
@@ -28,10 +25,8 @@ import { reapExpiredRuns } from './reap-expired-runs.js';
 import { releaseRun } from './release-run.js';
 import type { ImportSources } from './sources-model.js';
 import type { WorkerContext } from '../queue/worker-context.js';
-import { createPageBuffer, DEFAULT_STAGING_LIMITS, type StagingLimits } from './page-buffer.js';
-import { discardStagedPages, stagePages } from './stage-page.js';
-import { stagedPages } from './staged-pages.js';
-import { clearStagedRecords } from './staged-records.js';
+import { DEFAULT_STAGING_LIMITS, type StagingLimits } from './page-buffer.js';
+import { failRunWithoutStore, openRunStore, type RunEnd, type RunStore } from './run-store.js';
 
 export interface ImportRunContext extends WorkerContext {
   readonly sources: ImportSources;
@@ -124,60 +119,91 @@ const LEASE_LOST_WHILE_FETCHING = { lost: 'lease lost while fetching (taken over
  * Pages are buffered for a few milliseconds and staged several per commit; whatever ends the fetch,
  * the pages fetched before it are staged first (a failed run shows them), unless the lease was lost.
  */
-async function fetchAndStage(ctx: ImportRunContext, run: ClaimedRun, loaded: Loaded): Promise<Fetched> {
-  const { db, owner, leaseMs } = ctx;
+async function fetchAndStage(ctx: ImportRunContext, run: ClaimedRun, loaded: Loaded, store: RunStore): Promise<Fetched> {
+  const { db, owner } = ctx;
   const { runId } = run;
   const { recordsPath } = loaded.plan.integration;
-  const buffer = createPageBuffer((pages) => stagePages(db, { runId, owner, now: ctx.clock(), leaseMs, pages }), ctx.staging ?? DEFAULT_STAGING_LIMITS);
+  const buffer = store.pageBuffer(ctx.staging ?? DEFAULT_STAGING_LIMITS);
   let stopped: { readonly failed: string } | { readonly lost: string } | undefined;
+  const stop = (why: NonNullable<typeof stopped>): never => {
+    stopped = why;
+    throw new Error(`import run ${runId} stopped fetching`);
+  };
+  const staged = (added: boolean): void => {
+    if (!added) stop(LEASE_LOST_WHILE_FETCHING);
+  };
   try {
     const summary = await ctx.sources.fetchPages(
       loaded.connection,
       loaded.endpoint,
       (page) => {
         const records = pageRecords(page, recordsPath, loaded.getRecords);
-        if (typeof records === 'string') stopped = { failed: records };
-        else if (!buffer.add({ pageNo: page.pageNo, url: page.url, records })) stopped = LEASE_LOST_WHILE_FETCHING;
-        if (stopped !== undefined) throw new Error(`import run ${runId} stopped fetching`);
+        if (typeof records === 'string') return stop({ failed: records });
+        // SQLite's buffer answers at once: its pages are handed over without a promise per page.
+        const added = buffer.add({ pageNo: page.pageNo, url: page.url, records });
+        return typeof added === 'boolean' ? staged(added) : added.then(staged);
       },
       ctx.signal === undefined ? {} : { signal: ctx.signal },
     );
-    return buffer.flush() ? { summary } : LEASE_LOST_WHILE_FETCHING;
+    return (await buffer.flush()) ? { summary } : LEASE_LOST_WHILE_FETCHING;
   } catch (err) {
     if (stopped !== undefined && 'lost' in stopped) return stopped;
     if (ctx.signal?.aborted === true) {
-      buffer.close();
+      await buffer.close();
       await releaseRun(db, { runId, owner });
       return { lost: 'stopping: the run goes back to Queued and starts again from page 1' };
     }
     const why = stopped?.failed ?? ctx.sources.describeFetchError(err);
     if (why === undefined) throw err;
-    return buffer.flush() ? { failed: why } : LEASE_LOST_WHILE_FETCHING;
+    return (await buffer.flush()) ? { failed: why } : LEASE_LOST_WHILE_FETCHING;
   } finally {
-    buffer.close();
+    await buffer.close();
   }
 }
 
 /** Runs one claimed run to its end: Completed, Failed, or lost (the lease went to someone else, or this worker stops). */
 export async function executeRun(ctx: ImportRunContext, run: ClaimedRun): Promise<RunResult> {
-  const { db, owner, leaseMs } = ctx;
   const { runId } = run;
   const log = ctx.logger.child({ runId, endpointCode: run.endpointCode, attempt: run.attempts });
+  let store: RunStore;
+  try {
+    store = await openRunStore(ctx.db, { runId, owner: ctx.owner, leaseMs: ctx.leaseMs, clock: ctx.clock });
+  } catch (err) {
+    log.error({ err }, 'could not start the run');
+    try {
+      const now = ctx.clock();
+      const ended = { runId, owner: ctx.owner, now, durationMs: 0, errorMessage: `cannot start the run: ${message(err)}` };
+      return (await failRunWithoutStore(ctx.db, ended)) ? 'failed' : 'lost';
+    } catch {
+      // No connection at all (PostgreSQL unreachable): leave the run to its lease, the reaper retries it.
+      return 'lost';
+    }
+  }
+  try {
+    return await runOn(ctx, run, store, log);
+  } finally {
+    await store.close();
+  }
+}
+
+async function runOn(ctx: ImportRunContext, run: ClaimedRun, store: RunStore, log: Logger): Promise<RunResult> {
+  const { db, owner, leaseMs } = ctx;
+  const { runId } = run;
   const startedMs = Date.parse(run.startedAt);
   const durationMs = (at: Date): number => Math.max(0, at.getTime() - startedMs);
-  const fail = (errorMessage: string): RunResult => {
+  const fail = async (errorMessage: string): Promise<RunResult> => {
     const now = ctx.clock();
-    if (!failRun(db, { runId, owner, now, durationMs: durationMs(now), errorMessage })) return 'lost';
+    if (!(await store.fail({ runId, owner, now, durationMs: durationMs(now), errorMessage }))) return 'lost';
     log.warn({ errorMessage }, 'import run failed');
     return 'failed';
   };
 
   try {
-    await discardStagedPages(db, { runId, owner });
+    await store.discardStaged();
     const loaded = await load(ctx, run);
-    if (typeof loaded === 'string') return fail(loaded);
-    const fetched = await withScratchCommits(sqliteOf(db), async (): Promise<Fetched> => {
-      const ended = await fetchAndStage(ctx, run, loaded);
+    if (typeof loaded === 'string') return await fail(loaded);
+    const fetched = await store.scratch(async (): Promise<Fetched> => {
+      const ended = await fetchAndStage(ctx, run, loaded, store);
       // The lease is renewed for the import. Like staging, a renewal need not survive a crash: the
       // worker that renewed it would not survive it either.
       if ('summary' in ended && !(await heartbeatRun(db, { runId, owner, now: ctx.clock(), leaseMs }))) {
@@ -185,9 +211,9 @@ export async function executeRun(ctx: ImportRunContext, run: ClaimedRun): Promis
       }
       return ended;
     });
-    if ('failed' in fetched) return fail(fetched.failed);
+    if ('failed' in fetched) return await fail(fetched.failed);
     if ('lost' in fetched) {
-      clearStagedRecords(sqliteOf(db), runId);
+      await store.clearStaged();
       log.warn(fetched.lost);
       return 'lost';
     }
@@ -197,13 +223,13 @@ export async function executeRun(ctx: ImportRunContext, run: ClaimedRun): Promis
     const { stopReason, stopDetail } = summary;
     const started = Date.now();
     // One transaction for all pages; its last write (Completed or Failed) is fenced by the lease.
-    const { committed, outcome } = importRecordBatches(sqliteOf(db), { plan: loaded.plan, tables: loaded.tables, batches: stagedPages(sqliteOf(db), runId) }, (result) => {
+    const { committed, outcome } = await store.importStaged({ plan: loaded.plan, tables: loaded.tables }, (result): RunEnd => {
       const now = ctx.clock();
       const ended = { runId, owner, now, durationMs: durationMs(now), stopReason, stopDetail, warnings, errorMessage: result.errorMessage };
-      return result.ok ? completeRun(db, { ...ended, inserted: result.inserted, updated: result.updated, skipped: result.skipped }) : failRun(db, ended);
+      return result.ok ? { complete: { ...ended, inserted: result.inserted, updated: result.updated, skipped: result.skipped } } : { fail: ended };
     });
     if (!committed) {
-      clearStagedRecords(sqliteOf(db), runId);
+      await store.clearStaged();
       log.warn('lease lost while importing; the import was rolled back');
       return 'lost';
     }
@@ -214,7 +240,7 @@ export async function executeRun(ctx: ImportRunContext, run: ClaimedRun): Promis
   } catch (err) {
     log.error({ err }, 'internal error while running an import');
     try {
-      return fail(`internal error while running the import: ${message(err)}`);
+      return await fail(`internal error while running the import: ${message(err)}`);
     } catch (failErr) {
       // The database itself is failing: leave the run to its lease, the reaper retries it.
       log.error({ err: failErr }, 'could not mark the run Failed; its lease will expire and it is retried');

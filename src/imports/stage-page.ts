@@ -7,8 +7,10 @@
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
+import type { PgClient } from '../importer/postgres/client.js';
 import { sqliteOf, type Database } from '../storage/database.js';
 import { addMs } from './model.js';
+import { pgStatement } from './pg-statement.js';
 import { clearStagedRecords, INSERT_STAGED_RECORDS, stagedRecordsTable } from './staged-records.js';
 
 export interface FetchedRecords {
@@ -103,9 +105,45 @@ function stagingOf(sqlite: BetterSqlite3.Database): Staging {
   return stage;
 }
 
+/**
+ * The same transaction on PostgreSQL, as one statement (one round trip, atomic on its own): the fenced
+ * BUMP_RUN, and the page rows and staged records only for the run it bumped. On the run's own client,
+ * whose session holds the staging table (staged-records.ts).
+ */
+const STAGE_PAGES_PG = `
+  with bump as (${BUMP_RUN.trim()}
+         returning run_id),
+       page as (select *
+                  from unnest(@pageNos::integer[], @urls::text[], @counts::integer[], @json::text[]) as p(page_no, url, record_count, records)),
+       page_rows as (insert into ifw_import_run_page (run_id, page_no, url, record_count)
+                     select bump.run_id, page.page_no, page.url, page.record_count from bump, page),
+       staged as (insert into pg_temp.ifw_staged_records (run_id, page_no, records)
+                  select bump.run_id, page.page_no, page.records from bump, page)
+  select count(*)::integer as bumped from bump`;
+
+export async function stagePagesPg(client: PgClient, { runId, owner, now, leaseMs, pages }: StagePagesArgs): Promise<boolean> {
+  if (pages.length === 0) return true;
+  let records = 0;
+  for (const page of pages) records += page.recordCount;
+  const { text, values } = pgStatement(STAGE_PAGES_PG, {
+    runId,
+    owner,
+    pages: pages.length,
+    records,
+    leaseExpiresAt: addMs(now, leaseMs),
+    pageNos: pages.map((p) => p.pageNo),
+    urls: pages.map((p) => p.url),
+    counts: pages.map((p) => p.recordCount),
+    json: pages.map((p) => p.json),
+  });
+  const { rows } = await client.query<{ bumped: number }>(text, values);
+  return rows[0]?.bumped === 1;
+}
+
 /** Pages left by an interrupted earlier attempt of this run go before the new attempt fetches. */
 export async function discardStagedPages(db: Database, { runId, owner }: { readonly runId: string; readonly owner: string }): Promise<void> {
-  clearStagedRecords(sqliteOf(db), runId);
+  // On PostgreSQL the run's own client starts with its staging table cleared (run-store.ts).
+  if (db.dialect === 'sqlite') clearStagedRecords(db.sqlite, runId);
   await sql`
     delete from ifw_import_run_page
      where run_id = ${runId}

@@ -1,0 +1,178 @@
+/**
+ * Where a run stages its pages and ends: the dialect seam of the run orchestrator (run-imports.ts).
+ * The transitions are the shared ones (one statement text for both dialects); what differs is the
+ * connection they run on and how a transaction is held:
+ *
+ * - SQLite: the worker thread's own connection; staging writes are synchronous, and their commits skip
+ *   the fsync; the import is one better-sqlite3 transaction.
+ * - PostgreSQL: a pool client the run holds from its first page to its end, because the staged records
+ *   live in that session's TEMP table. Staging statements commit with synchronous_commit off; the import
+ *   is BEGIN … importRecordBatchesPg … COMMIT on that client, its last write the fenced status.
+ *
+ * Either way every staging write and the final status are fenced by the run's lease, and the staged
+ * records are cleared when the run ends, however it ends.
+ */
+import type { Clock } from '../clock.js';
+import { importRecordBatches } from '../importer/importer.js';
+import type { ImportOutcome, ImportResult, ImportTarget } from '../importer/model.js';
+import { importRecordBatchesPg } from '../importer/postgres/importer.js';
+import type pg from 'pg';
+import type { Database, PostgresDatabase, SqliteDatabase } from '../storage/database.js';
+import { withScratchCommits } from '../storage/sqlite.js';
+import { completeRun, completeRunPg, type CompleteRunArgs } from './complete-run.js';
+import { failRun, failRunPg, type FailRunArgs } from './fail-run.js';
+import { createAsyncPageBuffer, createPageBuffer, type StagingLimits } from './page-buffer.js';
+import type { FetchedRecords } from './stage-page.js';
+import { discardStagedPages, stagePages, stagePagesPg } from './stage-page.js';
+import { stagedPages, stagedPagesPg } from './staged-pages.js';
+import { clearStagedRecords, clearStagedRecordsPg, stagedRecordsTablePg } from './staged-records.js';
+
+/** How the import transaction ends: the run Completed or Failed (both fenced by the lease). */
+export type RunEnd = { readonly complete: CompleteRunArgs } | { readonly fail: FailRunArgs };
+
+/** A page buffer of either kind (page-buffer.ts): the orchestrator awaits what it answers. */
+export interface StagingBuffer {
+  add(page: FetchedRecords): boolean | Promise<boolean>;
+  flush(): boolean | Promise<boolean>;
+  close(): void | Promise<void>;
+}
+
+export interface RunStore {
+  /** Drops what an interrupted earlier attempt of this run staged. */
+  discardStaged(): Promise<void>;
+  pageBuffer(limits: StagingLimits): StagingBuffer;
+  /** Runs `fn` (the fetch) with staging commits that need not survive a crash: the run starts again from page 1 anyway. */
+  scratch<T>(fn: () => Promise<T>): Promise<T>;
+  /** The run Failed (fenced) and its staged records cleared; false when the lease was lost. */
+  fail(args: FailRunArgs): Promise<boolean>;
+  /** One transaction: every staged page, one at a time, through the importer, then `end(outcome)`'s fenced status. */
+  importStaged(target: ImportTarget, end: (outcome: ImportOutcome) => RunEnd): Promise<ImportResult>;
+  clearStaged(): Promise<void>;
+  /** Gives the connection back (PostgreSQL). */
+  close(): Promise<void>;
+}
+
+export interface RunStoreArgs {
+  readonly runId: string;
+  readonly owner: string;
+  readonly leaseMs: number;
+  readonly clock: Clock;
+}
+
+export async function openRunStore(db: Database, args: RunStoreArgs): Promise<RunStore> {
+  return db.dialect === 'sqlite' ? sqliteRunStore(db, args) : await postgresRunStore(db, args);
+}
+
+/**
+ * Fails a run that got no store (openRunStore threw, e.g. a pool too small for a run): the Failed status
+ * alone, through a connection of its own for as long as the statement takes.
+ */
+export async function failRunWithoutStore(db: Database, args: FailRunArgs): Promise<boolean> {
+  if (db.dialect === 'sqlite') return failRun(db, args);
+  const client = await db.pool.connect();
+  try {
+    await stagedRecordsTablePg(client);
+    return await failRunPg(client, args);
+  } finally {
+    client.release();
+  }
+}
+
+/** A synchronous call as a promise: a throw becomes a rejection, as for PostgreSQL's round trips. */
+const settle = <T>(fn: () => T): Promise<T> => new Promise((resolve) => resolve(fn()));
+
+function sqliteRunStore(db: SqliteDatabase, { runId, owner, leaseMs, clock }: RunStoreArgs): RunStore {
+  return {
+    discardStaged: () => discardStagedPages(db, { runId, owner }),
+    pageBuffer: (limits) => createPageBuffer((pages) => stagePages(db, { runId, owner, now: clock(), leaseMs, pages }), limits),
+    scratch: (fn) => withScratchCommits(db.sqlite, fn),
+    fail: (args) => settle(() => failRun(db, args)),
+    importStaged: (target, end) =>
+      settle(() =>
+        importRecordBatches(db.sqlite, { ...target, batches: stagedPages(db.sqlite, runId) }, (outcome) => {
+          const ending = end(outcome);
+          return 'complete' in ending ? completeRun(db, ending.complete) : failRun(db, ending.fail);
+        }),
+      ),
+    clearStaged: () => settle(() => clearStagedRecords(db.sqlite, runId)),
+    close: () => Promise.resolve(),
+  };
+}
+
+async function postgresRunStore(db: PostgresDatabase, { runId, owner, leaseMs, clock }: RunStoreArgs): Promise<RunStore> {
+  // The run holds one connection for its whole length and renews its lease through another: with a
+  // single connection in the pool the renewal would wait for the run, forever.
+  if ((db.pool.options.max ?? 10) < 2) throw new Error('an import run on PostgreSQL needs a pool of at least 2 connections (IFW_DATABASE_POOL_SIZE)');
+  const client: pg.PoolClient = await db.pool.connect();
+  // A checked-out client has no listener of the pool's: without this one, the server ending the
+  // connection mid-run would be an unhandled 'error' event and end the process. The run's next
+  // statement fails anyway, and the broken client is dropped on close.
+  let broken: Error | undefined;
+  const onError = (err: Error): void => {
+    broken ??= err;
+  };
+  client.on('error', onError);
+  const giveBack = (err?: Error): void => {
+    client.removeListener('error', onError);
+    client.release(err ?? broken);
+  };
+  try {
+    await stagedRecordsTablePg(client);
+  } catch (err) {
+    giveBack(err instanceof Error ? err : new Error(String(err)));
+    throw err;
+  }
+  return {
+    async discardStaged() {
+      await clearStagedRecordsPg(client, runId);
+      await discardStagedPages(db, { runId, owner });
+    },
+    pageBuffer: (limits) => createAsyncPageBuffer((pages) => stagePagesPg(client, { runId, owner, now: clock(), leaseMs, pages }), limits),
+    async scratch(fn) {
+      // Like SQLite's synchronous=NORMAL: a crash may lose the last staging commits, never corrupt anything.
+      await client.query('set synchronous_commit = off');
+      let result: Awaited<ReturnType<typeof fn>>;
+      try {
+        result = await fn();
+      } catch (err) {
+        // The fetch's error is the one to report, even when the connection is the thing that broke.
+        await client.query('reset synchronous_commit').catch(() => undefined);
+        throw err;
+      }
+      await client.query('reset synchronous_commit');
+      return result;
+    },
+    fail: (args) => failRunPg(client, args),
+    async importStaged(target, end) {
+      await client.query('begin');
+      try {
+        const result = await importRecordBatchesPg(client, { ...target, batches: stagedPagesPg(client, runId) }, (outcome) => {
+          const ending = end(outcome);
+          return 'complete' in ending ? completeRunPg(client, ending.complete) : failRunPg(client, ending.fail);
+        });
+        if (!result.committed) {
+          await client.query('rollback');
+          return result;
+        }
+        // COMMIT of an aborted transaction answers ROLLBACK instead of failing: that must not pass for a commit.
+        const { command } = await client.query('commit');
+        if (command !== 'COMMIT') throw new Error(`the import transaction of run ${runId} did not commit (${command})`);
+        return result;
+      } catch (err) {
+        await client.query('rollback').catch(() => undefined);
+        throw err;
+      }
+    },
+    clearStaged: () => clearStagedRecordsPg(client, runId),
+    async close() {
+      // The client goes back to the pool with an empty staging table; a client that cannot even do that is dropped.
+      if (broken !== undefined) return giveBack();
+      try {
+        await clearStagedRecordsPg(client, runId);
+        giveBack();
+      } catch (err) {
+        giveBack(err instanceof Error ? err : new Error(String(err)));
+      }
+    },
+  };
+}
