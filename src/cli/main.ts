@@ -9,6 +9,7 @@ import { AppError } from '../errors.js';
 import { applyConfigFile } from '../config-apply/apply.js';
 import { createLogger } from '../logger.js';
 import { createService } from '../service.js';
+import { startQueueHost } from '../queue/host.js';
 import { migrate, openDatabase } from '../storage/database.js';
 import { systemClock } from '../clock.js';
 import { hostname } from 'node:os';
@@ -130,6 +131,46 @@ withDatabaseFlags(
   await service.listen();
 });
 
+withDatabaseFlags(
+  program
+    .command('worker')
+    .description('run the job queue only (no HTTP): bulk import processing, import runs, schedules, retention')
+    .option('--concurrency <n>', 'concurrent bulk import claim loops (IFW_WORKER_CONCURRENCY, default 1; PostgreSQL only, SQLite has one writer)'),
+).action(async (flags: ServerFlags & { concurrency?: string }) => {
+  const o = overrides(flags);
+  if (flags.concurrency !== undefined) {
+    if (!/^\d{1,3}$/.test(flags.concurrency) || Number(flags.concurrency) < 1) throw new ConfigError(`--concurrency must be a whole number from 1, got "${flags.concurrency}"`);
+    o.workerConcurrency = Number(flags.concurrency);
+  }
+  const config = loadConfig(process.env, { ...o, workers: true });
+  const logger = createLogger(config);
+  // Migrating at every start is safe with many processes: the migrator takes a lock (an advisory lock on PostgreSQL).
+  const db = openDatabase(config.database, { busyTimeoutMs: 10_000 });
+  try {
+    await migrate(db);
+  } finally {
+    await db.close();
+  }
+  const host = await startQueueHost(config, { logger });
+  logger.info({ database: config.database.kind, concurrency: config.workerConcurrency }, 'job queue workers started');
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    // No further claims; the requests in progress finish (or, after the close timeout, go back to Pending).
+    logger.info({ signal }, 'shutting down the workers');
+    host
+      .close()
+      .then(() => process.exit(0))
+      .catch((err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+});
+
 withDatabaseFlags(program.command('migrate').description('create or upgrade the database schema')).action(async (flags: ServerFlags) => {
   const config = loadConfig(process.env, overrides(flags));
   const db = openDatabase(config.database);
@@ -162,9 +203,6 @@ withDatabaseFlags(
     .argument('<code>', 'REST API endpoint code'),
 ).action(async (code: string, flags: ServerFlags) => {
   const config = loadConfig(process.env, overrides(flags));
-  if (config.database.kind === 'postgres') {
-    throw new ConfigError('ifw run-endpoint imports in this process, and importing on PostgreSQL is not available yet (see docs/deployment.md)');
-  }
   // Logs go to stderr: stdout is the run's JSON.
   const logger = createLogger(config, {}, 2);
   // A service on the same database may hold the write lock for a moment: wait for it instead of failing.

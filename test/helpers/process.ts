@@ -135,3 +135,85 @@ export async function eventually<T>(probe: () => Promise<T>, expected: T, timeou
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+export interface WorkerProcess {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  /** Every line of stdout and stderr, in the order read. */
+  readonly logs: string[];
+  /** The lines of stdout only: the worker's JSON log. */
+  readonly stdout: string[];
+  readonly stderr: string[];
+  /** Stops the process and resolves with its exit code (null when killed by a signal) once its output has been read. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** Resolves with the exit code once the process has exited and its output has been read. */
+  readonly closed: Promise<number | null>;
+}
+
+export interface StartWorkerOptions {
+  /** The stdout log line that says the worker runs; default: a JSON line whose `msg` says a worker started or is ready. */
+  readonly started?: RegExp;
+  /** How long to wait for it before killing the process and failing (default 20 s). */
+  readonly timeoutMs?: number;
+}
+
+/** `msg` of the line `ifw worker` logs once it runs, e.g. "worker started" or "job queue worker ready". */
+const WORKER_STARTED = /"msg":"[^"]*\bworkers?\b[^"]*\b(started|ready|running)\b[^"]*"/i;
+
+/**
+ * Starts `ifw worker` (job queue workers only, no HTTP) and resolves once it logs that it started. When
+ * the command does not exist in this build, or exits early, it rejects with what the command printed,
+ * so a test that needs workers fails saying why instead of waiting for requests nobody processes.
+ */
+export function startWorker(env: NodeJS.ProcessEnv, args: string[] = [], options: StartWorkerOptions = {}): Promise<WorkerProcess> {
+  const started = options.started ?? WORKER_STARTED;
+  const child = spawn(process.execPath, [BIN, 'worker', ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const logs: string[] = [];
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const closed = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  createInterface({ input: child.stderr }).on('line', (line) => {
+    logs.push(line);
+    stderr.push(line);
+  });
+  const worker: WorkerProcess = {
+    child,
+    pid: child.pid!,
+    logs,
+    stdout,
+    stderr,
+    closed,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return closed;
+    },
+  };
+  return new Promise((resolve, reject) => {
+    let ready = false;
+    const timer = setTimeout(() => {
+      if (ready) return;
+      child.kill('SIGKILL');
+      reject(new Error(`ifw worker did not log a line matching ${String(started)} within ${options.timeoutMs ?? 20_000} ms:\n${logs.join('\n')}`));
+    }, options.timeoutMs ?? 20_000);
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      logs.push(line);
+      stdout.push(line);
+      if (ready || !started.test(line)) return;
+      ready = true;
+      clearTimeout(timer);
+      resolve(worker);
+    });
+    void closed.then((code) => {
+      clearTimeout(timer);
+      if (ready) return;
+      const unknown = stderr.some((l) => /unknown command 'worker'/.test(l));
+      reject(
+        new Error(
+          unknown
+            ? `this build has no \`ifw worker\` command (bin/ifw.js answered "${stderr[0]}"); rebuild (npm run build) once it exists`
+            : `ifw worker exited with ${code} before it logged that it started:\n${logs.join('\n')}`,
+        ),
+      );
+    });
+  });
+}
