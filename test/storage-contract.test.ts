@@ -355,6 +355,19 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
           expect((await call('GET', "applications('test-super')")).body.enabled).toBe(true);
           expect((await call('PATCH', "users('admin')", { enabled: true })).status).toBe(200);
         });
+
+        it('refuses one of two concurrent changes that would together remove the last SUPER holders', async () => {
+          const { accounts } = t.service;
+          for (let round = 0; round < 5; round++) {
+            // The two SUPER holders, taken away at the same moment (separate connections on PostgreSQL).
+            const results = await Promise.allSettled([accounts.changeUser('admin', { enabled: false }), accounts.changeApplication('test-super', { enabled: false })]);
+            expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+            const refused = results.find((r) => r.status === 'rejected');
+            expect(refused?.reason).toMatchObject({ status: 409, code: 'lastAdministrator' });
+            await accounts.changeUser('admin', { enabled: true });
+            await accounts.changeApplication('test-super', { enabled: true });
+          }
+        });
       });
     });
 

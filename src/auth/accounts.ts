@@ -4,7 +4,7 @@
  * without an enabled principal holding SUPER, since nobody could administer it through the API then.
  */
 import { randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
 import { AppError, conflict, notFound, validationFailed } from '../errors.js';
 import type { DB } from '../storage/schema.js';
@@ -113,9 +113,15 @@ async function administratorCount(db: Kysely<DB>): Promise<number> {
   return Number(users.n) + Number(apps.n);
 }
 
-/** Runs `change` in a transaction and refuses it when it removed the last enabled SUPER holder. */
+/**
+ * Runs `change` in a transaction and refuses it when it removed the last enabled SUPER holder.
+ * SQLite runs one write transaction at a time. PostgreSQL does not: two changes removing the two
+ * last holders at once would each still see the other holder, and both pass. So on PostgreSQL the
+ * guarded changes take one transaction-scoped advisory lock first, and run one after another.
+ */
 async function guarded(db: Kysely<DB>, what: string, change: (trx: Kysely<DB>) => Promise<void>): Promise<void> {
   await db.transaction().execute(async (trx) => {
+    if (trx.getExecutor().adapter instanceof PostgresAdapter) await sql`select pg_advisory_xact_lock(hashtext('ifw_administrators'))`.execute(trx);
     const before = await administratorCount(trx);
     await change(trx);
     if (before > 0 && (await administratorCount(trx)) === 0) {
