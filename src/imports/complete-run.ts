@@ -7,7 +7,7 @@
 import type { PgClient } from '../importer/postgres/client.js';
 import type { StopReason } from '../pagination/types.js';
 import { sqliteOf, type Database } from '../storage/database.js';
-import { pgStatement } from './pg-statement.js';
+import { pgStatement } from '../storage/pg-statement.js';
 import { clearStagedRecords, clearStagedRecordsPg } from './staged-records.js';
 
 export interface CompleteRunArgs {

@@ -10,7 +10,7 @@ import { sql } from 'kysely';
 import type { PgClient } from '../importer/postgres/client.js';
 import { sqliteOf, type Database } from '../storage/database.js';
 import { addMs } from './model.js';
-import { pgStatement } from './pg-statement.js';
+import { pgStatement } from '../storage/pg-statement.js';
 import { clearStagedRecords, INSERT_STAGED_RECORDS, stagedRecordsTable } from './staged-records.js';
 
 export interface FetchedRecords {

@@ -8,6 +8,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type pg from 'pg';
 import type { Database } from './database.js';
+import { pgStatement } from './pg-statement.js';
 
 export interface SqliteConnection {
   readonly dialect: 'sqlite';
@@ -29,35 +30,12 @@ export function connectionOf(db: Database): Connection {
 
 export type NamedParams = Readonly<Record<string, string | number | null>>;
 
-interface PgText {
-  readonly text: string;
-  readonly names: readonly string[];
-}
-
-const pgTexts = new Map<string, PgText>();
-
-/** `@name` → `$n` (one number per distinct name); cached, since the statements are module constants. */
-function pgText(text: string): PgText {
-  let converted = pgTexts.get(text);
-  if (converted === undefined) {
-    const names: string[] = [];
-    const out = text.replace(/@([A-Za-z_]\w*)/g, (_, name: string) => {
-      let i = names.indexOf(name);
-      if (i < 0) i = names.push(name) - 1;
-      return `$${i + 1}`;
-    });
-    converted = { text: out, names };
-    pgTexts.set(text, converted);
-  }
-  return converted;
-}
-
 /** Runs a statement that changes rows; answers how many it changed. Synchronous on SQLite. */
 export function runNamed(conn: SqliteConnection, text: string, params: NamedParams): number;
 export function runNamed(conn: PostgresConnection, text: string, params: NamedParams): Promise<number>;
 export function runNamed(conn: Connection, text: string, params: NamedParams): number | Promise<number>;
 export function runNamed(conn: Connection, text: string, params: NamedParams): number | Promise<number> {
   if (conn.dialect === 'sqlite') return conn.sqlite.prepare(text).run(params).changes;
-  const { text: pgStatement, names } = pgText(text);
-  return conn.pg.query(pgStatement, names.map((n) => params[n] ?? null)).then((r) => r.rowCount ?? 0);
+  const { text: pgText, values } = pgStatement(text, params);
+  return conn.pg.query(pgText, values).then((r) => r.rowCount ?? 0);
 }

@@ -8,32 +8,10 @@ import type { WriteMode } from '../../integrations/model.js';
 import type { CompiledMapping } from '../../mapping/engine.js';
 import type { FieldType } from '../../tables/model.js';
 import { quoteIdent } from '../statements.js';
+import { columnType } from '../../tables/ddl.js';
 
-/**
- * The column type a target field has on PostgreSQL, used to type the array parameters. It stores the
- * same values as SQLite: booleans as 0/1 integers, dates and date-times as ISO text.
- */
-export function pgColumnType(type: FieldType): 'text' | 'bigint' | 'numeric' | 'integer' {
-  switch (type) {
-    case 'text':
-    case 'code':
-    case 'option':
-    case 'guid':
-    case 'date':
-    case 'datetime':
-      return 'text';
-    case 'integer':
-      return 'bigint';
-    case 'decimal':
-      return 'numeric';
-    case 'boolean':
-      return 'integer';
-    default: {
-      const never: never = type;
-      throw new Error(`unknown field type ${String(never)}`);
-    }
-  }
-}
+/** The PostgreSQL column type of a target field (the table's own DDL), typing the array parameters. */
+const pgColumnType = (type: FieldType): string => columnType(type, 'postgres').toLowerCase();
 
 export interface ImportSql {
   /** Writes the rows as the write mode says; parameters: one array per mapped column. */

@@ -1,7 +1,8 @@
 /**
- * One statement text for both dialects: the run transitions that write through a raw connection are
- * written once with better-sqlite3's named parameters (`@name`), and pg gets the same text with
- * positional ones (`$1`). Conversions are cached: the staging statement runs every few pages.
+ * One statement text for both dialects: the transitions that write through a raw connection (request
+ * and run completions, failures, staging) are written once with better-sqlite3's named parameters
+ * (`@name`), and pg gets the same text with positional ones (`$1`). Conversions are cached: the
+ * statements are module constants and some run every few pages.
  */
 export interface PgStatement {
   readonly text: string;
