@@ -27,7 +27,7 @@ import type { FetchedPage } from '../src/rest/model.js';
 import type { SecretBox } from '../src/rest/secrets.js';
 import { createConnection, createEndpoint } from '../src/rest/service.js';
 import { migrate, openDatabase, type Database } from '../src/storage/database.js';
-import { BACKENDS, type FreshDatabase } from './helpers/databases.js';
+import { BACKENDS, POSTGRES_ADMIN_URL, type FreshDatabase } from './helpers/databases.js';
 import { addEndpoint, ENDPOINTS, ITEMS, range, runContext, setupItems, START, testBox, testClock, type ManualClock } from './helpers/import-fixtures.js';
 import { startPagingServer, type PagingServer } from './helpers/paging-server.js';
 import { assertBuilt, runIfw } from './helpers/process.js';
@@ -400,8 +400,6 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
 });
 
 const postgres = BACKENDS.find((b) => b.name === 'postgres')!;
-/** The same server, another database of it: a session there is not one of those terminated. */
-const POSTGRES_ADMIN_URL_OF = (url: string): string => Object.assign(new URL(url), { pathname: '/postgres' }).toString();
 
 describe.skipIf(postgres.skip)('import runs on postgres only', () => {
   let fresh: FreshDatabase;
@@ -450,7 +448,7 @@ describe.skipIf(postgres.skip)('import runs on postgres only', () => {
       const ctx = runContext(db, clock, box);
       const { runId } = await queueEndpointRun(db, 'numbered', 'manual', clock());
       const database = new URL(fresh.url).pathname.slice(1);
-      const admin = openUrl(POSTGRES_ADMIN_URL_OF(fresh.url));
+      const admin = openUrl(POSTGRES_ADMIN_URL);
       const killing: ImportRunContext = {
         ...ctx,
         sources: {

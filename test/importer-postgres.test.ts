@@ -5,7 +5,8 @@
  * missing table) is worded by each database. Then what only PostgreSQL needs proven: the caller's
  * transaction stays usable whatever the import runs into, and async batch sources.
  *
- * Without a PostgreSQL server the PostgreSQL half is skipped with a notice; with CI=true it fails.
+ * The PostgreSQL half runs everywhere (an unreachable server fails it), unless IFW_TEST_SKIP_POSTGRES=1
+ * (test/helpers/databases.ts) asks to skip it.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ImportOutcome } from '../src/importer/importer.js';
@@ -13,22 +14,13 @@ import { importRecordBatchesPg } from '../src/importer/postgres/importer.js';
 import { CHUNK_RECORDS } from '../src/importer/postgres/records.js';
 import type { IntegrationPlan, OnRecordError, WriteMode } from '../src/integrations/model.js';
 import type { TargetTable } from '../src/tables/model.js';
-import { pgReachable, postgresServerName, postgresBackend, sqliteBackend, type FinishSpec, type ImportBackend, type ImportRun, type PostgresImportBackend } from './helpers/import-backends.js';
+import { SKIP_POSTGRES } from './helpers/databases.js';
+import { postgresBackend, sqliteBackend, type FinishSpec, type ImportBackend, type ImportRun, type PostgresImportBackend } from './helpers/import-backends.js';
 
-const pgUp = await pgReachable();
-const ci = process.env.CI === 'true';
-if (!pgUp && !ci) {
-  console.warn(`PostgreSQL is not reachable at ${postgresServerName()}: the PostgreSQL importer cases are skipped (with CI=true they fail).`);
-}
-if (!pgUp && ci) {
-  it('reaches the PostgreSQL server (CI=true requires it)', () => {
-    expect.fail(`PostgreSQL is not reachable at ${postgresServerName()}`);
-  });
-}
 
 type BackendName = ImportBackend['name'];
 const openers: [BackendName, () => Promise<ImportBackend>][] = [['sqlite', () => Promise.resolve(sqliteBackend())]];
-if (pgUp) openers.push(['postgres', postgresBackend]);
+if (!SKIP_POSTGRES) openers.push(['postgres', postgresBackend]);
 
 // -------------------------------------------------------------------------------------- declarations
 
@@ -686,7 +678,7 @@ describe.each(openers)('importer on %s', (name, open) => {
 
 // ------------------------------------------------------------------------------ PostgreSQL only
 
-describe.runIf(pgUp)('PostgreSQL importer in the caller’s transaction', () => {
+describe.skipIf(SKIP_POSTGRES)('PostgreSQL importer in the caller’s transaction', () => {
   let b: PostgresImportBackend;
   beforeAll(async () => {
     b = await postgresBackend();

@@ -9,8 +9,8 @@
  * "bulk import request completed" with the requestId, and every line carries the process's pid. Which
  * worker holds a request while it is Processing is its `lease_owner` (host:pid:…).
  *
- * PostgreSQL is expected at IFW_TEST_POSTGRES_URL (see helpers/databases.ts): without it the suite is
- * skipped off CI with a printed notice, and fails with CI=true.
+ * PostgreSQL is expected at IFW_TEST_POSTGRES_URL (see helpers/databases.ts): without it the suite
+ * fails, unless IFW_TEST_SKIP_POSTGRES=1 asks to skip it.
  */
 import fs from 'node:fs';
 import os from 'node:os';

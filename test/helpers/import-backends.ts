@@ -18,11 +18,10 @@ import pg from 'pg';
 import { importPayload, importRecordBatches, type ImportInput, type ImportOutcome, type ImportResult, type RecordBatchesInput } from '../../src/importer/importer.js';
 import { importPayloadPg, importRecordBatchesPg, type RecordBatchesInputPg } from '../../src/importer/postgres/importer.js';
 import { openSqliteFile } from '../../src/storage/sqlite.js';
+import { POSTGRES_ADMIN_URL } from './databases.js';
 import { createTableSql } from '../../src/tables/ddl.js';
 import { isFieldRequired, type FieldType, type TargetTable } from '../../src/tables/model.js';
 
-/** The maintenance database, as the storage contract tests find it (test/helpers/databases.ts). */
-export const POSTGRES_ADMIN_URL = process.env.IFW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** The admin URL with another database name (and no password in what is printed). */
 function urlOf(database: string): string {
@@ -30,11 +29,6 @@ function urlOf(database: string): string {
   url.pathname = `/${database}`;
   return url.toString();
 }
-
-export const postgresServerName = (): string => {
-  const url = new URL(POSTGRES_ADMIN_URL);
-  return `${url.hostname}:${url.port || '5432'}`;
-};
 
 /** What finish does: return a result (or throw), after logging the outcome in `finish_log` when asked. */
 export interface FinishSpec {
@@ -149,18 +143,6 @@ const numericTypes = {
     oid === 20 || oid === 1700 ? Number : (pg.types.getTypeParser(oid, format) as (text: string) => unknown)) as typeof pg.types.getTypeParser,
 };
 
-export async function pgReachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
 
 /** Creates `ifw_imp_<random>`; close() drops it. */
 export async function postgresBackend(): Promise<PostgresImportBackend> {
