@@ -10,7 +10,7 @@ import { systemClock } from '../clock.js';
 import { ConfigError, type Config } from '../config.js';
 import { createAccounts, generatePassword, type Accounts } from '../auth/accounts.js';
 import { loadDevIssuer } from '../auth/dev-issuer.js';
-import { parsePermissionSet } from '../auth/permission-sets.js';
+import { parsePermissionSet, type PermissionSetName } from '../auth/permission-sets.js';
 import { migrate, openDatabase } from '../storage/database.js';
 
 export interface CommandContext {
@@ -47,6 +47,42 @@ async function newPassword(fromStdin: boolean | undefined): Promise<{ password: 
 const print = (value: unknown) => console.log(JSON.stringify(value, null, 2));
 const setList = (sets: string[] | undefined) => (sets ?? []).map((s) => parsePermissionSet(s));
 
+/** What users and applications have in common: they are enabled or not, and hold permission sets. */
+interface Holder {
+  readonly noun: string;
+  readonly argument: string;
+  get(accounts: Accounts, key: string): Promise<{ readonly permissionSets: readonly PermissionSetName[] }>;
+  change(accounts: Accounts, key: string, changes: { enabled?: boolean; permissionSets?: PermissionSetName[] }): Promise<unknown>;
+}
+
+/** `disable`, `enable`, `grant` and `revoke`, the same for users and applications. */
+function holderCommands(group: Command, { withDatabaseFlags, configFrom }: CommandContext, holder: Holder): void {
+  for (const [name, enabled] of [
+    ['disable', false],
+    ['enable', true],
+  ] as const) {
+    withDatabaseFlags(group.command(name).description(`${name} ${holder.noun}`).argument(holder.argument)).action(async (key: string, flags: object) => {
+      print(await withAccounts(configFrom(flags), (a) => holder.change(a, key, { enabled })));
+    });
+  }
+  const setCommands = [
+    ['grant', `give ${holder.noun} a permission set`, (held: readonly PermissionSetName[], set: PermissionSetName) => [...held, set]],
+    ['revoke', `take a permission set from ${holder.noun}`, (held: readonly PermissionSetName[], set: PermissionSetName) => held.filter((s) => s !== set)],
+  ] as const;
+  for (const [name, description, apply] of setCommands) {
+    withDatabaseFlags(group.command(name).description(description).argument(holder.argument).argument('<permissionSet>')).action(
+      async (key: string, set: string, flags: object) => {
+        print(
+          await withAccounts(configFrom(flags), async (a) => {
+            const { permissionSets } = await holder.get(a, key);
+            return holder.change(a, key, { permissionSets: apply(permissionSets, parsePermissionSet(set)) });
+          }),
+        );
+      },
+    );
+  }
+}
+
 export function addSecurityCommands(program: Command, context: CommandContext): void {
   const { withDatabaseFlags, configFrom } = context;
 
@@ -80,34 +116,12 @@ export function addSecurityCommands(program: Command, context: CommandContext): 
     print(await withAccounts(config, (a) => a.changeUser(userName, { password })));
     if (generated) console.log(`password (shown only this once): ${password}`);
   });
-  for (const [name, enabled] of [
-    ['disable', false],
-    ['enable', true],
-  ] as const) {
-    withDatabaseFlags(users.command(name).description(`${name} a user`).argument('<userName>')).action(async (userName: string, flags: object) => {
-      print(await withAccounts(configFrom(flags), (a) => a.changeUser(userName, { enabled })));
-    });
-  }
-  withDatabaseFlags(users.command('grant').description('give a user a permission set').argument('<userName>').argument('<permissionSet>')).action(
-    async (userName: string, set: string, flags: object) => {
-      print(
-        await withAccounts(configFrom(flags), async (a) => {
-          const user = await a.getUser(userName);
-          return a.changeUser(userName, { permissionSets: [...user.permissionSets, parsePermissionSet(set)] });
-        }),
-      );
-    },
-  );
-  withDatabaseFlags(users.command('revoke').description('take a permission set from a user').argument('<userName>').argument('<permissionSet>')).action(
-    async (userName: string, set: string, flags: object) => {
-      print(
-        await withAccounts(configFrom(flags), async (a) => {
-          const user = await a.getUser(userName);
-          return a.changeUser(userName, { permissionSets: user.permissionSets.filter((s) => s !== parsePermissionSet(set)) });
-        }),
-      );
-    },
-  );
+  holderCommands(users, context, {
+    noun: 'a user',
+    argument: '<userName>',
+    get: (a, userName) => a.getUser(userName),
+    change: (a, userName, changes) => a.changeUser(userName, changes),
+  });
 
   const apps = program.command('apps').description('registered OAuth client applications and their permission sets');
   withDatabaseFlags(apps.command('list').description('list applications')).action(async (flags: object) => {
@@ -125,34 +139,12 @@ export function addSecurityCommands(program: Command, context: CommandContext): 
     const sets = setList(flags.permissionSet);
     print(await withAccounts(config, (a) => a.createApplication({ clientId, permissionSets: sets, ...(flags.name === undefined ? {} : { displayName: flags.name }) })));
   });
-  for (const [name, enabled] of [
-    ['disable', false],
-    ['enable', true],
-  ] as const) {
-    withDatabaseFlags(apps.command(name).description(`${name} an application`).argument('<clientId>')).action(async (clientId: string, flags: object) => {
-      print(await withAccounts(configFrom(flags), (a) => a.changeApplication(clientId, { enabled })));
-    });
-  }
-  withDatabaseFlags(apps.command('grant').description('give an application a permission set').argument('<clientId>').argument('<permissionSet>')).action(
-    async (clientId: string, set: string, flags: object) => {
-      print(
-        await withAccounts(configFrom(flags), async (a) => {
-          const application = await a.getApplication(clientId);
-          return a.changeApplication(clientId, { permissionSets: [...application.permissionSets, parsePermissionSet(set)] });
-        }),
-      );
-    },
-  );
-  withDatabaseFlags(apps.command('revoke').description('take a permission set from an application').argument('<clientId>').argument('<permissionSet>')).action(
-    async (clientId: string, set: string, flags: object) => {
-      print(
-        await withAccounts(configFrom(flags), async (a) => {
-          const application = await a.getApplication(clientId);
-          return a.changeApplication(clientId, { permissionSets: application.permissionSets.filter((s) => s !== parsePermissionSet(set)) });
-        }),
-      );
-    },
-  );
+  holderCommands(apps, context, {
+    noun: 'an application',
+    argument: '<clientId>',
+    get: (a, clientId) => a.getApplication(clientId),
+    change: (a, clientId, changes) => a.changeApplication(clientId, changes),
+  });
 
   withDatabaseFlags(
     program

@@ -7,7 +7,7 @@
 import type { PgClient } from '../importer/postgres/client.js';
 import type { StopReason } from '../pagination/types.js';
 import { sqliteOf, type Database } from '../storage/database.js';
-import { pgStatement } from '../storage/pg-statement.js';
+import { runFenced, type NamedParams } from '../storage/connection.js';
 import { clearStagedRecords, clearStagedRecordsPg } from './staged-records.js';
 
 export interface CompleteRunArgs {
@@ -43,7 +43,7 @@ const COMPLETE_RUN = `
      and status = 'Running'
      and lease_owner = @owner`;
 
-const parameters = (args: CompleteRunArgs): Record<string, unknown> => ({
+const parameters = (args: CompleteRunArgs): NamedParams => ({
   runId: args.runId,
   owner: args.owner,
   now: args.now.toISOString(),
@@ -59,16 +59,14 @@ const parameters = (args: CompleteRunArgs): Record<string, unknown> => ({
 
 /** False when the lease is no longer this worker's: nothing changed. */
 export function completeRun(db: Database, args: CompleteRunArgs): boolean {
-  const { changes } = sqliteOf(db).prepare(COMPLETE_RUN).run(parameters(args));
-  if (changes !== 1) return false;
+  if (!runFenced({ dialect: 'sqlite', sqlite: sqliteOf(db) }, COMPLETE_RUN, parameters(args))) return false;
   clearStagedRecords(sqliteOf(db), args.runId);
   return true;
 }
 
 /** The same on PostgreSQL, on the run's client inside its import transaction. */
 export async function completeRunPg(client: PgClient, args: CompleteRunArgs): Promise<boolean> {
-  const { text, values } = pgStatement(COMPLETE_RUN, parameters(args));
-  if ((await client.query(text, values)).rowCount !== 1) return false;
+  if (!(await runFenced({ dialect: 'postgres', pg: client }, COMPLETE_RUN, parameters(args)))) return false;
   await clearStagedRecordsPg(client, args.runId);
   return true;
 }

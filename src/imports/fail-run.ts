@@ -7,7 +7,7 @@
 import type { PgClient } from '../importer/postgres/client.js';
 import type { StopReason } from '../pagination/types.js';
 import { sqliteOf, type Database } from '../storage/database.js';
-import { pgStatement } from '../storage/pg-statement.js';
+import { runFenced, type NamedParams } from '../storage/connection.js';
 import { clearStagedRecords, clearStagedRecordsPg } from './staged-records.js';
 
 export interface FailRunArgs {
@@ -40,7 +40,7 @@ const FAIL_RUN = `
      and status = 'Running'
      and lease_owner = @owner`;
 
-const parameters = (args: FailRunArgs): Record<string, unknown> => ({
+const parameters = (args: FailRunArgs): NamedParams => ({
   runId: args.runId,
   owner: args.owner,
   now: args.now.toISOString(),
@@ -54,8 +54,7 @@ const parameters = (args: FailRunArgs): Record<string, unknown> => ({
 /** False when the lease is no longer this worker's: nothing changed. */
 export function failRun(db: Database, args: FailRunArgs): boolean {
   const fail = sqliteOf(db).transaction((): boolean => {
-    const { changes } = sqliteOf(db).prepare(FAIL_RUN).run(parameters(args));
-    if (changes !== 1) return false;
+      if (!runFenced({ dialect: 'sqlite', sqlite: sqliteOf(db) }, FAIL_RUN, parameters(args))) return false;
     clearStagedRecords(sqliteOf(db), args.runId);
     return true;
   });
@@ -69,8 +68,7 @@ export function failRun(db: Database, args: FailRunArgs): boolean {
  * clearing them need not share that commit.
  */
 export async function failRunPg(client: PgClient, args: FailRunArgs): Promise<boolean> {
-  const { text, values } = pgStatement(FAIL_RUN, parameters(args));
-  if ((await client.query(text, values)).rowCount !== 1) return false;
+  if (!(await runFenced({ dialect: 'postgres', pg: client }, FAIL_RUN, parameters(args)))) return false;
   await clearStagedRecordsPg(client, args.runId);
   return true;
 }

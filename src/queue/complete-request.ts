@@ -3,7 +3,7 @@
  * (synchronously on SQLite, on the pg client inside BEGIN on PostgreSQL): the records and the Completed
  * status commit together, or (when the lease was lost) neither does.
  */
-import { runNamed, type Connection, type PostgresConnection, type SqliteConnection } from '../storage/connection.js';
+import { runFenced, type Connection, type PostgresConnection, type SqliteConnection } from '../storage/connection.js';
 
 export interface CompleteRequestArgs {
   readonly requestId: string;
@@ -38,7 +38,7 @@ export function completeRequest(conn: SqliteConnection, args: CompleteRequestArg
 export function completeRequest(conn: PostgresConnection, args: CompleteRequestArgs): Promise<boolean>;
 export function completeRequest(conn: Connection, args: CompleteRequestArgs): boolean | Promise<boolean>;
 export function completeRequest(conn: Connection, args: CompleteRequestArgs): boolean | Promise<boolean> {
-  const changes = runNamed(conn, COMPLETE_REQUEST, {
+  return runFenced(conn, COMPLETE_REQUEST, {
     requestId: args.requestId,
     owner: args.owner,
     now: args.now.toISOString(),
@@ -48,5 +48,4 @@ export function completeRequest(conn: Connection, args: CompleteRequestArgs): bo
     skipped: args.skipped,
     errorMessage: args.errorMessage ?? '',
   });
-  return typeof changes === 'number' ? changes === 1 : changes.then((n) => n === 1);
 }

@@ -2,7 +2,7 @@
  * Processing → Failed, fenced by the lease token. On the importer's transaction connection (after the
  * data writes were rolled back) as well as alone: synchronous on SQLite, awaited on PostgreSQL.
  */
-import { runNamed, type Connection, type PostgresConnection, type SqliteConnection } from '../storage/connection.js';
+import { runFenced, type Connection, type PostgresConnection, type SqliteConnection } from '../storage/connection.js';
 
 export interface FailRequestArgs {
   readonly requestId: string;
@@ -34,12 +34,11 @@ export function failRequest(conn: SqliteConnection, args: FailRequestArgs): bool
 export function failRequest(conn: PostgresConnection, args: FailRequestArgs): Promise<boolean>;
 export function failRequest(conn: Connection, args: FailRequestArgs): boolean | Promise<boolean>;
 export function failRequest(conn: Connection, args: FailRequestArgs): boolean | Promise<boolean> {
-  const changes = runNamed(conn, FAIL_REQUEST, {
+  return runFenced(conn, FAIL_REQUEST, {
     requestId: args.requestId,
     owner: args.owner,
     now: args.now.toISOString(),
     recordCount: args.recordCount ?? 0,
     errorMessage: args.errorMessage,
   });
-  return typeof changes === 'number' ? changes === 1 : changes.then((n) => n === 1);
 }

@@ -39,3 +39,15 @@ export function runNamed(conn: Connection, text: string, params: NamedParams): n
   const { text: pgText, values } = pgStatement(text, params);
   return conn.pg.query(pgText, values).then((r) => r.rowCount ?? 0);
 }
+
+/**
+ * Runs a transition fenced by a lease: true when it changed exactly its one row, false when the row
+ * was no longer this worker's (nothing changed). Synchronous on SQLite.
+ */
+export function runFenced(conn: SqliteConnection, text: string, params: NamedParams): boolean;
+export function runFenced(conn: PostgresConnection, text: string, params: NamedParams): Promise<boolean>;
+export function runFenced(conn: Connection, text: string, params: NamedParams): boolean | Promise<boolean>;
+export function runFenced(conn: Connection, text: string, params: NamedParams): boolean | Promise<boolean> {
+  if (conn.dialect === 'sqlite') return runNamed(conn, text, params) === 1;
+  return runNamed(conn, text, params).then((changes) => changes === 1);
+}

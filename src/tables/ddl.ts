@@ -10,55 +10,19 @@ import { isFieldRequired, type FieldType, type TargetField, type TargetTable } f
 
 export type SqlDialect = Database['dialect'];
 
-/** The column type of a field; lengths, option values and formats are the declaration's rules, not SQL's. */
+/**
+ * The column type of each field type per dialect; lengths, option values and formats are the
+ * declaration's rules, not SQL's. PostgreSQL stores the same values as SQLite, so imports and reads
+ * convert them the same way: booleans as 0/1 integers, dates and date-times as ISO 8601 text, integers
+ * as 64-bit (SQLite's INTEGER).
+ */
+const COLUMN_TYPES = {
+  sqlite: { text: 'TEXT', code: 'TEXT', option: 'TEXT', guid: 'TEXT', date: 'TEXT', datetime: 'TEXT', integer: 'INTEGER', boolean: 'INTEGER', decimal: 'NUMERIC' },
+  postgres: { text: 'TEXT', code: 'TEXT', option: 'TEXT', guid: 'TEXT', date: 'TEXT', datetime: 'TEXT', integer: 'BIGINT', boolean: 'INTEGER', decimal: 'NUMERIC' },
+} as const satisfies Record<SqlDialect, Record<FieldType, string>>;
+
 export function columnType(type: FieldType, dialect: SqlDialect): string {
-  switch (dialect) {
-    case 'sqlite':
-      switch (type) {
-        case 'text':
-        case 'code':
-        case 'option':
-        case 'guid':
-        case 'date':
-        case 'datetime':
-          return 'TEXT';
-        case 'integer':
-        case 'boolean':
-          return 'INTEGER';
-        case 'decimal':
-          return 'NUMERIC';
-        default: {
-          const never: never = type;
-          throw new Error(`unknown field type ${String(never)}`);
-        }
-      }
-    case 'postgres':
-      // The same storage as on SQLite, so imports and reads convert values the same way: booleans are
-      // 0/1 integers, dates and date-times ISO 8601 text. Integers are 64-bit (SQLite's INTEGER).
-      switch (type) {
-        case 'text':
-        case 'code':
-        case 'option':
-        case 'guid':
-        case 'date':
-        case 'datetime':
-          return 'TEXT';
-        case 'integer':
-          return 'BIGINT';
-        case 'boolean':
-          return 'INTEGER';
-        case 'decimal':
-          return 'NUMERIC';
-        default: {
-          const never: never = type;
-          throw new Error(`unknown field type ${String(never)}`);
-        }
-      }
-    default: {
-      const never: never = dialect;
-      throw new Error(`unknown dialect ${String(never)}`);
-    }
-  }
+  return COLUMN_TYPES[dialect][type];
 }
 
 /** Names are validated before they get here; doubling quotes keeps the quoting correct regardless. */
