@@ -194,7 +194,8 @@ describe('memory stays flat: pages are staged in the database as they arrive', (
             endpoint,
             async (page) => {
               if (page.pageNo % 250 === 0) {
-                stagedBefore.push(t.db.sqlite.prepare('select count(*) from temp.ifw_staged_records').pluck().get() as number);
+                const table = t.db.sqlite.prepare("select name from temp.sqlite_master where type = 'table' and name like 'ifw_staged_%'").pluck().get() as string;
+                stagedBefore.push(t.db.sqlite.prepare(`select count(distinct page_no) from temp."${table}"`).pluck().get() as number);
               }
               await onPage(page);
             },

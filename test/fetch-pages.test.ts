@@ -1,3 +1,4 @@
+import diagnostics from 'node:diagnostics_channel';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FetchError, fetchPages } from '../src/rest/fetch-pages.js';
 import type { FetchedPage } from '../src/rest/model.js';
@@ -147,6 +148,22 @@ describe('fetchPages over each strategy', () => {
     expect(server.requests.map((r) => r.url)).toEqual(['/next-absolute', '/next-absolute?cursor=2', '/next-absolute?cursor=3']);
   });
 
+  it('hands a page over only once the request for the next one is written, so staging overlaps the server work', async () => {
+    const events: string[] = [];
+    const onSend = (message: unknown): void => {
+      const { request } = message as { request: { path: string } };
+      events.push(`sent ${new URL(request.path, server.origin).searchParams.get('page') ?? '1'}`);
+    };
+    diagnostics.subscribe('undici:client:sendHeaders', onSend);
+    try {
+      server.reset({ records: 40, pageSize: 10 });
+      await fetchPages(connectionTo(server.origin), endpointAt('/page-number', paging.pageNumber()), (page) => void events.push(`page ${page.pageNo}`), fakeTime().options);
+    } finally {
+      diagnostics.unsubscribe('undici:client:sendHeaders', onSend);
+    }
+    expect(events).toEqual(['sent 1', 'sent 2', 'page 1', 'sent 3', 'page 2', 'sent 4', 'page 3', 'sent 5', 'page 4', 'page 5']);
+  });
+
   it('stops when the signal aborts, with its reason', async () => {
     const controller = new AbortController();
     const fetching = fetchPages(
@@ -158,7 +175,8 @@ describe('fetchPages over each strategy', () => {
       { ...fakeTime().options, signal: controller.signal },
     );
     await expect(fetching).rejects.toThrow('shutting down');
-    expect(server.requests).toHaveLength(3);
+    // Page 4's request was already on the wire when page 3 was handed over; nothing is sent after it.
+    expect(server.requests).toHaveLength(4);
   });
 
   it.each([

@@ -23,6 +23,7 @@ import { openRunStore, type RunEnd } from '../src/imports/run-store.js';
 import type { ImportOutcome } from '../src/importer/model.js';
 import { getIntegrationPlan } from '../src/integrations/store.js';
 import { getTableWithRelations } from '../src/tables/store.js';
+import { compileMapping } from '../src/mapping/engine.js';
 import type { FetchedPage } from '../src/rest/model.js';
 import type { SecretBox } from '../src/rest/secrets.js';
 import { createConnection, createEndpoint } from '../src/rest/service.js';
@@ -84,13 +85,15 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
     };
 
     /**
-     * Staged records left anywhere: SQLite's in the one connection; PostgreSQL's in the TEMP table of any
+     * Staged records left anywhere: SQLite's in the one connection (a staging table per run); PostgreSQL's in the TEMP table of any
      * pooled session (the run gives its client back to the pool), so every idle client is asked.
      */
     async function stagedRecordsLeft(): Promise<number> {
       if (db.dialect === 'sqlite') {
-        const exists = db.sqlite.prepare("select count(*) from temp.sqlite_master where name = 'ifw_staged_records'").pluck().get() as number;
-        return exists === 0 ? 0 : (db.sqlite.prepare('select count(*) from temp.ifw_staged_records').pluck().get() as number);
+        const tables = db.sqlite.prepare("select name from temp.sqlite_master where type = 'table' and name like 'ifw_staged_%'").pluck().all() as string[];
+        let left = 0;
+        for (const table of tables) left += db.sqlite.prepare(`select count(*) from temp."${table}"`).pluck().get() as number;
+        return left;
       }
       const { pool } = db;
       expect(pool.totalCount - pool.idleCount, 'every client is back in the pool').toBe(0);
@@ -267,7 +270,7 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
       const store = await openRunStore(db, { runId, owner: 'w1', leaseMs: LEASE_MS, clock });
       try {
         await store.discardStaged();
-        const buffer = store.pageBuffer(DEFAULT_STAGING_LIMITS);
+        const buffer = store.pageBuffer(DEFAULT_STAGING_LIMITS, compileMapping(target.plan, target.tables));
         expect(await buffer.add({ pageNo: 1, url: 'http://x/?page=1', records: [{ id: 1, name: 'a' }, { id: 2, name: 'b' }] })).toBe(true);
         expect(await buffer.add({ pageNo: 2, url: 'http://x/?page=2', records: [{ id: 3, name: 'c' }] })).toBe(true);
         expect(await buffer.flush()).toBe(true);

@@ -13,13 +13,13 @@ import { queueRun } from '../src/imports/queue-run.js';
 import { reapExpiredRuns } from '../src/imports/reap-expired-runs.js';
 import { runQueuedImports, type ImportRunContext } from '../src/imports/run-imports.js';
 import { endpointEntryId, syncEndpointSchedule } from '../src/imports/schedule.js';
-import { stagePage } from '../src/imports/stage-page.js';
 import { getEntry, listEntries } from '../src/queue/entries.js';
 import { holdEntry } from '../src/queue/hold-entry.js';
 import { IMPORT_RUN_PROCESSOR_ENTRY } from '../src/queue/model.js';
 import { createQueueRunner, type QueueRunner } from '../src/queue/runner.js';
 import type { SecretBox } from '../src/rest/secrets.js';
 import { deleteEndpoint, updateEndpoint } from '../src/rest/service.js';
+import { stagedRowsTable } from '../src/importer/staged-rows.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import {
   addEndpoint,
@@ -30,6 +30,7 @@ import {
   setupItems,
   silentLogger,
   stagedPageCounts,
+  stageItemsPage,
   START,
   testBox,
   testClock,
@@ -140,36 +141,40 @@ describe('claimNextRun', () => {
 });
 
 describe('staging and finishing, fenced by the lease', () => {
-  it('stagePage stores the records, counts pages and records, and renews the lease', async () => {
+  it('staging stores the records mapped, counts pages and records, and renews the lease', async () => {
     const { runId } = await queue();
     await claimNextRun(t.db, { owner: 'w1', now: clock(), leaseMs: LEASE_MS });
 
-    expect(stagePage(t.db, { runId, owner: 'w1', now: new Date(iso(5000)), leaseMs: LEASE_MS, page: page(1, [{ id: 1 }, { id: 2 }]) })).toBe(true);
+    expect(await stageItemsPage(t.db, { runId, owner: 'w1', now: new Date(iso(5000)), leaseMs: LEASE_MS, page: page(1, [{ id: 1, name: 'one' }, { id: 2 }]) })).toBe(true);
 
     expect(runRow(runId)).toMatchObject({ pages_fetched: 1, record_count: 2, lease_expires_at: iso(5000 + LEASE_MS) });
     expect(t.db.sqlite.prepare('select page_no, url, record_count, records from ifw_import_run_page').all()).toEqual([
       { page_no: 1, url: 'http://x/p?page=1', record_count: 2, records: null },
     ]);
-    // The records wait in the staging connection's own TEMP table, outside the database file.
-    expect(t.db.sqlite.prepare('select run_id, page_no, records from temp.ifw_staged_records').all()).toEqual([
-      { run_id: runId, page_no: 1, records: '[{"id":1},{"id":2}]' },
+    // The records wait, mapped, in the staging connection's own TEMP table, outside the database file;
+    // a record that broke a rule (no name) waits as its JSON, to be mapped again for the exact message.
+    expect(t.db.sqlite.prepare(`select record_no, page_no, raw, c0, c1 from ${stagedRowsTable(runId)}`).all()).toEqual([
+      { record_no: 1, page_no: 1, raw: null, c0: 1, c1: 'one' },
+      { record_no: 2, page_no: 1, raw: '{"id":2}', c0: null, c1: null },
     ]);
   });
 
-  it('stagePage by a worker that lost the lease changes nothing', async () => {
+  it('staging by a worker that lost the lease changes nothing in the database', async () => {
     const { runId } = await queue();
     await claimNextRun(t.db, { owner: 'w1', now: clock(), leaseMs: LEASE_MS });
 
-    expect(stagePage(t.db, { runId, owner: 'w2', now: clock(), leaseMs: LEASE_MS, page: page(1) })).toBe(false);
+    expect(await stageItemsPage(t.db, { runId, owner: 'w2', now: clock(), leaseMs: LEASE_MS, page: page(1) })).toBe(false);
 
     expect(runRow(runId)).toMatchObject({ pages_fetched: 0, lease_owner: 'w1' });
-    expect(stagedPageCounts(t.db, runId)).toEqual({ pages: 0, staged: 0 });
+    // The records went to the connection's TEMP table as the page arrived; the run that finds its lease
+    // lost drops them (see the contract tests: no staged records are left after any ending).
+    expect(stagedPageCounts(t.db, runId)).toEqual({ pages: 0, staged: 1 });
   });
 
   it('completeRun sets counts, stop reason, warnings and duration, and clears the staged records', async () => {
     const { runId } = await queue();
     await claimNextRun(t.db, { owner: 'w1', now: clock(), leaseMs: LEASE_MS });
-    stagePage(t.db, { runId, owner: 'w1', now: clock(), leaseMs: LEASE_MS, page: page(1) });
+    await stageItemsPage(t.db, { runId, owner: 'w1', now: clock(), leaseMs: LEASE_MS, page: page(1) });
     const args = { runId, now: new Date(iso(1500)), durationMs: 1500, inserted: 1, updated: 0, skipped: 0, stopReason: 'maxPages', stopDetail: 'stopped', warnings: ['w'], errorMessage: '' } as const;
 
     expect(completeRun(t.db, { ...args, owner: 'w2' })).toBe(false);
@@ -183,7 +188,7 @@ describe('staging and finishing, fenced by the lease', () => {
   it('failRun sets the error and clears the staged records; a lost lease changes nothing', async () => {
     const { runId } = await queue();
     await claimNextRun(t.db, { owner: 'w1', now: clock(), leaseMs: LEASE_MS });
-    stagePage(t.db, { runId, owner: 'w1', now: clock(), leaseMs: LEASE_MS, page: page(1) });
+    await stageItemsPage(t.db, { runId, owner: 'w1', now: clock(), leaseMs: LEASE_MS, page: page(1) });
 
     expect(failRun(t.db, { runId, owner: 'w2', now: clock(), durationMs: 1, errorMessage: 'x' })).toBe(false);
     expect(failRun(t.db, { runId, owner: 'w1', now: clock(), durationMs: 7, errorMessage: 'page 2 (GET u): boom' })).toBe(true);
@@ -203,7 +208,7 @@ describe('expired leases', () => {
     expect(runRow(runId)).toMatchObject({ status: 'Queued', attempts: 1, lease_owner: null });
 
     await claimNextRun(t.db, { owner: 'w2', now: new Date(iso(LEASE_MS + 2)), leaseMs: LEASE_MS });
-    stagePage(t.db, { runId, owner: 'w2', now: new Date(iso(LEASE_MS + 2)), leaseMs: LEASE_MS, page: page(1) });
+    await stageItemsPage(t.db, { runId, owner: 'w2', now: new Date(iso(LEASE_MS + 2)), leaseMs: LEASE_MS, page: page(1) });
     expect(await reapExpiredRuns(t.db, { now: new Date(iso(3 * LEASE_MS)), maxAttempts: 2 })).toEqual({ requeued: [], failed: [runId] });
     expect(await getRun(t.db, runId)).toMatchObject({ status: 'Failed', attempts: 2 });
     expect((await getRun(t.db, runId))!.errorMessage).toContain('interrupted 2 times');
@@ -213,7 +218,7 @@ describe('expired leases', () => {
   it('a run taken over after an interrupted attempt fetches again from page 1 and imports each record once', async () => {
     const { runId } = await queue();
     await claimNextRun(t.db, { owner: 'dead-worker', now: clock(), leaseMs: LEASE_MS });
-    stagePage(t.db, { runId, owner: 'dead-worker', now: clock(), leaseMs: LEASE_MS, page: page(1, [{ id: 999, name: 'stale' }]) });
+    await stageItemsPage(t.db, { runId, owner: 'dead-worker', now: clock(), leaseMs: LEASE_MS, page: page(1, [{ id: 999, name: 'stale' }]) });
     clock.advance(LEASE_MS + 1);
 
     const result = await runQueuedImports(ctx);

@@ -10,7 +10,7 @@ import { createAsyncPageBuffer, createPageBuffer, flushDue, type StagingLimits }
 import { getRun, listRunPages } from '../src/imports/queries.js';
 import { queueEndpointRun } from '../src/imports/queue-endpoint-run.js';
 import { runQueuedImports, type ImportRunContext } from '../src/imports/run-imports.js';
-import type { SerialisedPage } from '../src/imports/stage-page.js';
+import { serialisePage, type SerialisedPage } from '../src/imports/stage-page.js';
 import type { FetchedPage } from '../src/rest/model.js';
 import type { SecretBox } from '../src/rest/secrets.js';
 import { createConnection, createEndpoint } from '../src/rest/service.js';
@@ -56,7 +56,7 @@ describe('the page buffer', () => {
   });
 
   it('writes maxPages pages in one transaction, and the rest on flush', () => {
-    const buffer = createPageBuffer(write, limits(), () => now);
+    const buffer = createPageBuffer(serialisePage, write, limits(), () => now);
     for (let n = 1; n <= 6; n++) expect(buffer.add(page(n))).toBe(true);
     expect(written).toEqual([[1, 2, 3, 4]]);
     expect(buffer.flush()).toBe(true);
@@ -66,16 +66,16 @@ describe('the page buffer', () => {
     ]);
   });
 
-  it('writes the records serialised, with their count', () => {
+  it('writes the records as prepared (serialised here), with their count and size', () => {
     const pages: SerialisedPage[] = [];
-    const buffer = createPageBuffer((p) => pages.push(...p) > 0, limits(), () => now);
+    const buffer = createPageBuffer(serialisePage, (p) => pages.push(...p) > 0, limits(), () => now);
     buffer.add(page(1, [{ id: 1 }, { id: 2 }]));
     buffer.flush();
-    expect(pages).toEqual([{ pageNo: 1, url: 'http://x/?page=1', recordCount: 2, json: '[{"id":1},{"id":2}]' }]);
+    expect(pages).toEqual([{ pageNo: 1, url: 'http://x/?page=1', recordCount: 2, json: '[{"id":1},{"id":2}]', bytes: 19 }]);
   });
 
   it('writes at once when the buffered records reach maxBytes', () => {
-    const buffer = createPageBuffer(write, limits({ maxBytes: 20 }), () => now);
+    const buffer = createPageBuffer(serialisePage, write, limits({ maxBytes: 20 }), () => now);
     buffer.add(page(1));
     expect(written).toEqual([]);
     buffer.add(page(2));
@@ -83,7 +83,7 @@ describe('the page buffer', () => {
   });
 
   it('writes a page at once when the last write is maxDelayMs old: a slow API is staged page by page', () => {
-    const buffer = createPageBuffer(write, limits({ maxDelayMs: 50 }), () => now);
+    const buffer = createPageBuffer(serialisePage, write, limits({ maxDelayMs: 50 }), () => now);
     now = 200;
     buffer.add(page(1));
     now = 400;
@@ -92,7 +92,7 @@ describe('the page buffer', () => {
   });
 
   it('writes a buffer that waited maxDelayMs on its timer, so progress is never staler than that', () => {
-    const buffer = createPageBuffer(write, limits({ maxDelayMs: 50 }), () => now);
+    const buffer = createPageBuffer(serialisePage, write, limits({ maxDelayMs: 50 }), () => now);
     now = 10;
     buffer.add(page(1));
     now = 30;
@@ -106,7 +106,7 @@ describe('the page buffer', () => {
   });
 
   it('answers false once the lease is lost, and writes nothing more', () => {
-    const buffer = createPageBuffer(write, limits({ maxPages: 1 }), () => now);
+    const buffer = createPageBuffer(serialisePage, write, limits({ maxPages: 1 }), () => now);
     answer = false;
     expect(buffer.add(page(1))).toBe(false);
     answer = true;
@@ -116,7 +116,7 @@ describe('the page buffer', () => {
   });
 
   it('throws the error of a write on the timer from the next add', () => {
-    const buffer = createPageBuffer(write, limits({ maxDelayMs: 50 }), () => now);
+    const buffer = createPageBuffer(serialisePage, write, limits({ maxDelayMs: 50 }), () => now);
     buffer.add(page(1));
     answer = new Error('disk I/O error');
     now = 50;
@@ -126,7 +126,7 @@ describe('the page buffer', () => {
   });
 
   it('close drops the buffered pages and stops the timer', () => {
-    const buffer = createPageBuffer(write, limits({ maxDelayMs: 50 }), () => now);
+    const buffer = createPageBuffer(serialisePage, write, limits({ maxDelayMs: 50 }), () => now);
     buffer.add(page(1));
     buffer.close();
     now = 100;
@@ -170,7 +170,7 @@ describe('the async page buffer (PostgreSQL: every write a round trip)', () => {
 
   it('writes maxPages pages at once, makes the caller wait for that write, and flushes the rest', async () => {
     const w = manualWrites();
-    const buffer = createAsyncPageBuffer(w.write, limits({ maxPages: 2 }), () => 0);
+    const buffer = createAsyncPageBuffer(serialisePage, w.write, limits({ maxPages: 2 }), () => 0);
     expect(await buffer.add(page(1))).toBe(true);
     const second = buffer.add(page(2));
     await w.settleNext();
@@ -185,7 +185,7 @@ describe('the async page buffer (PostgreSQL: every write a round trip)', () => {
   it('a write due while the timer write is in flight waits for it: writes never overlap, pages stay in order', async () => {
     const w = manualWrites();
     let now = 0;
-    const buffer = createAsyncPageBuffer(w.write, limits({ maxPages: 2, maxDelayMs: 50 }), () => now);
+    const buffer = createAsyncPageBuffer(serialisePage, w.write, limits({ maxPages: 2, maxDelayMs: 50 }), () => now);
     await buffer.add(page(1));
     now = 50;
     vi.advanceTimersByTime(50); // the timer starts writing [1]
@@ -201,7 +201,7 @@ describe('the async page buffer (PostgreSQL: every write a round trip)', () => {
   it('a lease lost in a timer write: the next add answers false and nothing more is written', async () => {
     const w = manualWrites();
     let now = 0;
-    const buffer = createAsyncPageBuffer(w.write, limits({ maxDelayMs: 50 }), () => now);
+    const buffer = createAsyncPageBuffer(serialisePage, w.write, limits({ maxDelayMs: 50 }), () => now);
     await buffer.add(page(1));
     now = 50;
     vi.advanceTimersByTime(50);
@@ -215,7 +215,7 @@ describe('the async page buffer (PostgreSQL: every write a round trip)', () => {
 
   it('throws the error of a timer write from the next add', async () => {
     let now = 0;
-    const buffer = createAsyncPageBuffer(() => Promise.reject(new Error('connection terminated')), limits({ maxDelayMs: 50 }), () => now);
+    const buffer = createAsyncPageBuffer(serialisePage, () => Promise.reject(new Error('connection terminated')), limits({ maxDelayMs: 50 }), () => now);
     await buffer.add(page(1));
     now = 50;
     vi.advanceTimersByTime(50);

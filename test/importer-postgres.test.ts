@@ -19,7 +19,11 @@ import { postgresBackend, sqliteBackend, type FinishSpec, type ImportBackend, ty
 
 
 type BackendName = ImportBackend['name'];
-const openers: [BackendName, () => Promise<ImportBackend>][] = [['sqlite', () => Promise.resolve(sqliteBackend())]];
+const openers: [BackendName, () => Promise<ImportBackend>][] = [
+  ['sqlite', () => Promise.resolve(sqliteBackend())],
+  // The same cases as a paginated run imports them on SQLite: mapped and staged page by page, then importStagedRows.
+  ['sqlite, staged rows', () => Promise.resolve(sqliteBackend({ staged: true }))],
+];
 if (!SKIP_POSTGRES) openers.push(['postgres', postgresBackend]);
 
 // -------------------------------------------------------------------------------------- declarations
@@ -126,6 +130,7 @@ const itemPlan = (onRecordError: OnRecordError = 'fail', recordsPath = ''): Inte
 /** Messages written by the database itself, not by the importer. */
 const DATABASE_WORDS: Record<BackendName, { checkBalance: string; noCustomerTable: string }> = {
   sqlite: { checkBalance: 'CHECK constraint failed: balance', noCustomerTable: 'no such table: customer' },
+  'sqlite, staged rows': { checkBalance: 'CHECK constraint failed: balance', noCustomerTable: 'no such table: customer' },
   postgres: { checkBalance: 'new row for relation "customer" violates check constraint "customer_balance_check"', noCustomerTable: 'relation "customer" does not exist' },
 };
 

@@ -4,20 +4,21 @@
  * a savepoint, and the caller's `finish` (the queue's lease-fenced status write) runs in the same
  * transaction, so "Completed" and "rows present" commit together or not at all.
  *
- * Two entry points share that core: `importPayload` (a JSON text, parsed before the lock) and
- * `importRecordBatches` (parsed record arrays, e.g. the staged pages of a REST API run, read lazily
- * inside the transaction).
+ * Three entry points share that core: `importPayload` (a JSON text, parsed before the lock),
+ * `importRecordBatches` (parsed record arrays in batches) and `importStagedRows` (the records of a REST
+ * API run, mapped as their pages arrived and staged on the connection: staged-rows.ts).
  *
  * Synchronous on purpose: it runs on a worker thread with its own connection.
  */
 import BetterSqlite3 from 'better-sqlite3';
 import type { CompiledMapping } from '../mapping/engine.js';
 import type { RecordError } from '../mapping/messages.js';
-import type { ImportFinish, ImportInput, ImportOutcome, ImportResult, RecordBatchesInput } from './model.js';
+import type { ImportFinish, ImportInput, ImportOutcome, ImportResult, ImportTarget, RecordBatchesInput } from './model.js';
 import { compileImport, isRecordError, payloadSource, tableNotWritable, type RecordSource } from './plan.js';
-import { writeRecords, type Writers } from './records.js';
+import { mapRecords, writeRecords, type FillRow, type Writers } from './records.js';
+import { prepareStagedCopy, readStagedRows, stagedRowFiller, type StagedCopy } from './staged-rows.js';
 import { prepareBatchInsert, prepareRelationCheck, prepareWriter } from './statements.js';
-import { failedOutcome } from './tally.js';
+import { failedOutcome, Tally } from './tally.js';
 
 export {
   MAX_KEPT_ERRORS,
@@ -31,27 +32,35 @@ export {
 
 const SAVEPOINT = 'ifw_import_data';
 
-type Batches = Iterable<readonly unknown[]>;
+/** The records as the record loop reads them: batches of items, and how an item fills a row. */
+interface Feed<T> {
+  readonly batches: Iterable<readonly T[]>;
+  readonly fill: FillRow<T>;
+  /** The staging table of staged rows: tried as one INSERT … SELECT before the record loop. */
+  readonly stagedTable?: string;
+}
 
-interface Prepared {
+interface Prepared<T> {
   readonly mapping: CompiledMapping;
-  readonly batches: Batches;
+  readonly feed: Feed<T>;
   readonly writers: Writers;
+  readonly copy: StagedCopy | null;
 }
 
 /** Everything that can be done before the write lock. A RecordError (payload-level) stops the import. */
-function prepare(sqlite: BetterSqlite3.Database, input: Omit<ImportInput, 'payload'>, source: RecordSource<Batches>): Prepared | RecordError {
+function prepare<T>(sqlite: BetterSqlite3.Database, input: ImportTarget, source: RecordSource<Feed<T>>): Prepared<T> | RecordError {
   const { writeMode } = input.plan.integration;
   const compiled = compileImport(input, source);
   if (isRecordError(compiled)) return compiled;
-  const { mapping, batches } = compiled;
+  const { mapping, batches: feed } = compiled;
   try {
     const writers: Writers = {
       write: prepareWriter(sqlite, mapping, writeMode),
       batch: prepareBatchInsert(sqlite, mapping, writeMode),
       relationExists: prepareRelationCheck(sqlite, mapping),
     };
-    return { mapping, batches, writers };
+    const copy = feed.stagedTable === undefined ? null : prepareStagedCopy(sqlite, mapping, writeMode, feed.stagedTable);
+    return { mapping, feed, writers, copy };
   } catch (err) {
     // Typically the declared table (or a column) is missing in the database.
     if (err instanceof BetterSqlite3.SqliteError) return tableNotWritable(mapping, err.message);
@@ -61,7 +70,19 @@ function prepare(sqlite: BetterSqlite3.Database, input: Omit<ImportInput, 'paylo
 
 class LeaseLost extends Error {}
 
-function runImport(sqlite: BetterSqlite3.Database, input: Omit<ImportInput, 'payload'>, source: RecordSource<Batches>, finish: ImportFinish): ImportResult {
+/** The records written: in one statement when the staged rows allow it, else through the record loop. */
+function write<T>(prepared: Prepared<T>, input: ImportTarget): ImportOutcome {
+  const { onRecordError } = input.plan.integration;
+  const copied = prepared.copy?.() ?? null;
+  if (copied !== null) {
+    const tally = new Tally();
+    tally.inserted = copied;
+    return tally.outcome(onRecordError);
+  }
+  return writeRecords(prepared.mapping, prepared.feed.batches, prepared.feed.fill, prepared.writers, onRecordError);
+}
+
+function runImport<T>(sqlite: BetterSqlite3.Database, input: ImportTarget, source: RecordSource<Feed<T>>, finish: ImportFinish): ImportResult {
   const prepared = prepare(sqlite, input, source);
   let outcome: ImportOutcome | undefined;
   const run = sqlite.transaction(() => {
@@ -69,7 +90,7 @@ function runImport(sqlite: BetterSqlite3.Database, input: Omit<ImportInput, 'pay
       outcome = failedOutcome([prepared], 1);
     } else {
       sqlite.exec(`SAVEPOINT ${SAVEPOINT}`);
-      outcome = writeRecords(prepared.mapping, prepared.batches, prepared.writers, input.plan.integration.onRecordError);
+      outcome = write(prepared, input);
       if (!outcome.ok) sqlite.exec(`ROLLBACK TO ${SAVEPOINT}`);
       sqlite.exec(`RELEASE ${SAVEPOINT}`);
     }
@@ -92,7 +113,11 @@ function runImport(sqlite: BetterSqlite3.Database, input: Omit<ImportInput, 'pay
  * back and `importPayload` returns { committed: false }.
  */
 export function importPayload(sqlite: BetterSqlite3.Database, input: ImportInput, finish: ImportFinish): ImportResult {
-  return runImport(sqlite, input, payloadSource(input), finish);
+  const source = payloadSource(input);
+  return runImport(sqlite, input, (mapping) => {
+    const batches = source(mapping);
+    return isRecordError(batches) ? batches : { batches, fill: mapRecords(mapping) };
+  }, finish);
 }
 
 /**
@@ -101,5 +126,15 @@ export function importPayload(sqlite: BetterSqlite3.Database, input: ImportInput
  * throws rolls everything back and the error propagates.
  */
 export function importRecordBatches(sqlite: BetterSqlite3.Database, input: RecordBatchesInput, finish: ImportFinish): ImportResult {
-  return runImport(sqlite, input, () => input.batches, finish);
+  return runImport(sqlite, input, (mapping) => ({ batches: input.batches, fill: mapRecords(mapping) }), finish);
+}
+
+/**
+ * The same import over the rows staged for a run (`table`, staged-rows.ts, on this connection), mapped
+ * with the same plan and tables: same outcome, same messages. When every record mapped cleanly, the
+ * write mode is insert and every related key exists, all rows go in with one INSERT … SELECT; a
+ * constraint that statement runs into undoes it, and the record loop then finds the records to blame.
+ */
+export function importStagedRows(sqlite: BetterSqlite3.Database, input: ImportTarget & { readonly table: string }, finish: ImportFinish): ImportResult {
+  return runImport(sqlite, input, (mapping) => ({ batches: readStagedRows(sqlite, input.table), fill: stagedRowFiller(mapping), stagedTable: input.table }), finish);
 }

@@ -4,13 +4,12 @@
  * not found, a failing batch) first writes the buffered rows one by one, so that errors are reported
  * in record order and relations may point at rows earlier in the same payload.
  */
-import BetterSqlite3 from 'better-sqlite3';
 import type { OnRecordError } from '../integrations/model.js';
 import type { SqlValue } from '../mapping/convert.js';
-import { mapRecord, type CompiledMapping, type RelationExists } from '../mapping/engine.js';
+import { mapRecord, type CompiledMapping, type FieldViolation, type RelationExists } from '../mapping/engine.js';
 import { recordError } from '../mapping/messages.js';
 import type { ImportOutcome } from './model.js';
-import type { BatchInsert, RowWriter } from './statements.js';
+import { isRecordLevelSqliteError, type BatchInsert, type RowWriter } from './statements.js';
 import { keyErrorFactory, Tally } from './tally.js';
 
 export interface Writers {
@@ -19,20 +18,28 @@ export interface Writers {
   readonly relationExists: RelationExists;
 }
 
-/** Failures of one statement that say something about the record, not about the database's health. */
-const isRecordLevelSqliteError = (err: unknown): err is InstanceType<typeof BetterSqlite3.SqliteError> =>
-  err instanceof BetterSqlite3.SqliteError &&
-  (err.code.startsWith('SQLITE_CONSTRAINT') || err.code === 'SQLITE_MISMATCH' || err.code === 'SQLITE_TOOBIG' || err.code === 'SQLITE_RANGE');
+/**
+ * Fills `row` from one item of a batch and says what is wrong with the record: mapping a parsed record
+ * (`mapRecords`), or taking a row mapped while it was staged (staged-rows.ts).
+ */
+export type FillRow<T> = (item: T, row: SqlValue[], relationExists: RelationExists) => FieldViolation[] | null;
+
+/** The FillRow of parsed records. */
+export const mapRecords =
+  (mapping: CompiledMapping): FillRow<unknown> =>
+  (record, row, relationExists) =>
+    mapRecord(mapping, record, row, relationExists);
 
 /**
  * Writes the records; throws only for database failures that are not about a record. In fail mode the
  * good records are still written (the caller rolls them back) so that duplicates and relations later
  * in the payload are judged exactly as in a clean run. The records come in batches (a payload is one
- * batch; a paginated run gives one per page, read one at a time); record numbers run on across them.
+ * batch; a paginated run gives its staged rows a chunk at a time); record numbers run on across them.
  */
-export function writeRecords(
+export function writeRecords<T>(
   mapping: CompiledMapping,
-  batches: Iterable<readonly unknown[]>,
+  batches: Iterable<readonly T[]>,
+  fill: FillRow<T>,
   writers: Writers,
   onRecordError: OnRecordError,
 ): ImportOutcome {
@@ -99,7 +106,7 @@ export function writeRecords(
   for (const records of batches) {
     for (let i = 0; i < records.length; i++) {
       recordNo++;
-      const violations = mapRecord(mapping, records[i], row, relationExists);
+      const violations = fill(records[i]!, row, relationExists);
       if (violations !== null) {
         if (buffered > 0) flushOneByOne();
         tally.badRecords++;

@@ -2,12 +2,17 @@
  * The prepared statements of one import: how a mapped row is written (by write mode) and how a
  * relation is checked. One statement per operation with positional parameters, prepared once.
  */
-import type BetterSqlite3 from 'better-sqlite3';
+import BetterSqlite3 from 'better-sqlite3';
 import type { SqlValue } from '../mapping/convert.js';
 import type { CompiledMapping, RelationExists } from '../mapping/engine.js';
 import type { WriteMode } from '../integrations/model.js';
 
 export const quoteIdent = (name: string): string => `"${name.replaceAll('"', '""')}"`;
+
+/** Failures of one statement that say something about the record, not about the database's health. */
+export const isRecordLevelSqliteError = (err: unknown): err is InstanceType<typeof BetterSqlite3.SqliteError> =>
+  err instanceof BetterSqlite3.SqliteError &&
+  (err.code.startsWith('SQLITE_CONSTRAINT') || err.code === 'SQLITE_MISMATCH' || err.code === 'SQLITE_TOOBIG' || err.code === 'SQLITE_RANGE');
 
 /**
  * `keyExists`: an insert found a row with the same key (already in the table, or written earlier in
@@ -125,3 +130,4 @@ export function prepareRelationCheck(sqlite: BetterSqlite3.Database, mapping: Co
     return true;
   };
 }
+

@@ -8,7 +8,8 @@ import type { PgClient } from '../importer/postgres/client.js';
 import type { StopReason } from '../pagination/types.js';
 import { sqliteOf, type Database } from '../storage/database.js';
 import { runFenced, type NamedParams } from '../storage/connection.js';
-import { clearStagedRecords, clearStagedRecordsPg } from './staged-records.js';
+import { dropStagedRows } from '../importer/staged-rows.js';
+import { clearStagedRecordsPg } from './staged-records.js';
 
 export interface CompleteRunArgs {
   readonly runId: string;
@@ -60,7 +61,7 @@ const parameters = (args: CompleteRunArgs): NamedParams => ({
 /** False when the lease is no longer this worker's: nothing changed. */
 export function completeRun(db: Database, args: CompleteRunArgs): boolean {
   if (!runFenced({ dialect: 'sqlite', sqlite: sqliteOf(db) }, COMPLETE_RUN, parameters(args))) return false;
-  clearStagedRecords(sqliteOf(db), args.runId);
+  dropStagedRows(sqliteOf(db), args.runId);
   return true;
 }
 

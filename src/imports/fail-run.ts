@@ -8,7 +8,8 @@ import type { PgClient } from '../importer/postgres/client.js';
 import type { StopReason } from '../pagination/types.js';
 import { sqliteOf, type Database } from '../storage/database.js';
 import { runFenced, type NamedParams } from '../storage/connection.js';
-import { clearStagedRecords, clearStagedRecordsPg } from './staged-records.js';
+import { dropStagedRows } from '../importer/staged-rows.js';
+import { clearStagedRecordsPg } from './staged-records.js';
 
 export interface FailRunArgs {
   readonly runId: string;
@@ -55,7 +56,7 @@ const parameters = (args: FailRunArgs): NamedParams => ({
 export function failRun(db: Database, args: FailRunArgs): boolean {
   const fail = sqliteOf(db).transaction((): boolean => {
       if (!runFenced({ dialect: 'sqlite', sqlite: sqliteOf(db) }, FAIL_RUN, parameters(args))) return false;
-    clearStagedRecords(sqliteOf(db), args.runId);
+    dropStagedRows(sqliteOf(db), args.runId);
     return true;
   });
   // Inside the importer's transaction this nests as a savepoint; alone it takes the write lock up front.

@@ -2,7 +2,8 @@
  * Batched staging. A commit costs several times the insert of a page, so fetched pages wait in a
  * small buffer and are staged several per transaction. The buffer keeps what the run promised:
  *
- * - memory stays flat: it holds at most `maxPages` pages and about `maxBytes` of serialised records;
+ * - memory stays flat: it holds at most `maxPages` pages and about `maxBytes` of prepared records
+ *   (serialised, or mapped to rows: see stage-page.ts);
  * - progress stays visible: no page waits longer than `maxDelayMs` before it is staged (and counted in
  *   pagesFetched). A timer writes a buffer that has waited that long, and a page that arrives
  *   `maxDelayMs` or more after the last write is written at once: against a slow API every page is
@@ -12,13 +13,12 @@
  * SQLite writes synchronously on the worker's thread (`createPageBuffer`); PostgreSQL's writes are
  * round trips (`createAsyncPageBuffer`, same rules, writes one after another).
  */
-import type { FetchedRecords, SerialisedPage } from './stage-page.js';
-import { serialisePage } from './stage-page.js';
+import type { FetchedRecords, PreparedPage } from './stage-page.js';
 
 export interface StagingLimits {
   /** Pages staged in one transaction at most. */
   readonly maxPages: number;
-  /** Characters of serialised records in one transaction at most (a page larger than that is staged alone). */
+  /** Bytes of prepared records in one transaction at most, about (a page larger than that is staged alone). */
   readonly maxBytes: number;
   /** How long a fetched page may wait before it is staged. */
   readonly maxDelayMs: number;
@@ -42,8 +42,11 @@ export interface Buffered {
 export const flushDue = (buffered: Buffered, limits: StagingLimits): boolean =>
   buffered.pages > 0 && (buffered.pages >= limits.maxPages || buffered.bytes >= limits.maxBytes || buffered.sinceWriteMs >= limits.maxDelayMs);
 
+/** Turns a fetched page into what is written (its records serialised or mapped), so that the parsed response can go. */
+export type PreparePage<P extends PreparedPage> = (page: FetchedRecords) => P;
+
 /** Writes pages in one transaction; false when the run's lease is no longer this worker's. */
-export type WritePages = (pages: readonly SerialisedPage[]) => boolean;
+export type WritePages<P extends PreparedPage> = (pages: readonly P[]) => boolean;
 
 export interface PageBuffer {
   /**
@@ -57,8 +60,13 @@ export interface PageBuffer {
   close(): void;
 }
 
-export function createPageBuffer(write: WritePages, limits: StagingLimits = DEFAULT_STAGING_LIMITS, now: () => number = () => performance.now()): PageBuffer {
-  let pages: SerialisedPage[] = [];
+export function createPageBuffer<P extends PreparedPage>(
+  prepare: PreparePage<P>,
+  write: WritePages<P>,
+  limits: StagingLimits = DEFAULT_STAGING_LIMITS,
+  now: () => number = () => performance.now(),
+): PageBuffer {
+  let pages: P[] = [];
   let bytes = 0;
   let lastWriteAt = now();
   let timer: NodeJS.Timeout | undefined;
@@ -97,9 +105,9 @@ export function createPageBuffer(write: WritePages, limits: StagingLimits = DEFA
     add(page) {
       if (failure !== undefined) throw failure.error;
       if (lost) return false;
-      const serialised = serialisePage(page);
-      pages.push(serialised);
-      bytes += serialised.json.length;
+      const prepared = prepare(page);
+      pages.push(prepared);
+      bytes += prepared.bytes;
       if (flushDue({ pages: pages.length, bytes, sinceWriteMs: now() - lastWriteAt }, limits)) return flush();
       timer ??= setTimeout(onTimer, Math.max(0, lastWriteAt + limits.maxDelayMs - now()));
       return true;
@@ -114,7 +122,7 @@ export function createPageBuffer(write: WritePages, limits: StagingLimits = DEFA
 }
 
 /** Writes pages in one transaction (PostgreSQL); false when the run's lease is no longer this worker's. */
-export type WritePagesAsync = (pages: readonly SerialisedPage[]) => Promise<boolean>;
+export type WritePagesAsync<P extends PreparedPage> = (pages: readonly P[]) => Promise<boolean>;
 
 /** As PageBuffer, for writes that take a round trip. */
 export interface AsyncPageBuffer {
@@ -130,8 +138,13 @@ export interface AsyncPageBuffer {
  * (a write on the timer may still be in flight when the next is due), and a caller that hands in a
  * page when a write is due waits for that write, so a fast API cannot outrun the database.
  */
-export function createAsyncPageBuffer(write: WritePagesAsync, limits: StagingLimits = DEFAULT_STAGING_LIMITS, now: () => number = () => performance.now()): AsyncPageBuffer {
-  let pages: SerialisedPage[] = [];
+export function createAsyncPageBuffer<P extends PreparedPage>(
+  prepare: PreparePage<P>,
+  write: WritePagesAsync<P>,
+  limits: StagingLimits = DEFAULT_STAGING_LIMITS,
+  now: () => number = () => performance.now(),
+): AsyncPageBuffer {
+  let pages: P[] = [];
   let bytes = 0;
   let lastWriteAt = now();
   let timer: NodeJS.Timeout | undefined;
@@ -177,9 +190,9 @@ export function createAsyncPageBuffer(write: WritePagesAsync, limits: StagingLim
   return {
     async add(page) {
       if (!outcome()) return false;
-      const serialised = serialisePage(page);
-      pages.push(serialised);
-      bytes += serialised.json.length;
+      const prepared = prepare(page);
+      pages.push(prepared);
+      bytes += prepared.bytes;
       if (flushDue({ pages: pages.length, bytes, sinceWriteMs: now() - lastWriteAt }, limits)) return writeBuffered();
       timer ??= setTimeout(onTimer, Math.max(0, lastWriteAt + limits.maxDelayMs - now()));
       return true;

@@ -1,8 +1,8 @@
 /**
  * The import run orchestrator: drains Queued runs one at a time on the job queue's thread. A run
- * fetches every page of its endpoint, staging the pages in the database as they arrive (several per
- * commit, see page-buffer.ts); then the staged pages are read back one by one into a single import
- * transaction whose last write (Completed or Failed) is fenced by the run's lease. A page that fails,
+ * fetches every page of its endpoint, staging the records on the connection as they arrive (several
+ * pages per commit, see page-buffer.ts); then all staged records go into a single import transaction
+ * whose last write (Completed or Failed) is fenced by the run's lease. A page that fails,
  * an integration error (fail mode) or a lost lease imports nothing. The same on SQLite and PostgreSQL:
  * what differs (the connection, how staging and the import transaction are held) is in run-store.ts.
  */
@@ -11,8 +11,7 @@ import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import type { IntegrationPlan } from '../integrations/model.js';
 import { getIntegrationPlan } from '../integrations/store.js';
-import { compileMapping } from '../mapping/engine.js';
-import type { PathGetter } from '../mapping/paths.js';
+import { compileMapping, type CompiledMapping } from '../mapping/engine.js';
 import { maxPagesWarning } from '../pagination/steps.js';
 import type { FetchSummary, RestConnection, RestEndpoint } from '../rest/model.js';
 import type { TargetTable } from '../tables/model.js';
@@ -72,8 +71,8 @@ interface Loaded {
   readonly connection: RestConnection;
   readonly plan: IntegrationPlan;
   readonly tables: ReadonlyMap<string, TargetTable>;
-  /** The integration's records path, compiled. */
-  readonly getRecords: PathGetter;
+  /** The integration compiled against the tables (staging maps records with it; its `records` is the records path). */
+  readonly mapping: CompiledMapping;
 }
 
 /** Everything a run needs before its first request, or the sentence that fails it. */
@@ -92,8 +91,7 @@ async function load(ctx: ImportRunContext, run: ClaimedRun): Promise<Loaded | st
   const tables = await getTableWithRelations(ctx.db.kysely, plan.integration.targetTable);
   try {
     // The importer would refuse a broken integration too, but only after every page was fetched.
-    const { records } = compileMapping(plan, tables);
-    return { endpoint, connection, plan, tables, getRecords: records };
+    return { endpoint, connection, plan, tables, mapping: compileMapping(plan, tables) };
   } catch (err) {
     if (err instanceof AppError) return err.message;
     throw err;
@@ -123,7 +121,7 @@ async function fetchAndStage(ctx: ImportRunContext, run: ClaimedRun, loaded: Loa
   const { db, owner } = ctx;
   const { runId } = run;
   const { recordsPath } = loaded.plan.integration;
-  const buffer = store.pageBuffer(ctx.staging ?? DEFAULT_STAGING_LIMITS);
+  const buffer = store.pageBuffer(ctx.staging ?? DEFAULT_STAGING_LIMITS, loaded.mapping);
   let stopped: { readonly failed: string } | { readonly lost: string } | undefined;
   const stop = (why: NonNullable<typeof stopped>): never => {
     stopped = why;
@@ -137,7 +135,7 @@ async function fetchAndStage(ctx: ImportRunContext, run: ClaimedRun, loaded: Loa
       loaded.connection,
       loaded.endpoint,
       (page) => {
-        const records = pageRecords(page, recordsPath, loaded.getRecords);
+        const records = pageRecords(page, recordsPath, loaded.mapping.records);
         if (typeof records === 'string') return stop({ failed: records });
         // SQLite's buffer answers at once: its pages are handed over without a promise per page.
         const added = buffer.add({ pageNo: page.pageNo, url: page.url, records });

@@ -3,8 +3,9 @@
  * The transitions are the shared ones (one statement text for both dialects); what differs is the
  * connection they run on and how a transaction is held:
  *
- * - SQLite: the worker thread's own connection; staging writes are synchronous, and their commits skip
- *   the fsync; the import is one better-sqlite3 transaction.
+ * - SQLite: the worker thread's own connection; records are mapped as their page arrives and staged as
+ *   rows (importer/staged-rows.ts); staging writes are synchronous, and their commits skip the fsync;
+ *   the import is one better-sqlite3 transaction over the staged rows.
  * - PostgreSQL: a pool client the run holds from its first page to its end, because the staged records
  *   live in that session's TEMP table. Staging statements commit with synchronous_commit off; the import
  *   is BEGIN … importRecordBatchesPg … COMMIT on that client, its last write the fenced status.
@@ -13,7 +14,7 @@
  * records are cleared when the run ends, however it ends.
  */
 import type { Clock } from '../clock.js';
-import { importRecordBatches } from '../importer/importer.js';
+import { importStagedRows } from '../importer/importer.js';
 import type { ImportOutcome, ImportResult, ImportTarget } from '../importer/model.js';
 import { importRecordBatchesPg } from '../importer/postgres/importer.js';
 import type pg from 'pg';
@@ -21,11 +22,13 @@ import type { Database, PostgresDatabase, SqliteDatabase } from '../storage/data
 import { withScratchCommits } from '../storage/sqlite.js';
 import { completeRun, completeRunPg, type CompleteRunArgs } from './complete-run.js';
 import { failRun, failRunPg, type FailRunArgs } from './fail-run.js';
+import { dropStagedRows, stagedRowsTable } from '../importer/staged-rows.js';
+import type { CompiledMapping } from '../mapping/engine.js';
 import { createAsyncPageBuffer, createPageBuffer, type StagingLimits } from './page-buffer.js';
 import type { FetchedRecords } from './stage-page.js';
-import { discardStagedPages, stagePages, stagePagesPg } from './stage-page.js';
-import { stagedPages, stagedPagesPg } from './staged-pages.js';
-import { clearStagedRecords, clearStagedRecordsPg, stagedRecordsTablePg } from './staged-records.js';
+import { discardStagedPages, serialisePage, sqliteStaging, stagePagesPg } from './stage-page.js';
+import { stagedPagesPg } from './staged-pages.js';
+import { clearStagedRecordsPg, stagedRecordsTablePg } from './staged-records.js';
 
 /** How the import transaction ends: the run Completed or Failed (both fenced by the lease). */
 export type RunEnd = { readonly complete: CompleteRunArgs } | { readonly fail: FailRunArgs };
@@ -40,12 +43,13 @@ export interface StagingBuffer {
 export interface RunStore {
   /** Drops what an interrupted earlier attempt of this run staged. */
   discardStaged(): Promise<void>;
-  pageBuffer(limits: StagingLimits): StagingBuffer;
+  /** Stages the run's pages (an earlier attempt's staged records are gone first); `mapping` is the import's. */
+  pageBuffer(limits: StagingLimits, mapping: CompiledMapping): StagingBuffer;
   /** Runs `fn` (the fetch) with staging commits that need not survive a crash: the run starts again from page 1 anyway. */
   scratch<T>(fn: () => Promise<T>): Promise<T>;
   /** The run Failed (fenced) and its staged records cleared; false when the lease was lost. */
   fail(args: FailRunArgs): Promise<boolean>;
-  /** One transaction: every staged page, one at a time, through the importer, then `end(outcome)`'s fenced status. */
+  /** One transaction: every staged record through the importer, then `end(outcome)`'s fenced status. */
   importStaged(target: ImportTarget, end: (outcome: ImportOutcome) => RunEnd): Promise<ImportResult>;
   clearStaged(): Promise<void>;
   /** Gives the connection back (PostgreSQL). */
@@ -84,17 +88,20 @@ const settle = <T>(fn: () => T): Promise<T> => new Promise((resolve) => resolve(
 function sqliteRunStore(db: SqliteDatabase, { runId, owner, leaseMs, clock }: RunStoreArgs): RunStore {
   return {
     discardStaged: () => discardStagedPages(db, { runId, owner }),
-    pageBuffer: (limits) => createPageBuffer((pages) => stagePages(db, { runId, owner, now: clock(), leaseMs, pages }), limits),
+    pageBuffer(limits, mapping) {
+      const staging = sqliteStaging(db, runId, mapping);
+      return createPageBuffer(staging.stageRecords, (pages) => staging.write({ runId, owner, now: clock(), leaseMs }, pages), limits);
+    },
     scratch: (fn) => withScratchCommits(db.sqlite, fn),
     fail: (args) => settle(() => failRun(db, args)),
     importStaged: (target, end) =>
       settle(() =>
-        importRecordBatches(db.sqlite, { ...target, batches: stagedPages(db.sqlite, runId) }, (outcome) => {
+        importStagedRows(db.sqlite, { ...target, table: stagedRowsTable(runId) }, (outcome) => {
           const ending = end(outcome);
           return 'complete' in ending ? completeRun(db, ending.complete) : failRun(db, ending.fail);
         }),
       ),
-    clearStaged: () => settle(() => clearStagedRecords(db.sqlite, runId)),
+    clearStaged: () => settle(() => dropStagedRows(db.sqlite, runId)),
     close: () => Promise.resolve(),
   };
 }
@@ -127,7 +134,7 @@ async function postgresRunStore(db: PostgresDatabase, { runId, owner, leaseMs, c
       await clearStagedRecordsPg(client, runId);
       await discardStagedPages(db, { runId, owner });
     },
-    pageBuffer: (limits) => createAsyncPageBuffer((pages) => stagePagesPg(client, { runId, owner, now: clock(), leaseMs, pages }), limits),
+    pageBuffer: (limits) => createAsyncPageBuffer(serialisePage, (pages) => stagePagesPg(client, { runId, owner, now: clock(), leaseMs, pages }), limits),
     async scratch(fn) {
       // Like SQLite's synchronous=NORMAL: a crash may lose the last staging commits, never corrupt anything.
       await client.query('set synchronous_commit = off');

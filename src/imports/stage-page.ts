@@ -1,17 +1,24 @@
 /**
  * Staging: fetched pages are written as they arrive, so a run of a thousand pages holds a few pages in
  * memory, not a thousand: the page (URL, record count) to `ifw_import_run_page`, its records to the
- * connection's staging table (staged-records.ts). Several pages may share one transaction (see
- * page-buffer.ts): a commit costs far more than the insert of a page. Every write is fenced by the
- * run's lease, and staging renews that lease (a long fetch is its own heartbeat).
+ * connection's TEMP staging. Page rows wait in a small buffer and several share one transaction (see
+ * page-buffer.ts): a commit costs far more than the insert of a page. Those transactions are fenced by
+ * the run's lease, and renew it (a long fetch is its own heartbeat).
+ *
+ * - SQLite maps a page's records the moment it arrives and inserts them into the run's staging table
+ *   (importer/staged-rows.ts) at once: a TEMP table, so that insert takes no lock on the database
+ *   file, and the work is done while the next page is on its way rather than in one block per commit.
+ *   A run whose lease is lost stops at its next staging transaction, and its staged rows are dropped.
+ * - PostgreSQL keeps the records' JSON in the buffered page and stages it with the page rows, in one
+ *   statement (staged-records.ts).
  */
-import type BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
 import type { PgClient } from '../importer/postgres/client.js';
+import { createStagedRows, dropStagedRows, recordMapper, stagedRowsWriter } from '../importer/staged-rows.js';
+import type { CompiledMapping } from '../mapping/engine.js';
 import { sqliteOf, type Database } from '../storage/database.js';
 import { addMs } from './model.js';
 import { pgStatement } from '../storage/pg-statement.js';
-import { clearStagedRecords, INSERT_STAGED_RECORDS, stagedRecordsTable } from './staged-records.js';
 
 export interface FetchedRecords {
   readonly pageNo: number;
@@ -19,34 +26,37 @@ export interface FetchedRecords {
   readonly records: readonly unknown[];
 }
 
-/** A page ready to be written: its records serialised as it arrived, so that the parsed response can go. */
-export interface SerialisedPage {
+/** A page ready to be written, its records prepared as it arrived, so that the parsed response can go. */
+export interface PreparedPage {
   readonly pageNo: number;
   readonly url: string;
   readonly recordCount: number;
+  /** About what the prepared records take (the page buffer's size limit). */
+  readonly bytes: number;
+}
+
+/** PostgreSQL's: the records as JSON text. */
+export interface SerialisedPage extends PreparedPage {
   readonly json: string;
 }
 
-export const serialisePage = (page: FetchedRecords): SerialisedPage => ({
-  pageNo: page.pageNo,
-  url: page.url,
-  recordCount: page.records.length,
-  json: JSON.stringify(page.records),
-});
+/** The page row alone: its records are staged already (SQLite). */
+export const pageRowOnly = (page: FetchedRecords): PreparedPage => ({ pageNo: page.pageNo, url: page.url, recordCount: page.records.length, bytes: page.url.length });
 
-interface Fence {
+export function serialisePage(page: FetchedRecords): SerialisedPage {
+  const json = JSON.stringify(page.records);
+  return { pageNo: page.pageNo, url: page.url, recordCount: page.records.length, json, bytes: json.length };
+}
+
+export interface Fence {
   readonly runId: string;
   readonly owner: string;
   readonly now: Date;
   readonly leaseMs: number;
 }
 
-export interface StagePageArgs extends Fence {
-  readonly page: FetchedRecords;
-}
-
-export interface StagePagesArgs extends Fence {
-  readonly pages: readonly SerialisedPage[];
+export interface StagePagesArgs<P extends PreparedPage> extends Fence {
+  readonly pages: readonly P[];
 }
 
 const BUMP_RUN = `
@@ -62,47 +72,44 @@ const INSERT_PAGE = `
   insert into ifw_import_run_page (run_id, page_no, url, record_count)
   values (?, ?, ?, ?)`;
 
-/** One page in its own transaction; false when the lease is no longer this worker's (nothing staged). */
-export function stagePage(db: Database, { page, ...fence }: StagePageArgs): boolean {
-  return stagePages(db, { ...fence, pages: [serialisePage(page)] });
+/** A run's staging on SQLite. */
+export interface SqliteStaging {
+  /** Maps the page's records and stages them at once; the page row is left for `write`. */
+  readonly stageRecords: (page: FetchedRecords) => PreparedPage;
+  /**
+   * Page rows in one transaction: the run's counters and lease first (fenced: when the lease is no
+   * longer this worker's, nothing is written and the result is false), then one row per page.
+   */
+  readonly write: (fence: Fence, pages: readonly PreparedPage[]) => boolean;
 }
 
 /**
- * Pages in one transaction: the run's counters and lease first (fenced: when the lease is no longer
- * this worker's, nothing is staged and the result is false), then one row per page. Synchronous on
- * the raw connection, on the thread that owns it.
+ * Starts a run's staging on SQLite: creates its (empty) staging table for `mapping` and prepares the
+ * statements once. Synchronous on the raw connection, on the thread that owns it.
  */
-export function stagePages(db: Database, { runId, owner, now, leaseMs, pages }: StagePagesArgs): boolean {
-  if (pages.length === 0) return true;
-  return stagingOf(sqliteOf(db))(runId, owner, addMs(now, leaseMs), pages);
-}
-
-type Staging = (runId: string, owner: string, leaseExpiresAt: string, pages: readonly SerialisedPage[]) => boolean;
-
-/** The staging transaction, prepared once per connection (it runs for every few pages). */
-const staging = new WeakMap<BetterSqlite3.Database, Staging>();
-
-function stagingOf(sqlite: BetterSqlite3.Database): Staging {
-  let stage = staging.get(sqlite);
-  if (stage === undefined) {
-    stagedRecordsTable(sqlite);
-    const bump = sqlite.prepare(BUMP_RUN);
-    const insert = sqlite.prepare(INSERT_PAGE);
-    const insertRecords = sqlite.prepare(INSERT_STAGED_RECORDS);
-    const transaction = sqlite.transaction((runId: string, owner: string, leaseExpiresAt: string, pages: readonly SerialisedPage[]): boolean => {
-      let records = 0;
-      for (const page of pages) records += page.recordCount;
-      if (bump.run({ runId, owner, pages: pages.length, records, leaseExpiresAt }).changes !== 1) return false;
-      for (const page of pages) {
-        insert.run(runId, page.pageNo, page.url, page.recordCount);
-        insertRecords.run(runId, page.pageNo, page.json);
-      }
-      return true;
-    });
-    stage = (runId, owner, leaseExpiresAt, pages) => transaction.immediate(runId, owner, leaseExpiresAt, pages);
-    staging.set(sqlite, stage);
-  }
-  return stage;
+export function sqliteStaging(db: Database, runId: string, mapping: CompiledMapping): SqliteStaging {
+  const sqlite = sqliteOf(db);
+  const width = mapping.columns.length;
+  createStagedRows(sqlite, runId, width);
+  const map = recordMapper(mapping);
+  const insertRows = stagedRowsWriter(sqlite, runId, width);
+  const bump = sqlite.prepare(BUMP_RUN);
+  const insertPage = sqlite.prepare(INSERT_PAGE);
+  const transaction = sqlite.transaction((fence: Fence, pages: readonly PreparedPage[]): boolean => {
+    let records = 0;
+    for (const page of pages) records += page.recordCount;
+    const leaseExpiresAt = addMs(fence.now, fence.leaseMs);
+    if (bump.run({ runId: fence.runId, owner: fence.owner, pages: pages.length, records, leaseExpiresAt }).changes !== 1) return false;
+    for (const page of pages) insertPage.run(fence.runId, page.pageNo, page.url, page.recordCount);
+    return true;
+  });
+  return {
+    stageRecords(page) {
+      insertRows(map(page.pageNo, page.records));
+      return pageRowOnly(page);
+    },
+    write: (fence, pages) => (pages.length === 0 ? true : transaction.immediate(fence, pages)),
+  };
 }
 
 /**
@@ -121,7 +128,7 @@ const STAGE_PAGES_PG = `
                   select bump.run_id, page.page_no, page.records from bump, page)
   select count(*)::integer as bumped from bump`;
 
-export async function stagePagesPg(client: PgClient, { runId, owner, now, leaseMs, pages }: StagePagesArgs): Promise<boolean> {
+export async function stagePagesPg(client: PgClient, { runId, owner, now, leaseMs, pages }: StagePagesArgs<SerialisedPage>): Promise<boolean> {
   if (pages.length === 0) return true;
   let records = 0;
   for (const page of pages) records += page.recordCount;
@@ -143,7 +150,7 @@ export async function stagePagesPg(client: PgClient, { runId, owner, now, leaseM
 /** Pages left by an interrupted earlier attempt of this run go before the new attempt fetches. */
 export async function discardStagedPages(db: Database, { runId, owner }: { readonly runId: string; readonly owner: string }): Promise<void> {
   // On PostgreSQL the run's own client starts with its staging table cleared (run-store.ts).
-  if (db.dialect === 'sqlite') clearStagedRecords(db.sqlite, runId);
+  if (db.dialect === 'sqlite') dropStagedRows(db.sqlite, runId);
   await sql`
     delete from ifw_import_run_page
      where run_id = ${runId}

@@ -48,6 +48,13 @@ export const NOT_AN_OBJECT = 'is not a JSON object';
 
 export const relationRule = (relation: FieldRelation): string => `does not exist in table "${relation.table}" (field "${relation.field}")`;
 
+/** A related key that is not there: the violation of `column` (a column with a relation) for `value`. */
+export const relationViolation = (column: CompiledColumn, value: string | number): FieldViolation => ({
+  field: column.field.name,
+  value: describeValue(value),
+  rule: relationRule(column.relation!),
+});
+
 function compilePathFor(what: string, path: string): PathGetter {
   try {
     return compilePath(path);
@@ -141,7 +148,7 @@ export function mapRecord(mapping: CompiledMapping, record: unknown, row: SqlVal
       row[i] = null;
       continue;
     } else if (column.relation !== null && !relationExists(i, value)) {
-      (violations ??= []).push({ field: column.field.name, value: describeValue(value), rule: relationRule(column.relation) });
+      (violations ??= []).push(relationViolation(column, value));
     }
     row[i] = value;
   }

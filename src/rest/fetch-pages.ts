@@ -8,6 +8,7 @@ import { createPaginator } from '../pagination/paginator.js';
 import { compileRecordsGetter } from '../pagination/records.js';
 import type { PageRequest, Paginator } from '../pagination/types.js';
 import { isOnOrigin, originOf, setQueryParams } from '../pagination/url.js';
+import { watchWrites } from './request-written.js';
 import { AuthError, createAuthenticator, type Authenticator, type Credentials, type OAuthTokenCache } from './auth.js';
 import { afterAttempts, describeAnswer, exchange, excerpt, FetchError, withHttp, type HttpDeps, type HttpOptions, type HttpOutcome } from './http-client.js';
 import type { FetchedPage, FetchSummary, HttpMethod, RestConnection, RestEndpoint } from './model.js';
@@ -160,8 +161,9 @@ export function paginatorFor(session: Session, endpoint: RestEndpoint): Paginato
 }
 
 /**
- * Fetches every page of `endpoint`. The request for the next page is sent before `onPage` handles the
- * current one, so staging a page overlaps the network wait for the next; at most two pages are held
+ * Fetches every page of `endpoint`. The request for the next page is sent, and written to the socket
+ * (request-written.ts), before `onPage` handles the current one, so staging a page overlaps the
+ * server's work on the next; at most two pages are held
  * (the one handled and the one arriving), whatever the number of pages. Resolves with how the fetch
  * ended; rejects with FetchError for a remote or configuration problem (nothing of the run should
  * then be imported), or with whatever `onPage` throws, or with the signal's reason.
@@ -176,28 +178,35 @@ export function fetchPages(
     const paginator = paginatorFor(session, endpoint);
     const getRecords = compileRecordsGetter(endpoint.pagination.responseDataPath);
     const warnings = new Set<string>();
+    const writes = watchWrites();
     let pagesFetched = 0;
     let recordCount: number | null = 0;
     let request = paginator.first;
-    session.deps.signal?.throwIfAborted();
-    let arriving = fetchJsonPage(session, endpoint, request);
-    for (;;) {
-      const page = await arriving;
-      const records = getRecords(page.body);
-      const step = paginator.next(request, { body: page.body, records });
-      if (step.kind === 'fail') throw pageError(session, request.pageNo, endpoint.method, page.shownUrl, step.error);
-      pagesFetched++;
-      recordCount = recordCount === null || records === null ? null : recordCount + records.length;
-      if (step.kind === 'next') {
-        session.deps.signal?.throwIfAborted();
-        arriving = fetchJsonPage(session, endpoint, step.request);
-        // Awaited on the next turn of the loop; until then a failure must not count as unhandled.
-        arriving.catch(() => undefined);
+    try {
+      session.deps.signal?.throwIfAborted();
+      let arriving = fetchJsonPage(session, endpoint, request);
+      for (;;) {
+        const page = await arriving;
+        const records = getRecords(page.body);
+        const step = paginator.next(request, { body: page.body, records });
+        if (step.kind === 'fail') throw pageError(session, request.pageNo, endpoint.method, page.shownUrl, step.error);
+        pagesFetched++;
+        recordCount = recordCount === null || records === null ? null : recordCount + records.length;
+        if (step.kind === 'next') {
+          session.deps.signal?.throwIfAborted();
+          const { url } = step.request;
+          arriving = fetchJsonPage(session, endpoint, step.request);
+          // Awaited on the next turn of the loop; until then a failure must not count as unhandled.
+          arriving.catch(() => undefined);
+          await writes.written(isOnOrigin(url, session.origin) ? session.origin : originOf(url), arriving);
+        }
+        await onPage({ pageNo: request.pageNo, url: page.shownUrl, body: page.body, records });
+        if (step.warning !== undefined) warnings.add(step.warning);
+        if (step.kind === 'stop') return { pagesFetched, recordCount, stopReason: step.reason, stopDetail: step.detail, warnings: [...warnings] };
+        request = step.request;
       }
-      await onPage({ pageNo: request.pageNo, url: page.shownUrl, body: page.body, records });
-      if (step.warning !== undefined) warnings.add(step.warning);
-      if (step.kind === 'stop') return { pagesFetched, recordCount, stopReason: step.reason, stopDetail: step.detail, warnings: [...warnings] };
-      request = step.request;
+    } finally {
+      writes.close();
     }
   });
 }

@@ -15,7 +15,19 @@ import os from 'node:os';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
-import { importPayload, importRecordBatches, type ImportInput, type ImportOutcome, type ImportResult, type RecordBatchesInput } from '../../src/importer/importer.js';
+import {
+  importPayload,
+  importRecordBatches,
+  importStagedRows,
+  type ImportFinish,
+  type ImportInput,
+  type ImportOutcome,
+  type ImportResult,
+  type RecordBatchesInput,
+} from '../../src/importer/importer.js';
+import { compileImport, isRecordError, payloadSource } from '../../src/importer/plan.js';
+import { createStagedRows, dropStagedRows, recordMapper, stagedRowsTable, stagedRowsWriter } from '../../src/importer/staged-rows.js';
+import type { ImportTarget } from '../../src/importer/model.js';
 import { importPayloadPg, importRecordBatchesPg, type RecordBatchesInputPg } from '../../src/importer/postgres/importer.js';
 import { openSqliteFile } from '../../src/storage/sqlite.js';
 import { POSTGRES_ADMIN_URL } from './databases.js';
@@ -40,7 +52,7 @@ export interface FinishSpec {
 export type ImportRun = ImportResult & { seen: ImportOutcome[] };
 
 export interface ImportBackend {
-  readonly name: 'sqlite' | 'postgres';
+  readonly name: 'sqlite' | 'sqlite, staged rows' | 'postgres';
   /** Drops what the previous test made and creates these tables; `edit` may change a table's DDL text. */
   reset(tables: readonly TargetTable[], edit?: (ddl: string) => string): Promise<void>;
   exec(sql: string): Promise<void>;
@@ -63,7 +75,42 @@ const FINISH_LOG = 'CREATE TABLE finish_log (message TEXT NOT NULL, customers IN
 
 // ---------------------------------------------------------------------------------------------- SQLite
 
-export function sqliteBackend(): ImportBackend {
+/** Records staged in pages of this many, so that record numbers run on across pages. */
+const STAGED_PAGE_RECORDS = 3;
+
+/**
+ * The import a paginated run makes on SQLite: the records mapped and staged page by page as they would
+ * arrive (staged-rows.ts), then importStagedRows. Records that never reach staging (a payload that is
+ * not a record array, an integration that does not compile: a run fails before its first page for
+ * those) take the payload importer, which reports them.
+ */
+function importAsStaged(sqlite: BetterSqlite3.Database, target: ImportTarget, pages: readonly (readonly unknown[])[], finish: ImportFinish): ImportResult {
+  const runId = 'test-run';
+  const compiled = compileImport(target, () => pages);
+  if (isRecordError(compiled)) throw new Error(`not stageable (see stageable): ${compiled.rule}`);
+  const width = compiled.mapping.columns.length;
+  createStagedRows(sqlite, runId, width);
+  try {
+    const map = recordMapper(compiled.mapping);
+    const write = stagedRowsWriter(sqlite, runId, width);
+    let pageNo = 0;
+    for (const records of pages) {
+      for (let from = 0; from < records.length; from += STAGED_PAGE_RECORDS) write(map(++pageNo, records.slice(from, from + STAGED_PAGE_RECORDS)));
+    }
+    return importStagedRows(sqlite, { ...target, table: stagedRowsTable(runId) }, finish);
+  } finally {
+    dropStagedRows(sqlite, runId);
+  }
+}
+
+/** The records of `input` in pages, or undefined when they cannot be staged at all (see importAsStaged). */
+function stageable(input: ImportInput | RecordBatchesInput): readonly (readonly unknown[])[] | undefined {
+  const compiled = compileImport(input, 'payload' in input ? payloadSource(input) : () => [...input.batches]);
+  return isRecordError(compiled) ? undefined : compiled.batches;
+}
+
+export function sqliteBackend(options: { readonly staged?: boolean } = {}): ImportBackend {
+  const staged = options.staged === true;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-imp-'));
   let n = 0;
   let sqlite: BetterSqlite3.Database | undefined;
@@ -78,7 +125,7 @@ export function sqliteBackend(): ImportBackend {
     return spec.result;
   };
   return {
-    name: 'sqlite',
+    name: staged ? 'sqlite, staged rows' : 'sqlite',
     reset(tables, edit = (ddl) => ddl) {
       sqlite?.close();
       sqlite = openSqliteFile(path.join(dir, `import-${++n}.db`), 0);
@@ -95,13 +142,19 @@ export function sqliteBackend(): ImportBackend {
     },
     importPayload(input, spec) {
       const seen: ImportOutcome[] = [];
+      const pages = staged ? stageable(input) : undefined;
+      if (pages !== undefined) return settle(() => ({ ...importAsStaged(db(), input, pages, finishFn(spec, seen)), seen }));
       return settle(() => ({ ...importPayload(db(), input, finishFn(spec, seen)), seen }));
     },
     importRecordBatches(input, spec) {
       const { batches } = input;
       if (!(Symbol.iterator in batches)) throw new Error('the SQLite importer reads synchronous batches only');
       const seen: ImportOutcome[] = [];
-      return settle(() => ({ ...importRecordBatches(db(), { ...input, batches }, finishFn(spec, seen)), seen }));
+      return settle(() => {
+        const pages = staged ? stageable({ ...input, batches }) : undefined;
+        const result = pages === undefined ? importRecordBatches(db(), { ...input, batches }, finishFn(spec, seen)) : importAsStaged(db(), input, pages, finishFn(spec, seen));
+        return { ...result, seen };
+      });
     },
     close() {
       sqlite?.close();

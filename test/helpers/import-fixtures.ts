@@ -14,7 +14,11 @@ import { createConnection, createEndpoint } from '../../src/rest/service.js';
 import type { EndpointInput } from '../../src/rest/validate.js';
 import type { Database, SqliteDatabase } from '../../src/storage/database.js';
 import { createTargetTable } from '../../src/tables/service.js';
-import { stagedRecordsTable } from '../../src/imports/staged-records.js';
+import { hasStagedRows, stagedRowsTable } from '../../src/importer/staged-rows.js';
+import { getIntegrationPlan } from '../../src/integrations/store.js';
+import { sqliteStaging, type FetchedRecords, type Fence } from '../../src/imports/stage-page.js';
+import { compileMapping } from '../../src/mapping/engine.js';
+import { getTableWithRelations } from '../../src/tables/store.js';
 
 export const silentLogger = createLogger({ logLevel: 'silent' });
 export const ITEMS = 20;
@@ -92,10 +96,16 @@ export const itemIds = (db: SqliteDatabase): number[] => db.sqlite.prepare('sele
 
 export const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
-/** Page rows of a run: how many, and how many still have staged records (on this connection). */
+/** Page rows of a run: how many, and how many pages still have staged records (on this connection). */
 export function stagedPageCounts(db: SqliteDatabase, runId: string): { pages: number; staged: number } {
-  stagedRecordsTable(db.sqlite);
-  return db.sqlite
-    .prepare('select (select count(*) from ifw_import_run_page where run_id = ?) as pages, (select count(*) from temp.ifw_staged_records where run_id = ?) as staged')
-    .get(runId, runId) as { pages: number; staged: number };
+  const pages = db.sqlite.prepare('select count(*) from ifw_import_run_page where run_id = ?').pluck().get(runId) as number;
+  const staged = hasStagedRows(db.sqlite, runId) ? (db.sqlite.prepare(`select count(distinct page_no) from ${stagedRowsTable(runId)}`).pluck().get() as number) : 0;
+  return { pages, staged };
+}
+
+/** Stages one page of the items integration for a run, as a run's staging does (a fresh staging table). */
+export async function stageItemsPage(db: SqliteDatabase, fence: Fence & { readonly page: FetchedRecords }): Promise<boolean> {
+  const plan = (await getIntegrationPlan(db.kysely, ITEMS))!;
+  const staging = sqliteStaging(db, fence.runId, compileMapping(plan, await getTableWithRelations(db.kysely, plan.integration.targetTable)));
+  return staging.write(fence, [staging.stageRecords(fence.page)]);
 }

@@ -1,0 +1,49 @@
+/**
+ * When undici has put a request on the wire. The fetch loop sends the request for page n+1 before it
+ * hands page n over, so that staging page n overlaps the server's work on page n+1. But undici writes
+ * a request to a reused keep-alive socket only on a later turn of the event loop (it first lets the
+ * idle socket show a close or stray bytes), so a page handed over at once would be staged before the
+ * next request leaves, and the two would not overlap. Its `undici:client:sendHeaders` diagnostics
+ * channel says when a request's headers are written; the loop waits for that (or for the request to
+ * settle, whichever comes first) before it hands the page over.
+ *
+ * Only a scheduling hint: a request to the same origin from elsewhere in the process may end a wait
+ * early, and a request that fails before it is written ends it when it settles. Either way the page is
+ * handed over, once, in order.
+ */
+import diagnostics from 'node:diagnostics_channel';
+
+const SEND_HEADERS = 'undici:client:sendHeaders';
+
+export interface WriteWatch {
+  /** Resolves once a request to `origin` has been written, or once `request` settles. Call it right after sending. */
+  written(origin: string, request: Promise<unknown>): Promise<void>;
+  /** Stops watching (a subscription is not free: subscribe once per fetch, not per page). */
+  close(): void;
+}
+
+export function watchWrites(): WriteWatch {
+  let waiting: { readonly origin: string; readonly resolve: () => void } | undefined;
+  const release = (): void => {
+    const current = waiting;
+    waiting = undefined;
+    current?.resolve();
+  };
+  const onSend = (message: unknown): void => {
+    if (waiting !== undefined && (message as { request?: { origin?: unknown } }).request?.origin === waiting.origin) release();
+  };
+  diagnostics.subscribe(SEND_HEADERS, onSend);
+  return {
+    written(origin, request) {
+      release();
+      return new Promise((resolve) => {
+        waiting = { origin, resolve };
+        request.then(release, release);
+      });
+    },
+    close() {
+      release();
+      diagnostics.unsubscribe(SEND_HEADERS, onSend);
+    },
+  };
+}
