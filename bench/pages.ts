@@ -4,8 +4,9 @@
  * (`/next-absolute`, `next`) and Offset/Limit (`/offset-limit`, `results.items`).
  *
  * - Measured: a whole endpoint import run, as `ifw run-endpoint` does it, on a fresh SQLite file:
- *   every page fetched and staged in the database, then all 20 000 records imported through an
- *   integration into the target table in one transaction.
+ *   every page fetched and its records staged as they arrive, then all 20 000 records imported through
+ *   an integration into the target table in one transaction. The service's code is the built `dist/`
+ *   that users run (the npm script builds it first), not the sources run through tsx.
  * - Baseline: a hand-written undici loop over the same server, with an agent of the same settings
  *   (createAgent), following the same links / offsets and parsing the same JSON (and storing nothing).
  * - Also printed: fetchPages alone (the fetch loop without staging and import).
@@ -22,15 +23,40 @@ import { createInterface } from 'node:readline';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { request } from 'undici';
+import type * as Clock from '../src/clock.js';
+import type * as Integrations from '../src/integrations/service.js';
+import type * as RunEndpoint from '../src/imports/run-endpoint.js';
+import type * as Sources from '../src/imports/sources.js';
+import type * as Logger from '../src/logger.js';
 import type { PaginationSettings } from '../src/pagination/types.js';
-import { fetchPages } from '../src/rest/fetch-pages.js';
-import { createAgent } from '../src/rest/http-client.js';
+import type * as FetchPages from '../src/rest/fetch-pages.js';
+import type * as HttpClient from '../src/rest/http-client.js';
 import type { RestConnection, RestEndpoint } from '../src/rest/model.js';
+import type * as Secrets from '../src/rest/secrets.js';
+import type * as RestService from '../src/rest/service.js';
+import type { EndpointInput } from '../src/rest/validate.js';
+import type * as Storage from '../src/storage/database.js';
+import type * as Tables from '../src/tables/service.js';
 import { startPagingServer } from '../test/helpers/paging-server.js';
-import { addEndpoint, runContext, setupItems, testBox } from '../test/helpers/import-fixtures.js';
-import { systemClock } from '../src/clock.js';
-import { runEndpointNow } from '../src/imports/run-endpoint.js';
-import { migrate, openDatabase } from '../src/storage/database.js';
+
+/** A module of the built service (dist/), typed by its source. */
+async function built<T>(modulePath: string): Promise<T> {
+  const url = new URL(`../dist/${modulePath}`, import.meta.url);
+  if (!fs.existsSync(url)) throw new Error(`${url.pathname} is missing: run npm run build (npm run bench:pages does)`);
+  return (await import(url.href)) as T;
+}
+
+const { systemClock } = await built<typeof Clock>('clock.js');
+const { declareIntegration } = await built<typeof Integrations>('integrations/service.js');
+const { runEndpointNow } = await built<typeof RunEndpoint>('imports/run-endpoint.js');
+const { defaultImportSources } = await built<typeof Sources>('imports/sources.js');
+const { createLogger } = await built<typeof Logger>('logger.js');
+const { fetchPages } = await built<typeof FetchPages>('rest/fetch-pages.js');
+const { createAgent } = await built<typeof HttpClient>('rest/http-client.js');
+const { createSecretBox } = await built<typeof Secrets>('rest/secrets.js');
+const { createConnection, createEndpoint } = await built<typeof RestService>('rest/service.js');
+const { migrate, openDatabase } = await built<typeof Storage>('storage/database.js');
+const { createTargetTable } = await built<typeof Tables>('tables/service.js');
 
 const PAGES = 1000;
 const PAGE_SIZE = 20;
@@ -136,17 +162,47 @@ const IMPORT_ENDPOINTS = {
   },
 } as const;
 
+const ITEMS = 20;
+const logger = createLogger({ logLevel: 'silent' });
+
 /** A fresh database with the target table, integration, connection and endpoint; `run()` imports. */
 async function prepareImport(origin: string, strategy: Strategy, maxPages = PAGES + 1): Promise<{ run(): Promise<number>; close(): Promise<void> }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-bench-pages-'));
   const db = openDatabase({ kind: 'sqlite', file: path.join(dir, 'ifw.db') }, { busyTimeoutMs: 10_000 });
   await migrate(db);
-  const box = testBox(dir);
-  await setupItems(db, systemClock, box, origin);
-  await addEndpoint(db, systemClock, 'bench', { ...IMPORT_ENDPOINTS[strategy], maxPages });
+  const box = createSecretBox({ secretKey: 'bench-pages', dataDir: dir });
+  const clock = systemClock;
+  const fields = [
+    { name: 'id', type: 'integer' },
+    { name: 'name', type: 'text', maxLength: 20, required: true },
+  ] as const;
+  await createTargetTable(db, { name: 'item', primaryKey: ['id'], fields: [...fields] }, clock);
+  await declareIntegration(
+    db,
+    {
+      sortingOrder: ITEMS,
+      name: 'Items',
+      type: 'restApi',
+      targetTable: 'item',
+      writeMode: 'insert',
+      fields: [
+        { fieldNo: 1, title: 'Id', sourcePath: 'id' },
+        { fieldNo: 2, title: 'Name', sourcePath: 'name' },
+      ],
+      mappings: [
+        { fieldNo: 1, targetField: 'id' },
+        { fieldNo: 2, targetField: 'name' },
+      ],
+    },
+    clock,
+  );
+  await createConnection(db, { code: 'paging', baseUrl: origin, maxRetries: 0 }, clock, box);
+  const settings: Partial<EndpointInput> = { ...IMPORT_ENDPOINTS[strategy], maxPages };
+  await createEndpoint(db, { code: 'bench', connectionCode: 'paging', path: '/', integrationSortingOrder: ITEMS, ...settings }, clock);
+  const ctx = { db, clock, logger, owner: 'bench', leaseMs: 300_000, maxAttempts: 3, sources: defaultImportSources(() => box) };
   return {
     async run() {
-      const run = await runEndpointNow(runContext(db, systemClock, box), 'bench');
+      const run = await runEndpointNow(ctx, 'bench');
       const rows = (db.sqlite.prepare('select count(*) as n from item').get() as { n: number }).n;
       const expected = Math.min(maxPages, PAGES) * PAGE_SIZE;
       if (run.status !== 'Completed' || rows !== expected) throw new Error(`import run ${run.status} with ${rows} rows, expected ${expected}: ${run.errorMessage}`);
