@@ -37,6 +37,7 @@ import type * as RestService from '../src/rest/service.js';
 import type { EndpointInput } from '../src/rest/validate.js';
 import type * as Storage from '../src/storage/database.js';
 import type * as Tables from '../src/tables/service.js';
+import { ITEMS, ITEMS_INTEGRATION, itemTable } from '../test/helpers/import-fixtures.js';
 import { startPagingServer } from '../test/helpers/paging-server.js';
 
 /** A module of the built service (dist/), typed by its source. */
@@ -162,7 +163,6 @@ const IMPORT_ENDPOINTS = {
   },
 } as const;
 
-const ITEMS = 20;
 const logger = createLogger({ logLevel: 'silent' });
 
 /** A fresh database with the target table, integration, connection and endpoint; `run()` imports. */
@@ -172,30 +172,8 @@ async function prepareImport(origin: string, strategy: Strategy, maxPages = PAGE
   await migrate(db);
   const box = createSecretBox({ secretKey: 'bench-pages', dataDir: dir });
   const clock = systemClock;
-  const fields = [
-    { name: 'id', type: 'integer' },
-    { name: 'name', type: 'text', maxLength: 20, required: true },
-  ] as const;
-  await createTargetTable(db, { name: 'item', primaryKey: ['id'], fields: [...fields] }, clock);
-  await declareIntegration(
-    db,
-    {
-      sortingOrder: ITEMS,
-      name: 'Items',
-      type: 'restApi',
-      targetTable: 'item',
-      writeMode: 'insert',
-      fields: [
-        { fieldNo: 1, title: 'Id', sourcePath: 'id' },
-        { fieldNo: 2, title: 'Name', sourcePath: 'name' },
-      ],
-      mappings: [
-        { fieldNo: 1, targetField: 'id' },
-        { fieldNo: 2, targetField: 'name' },
-      ],
-    },
-    clock,
-  );
+  await createTargetTable(db, itemTable(), clock);
+  await declareIntegration(db, ITEMS_INTEGRATION, clock);
   await createConnection(db, { code: 'paging', baseUrl: origin, maxRetries: 0 }, clock, box);
   const settings: Partial<EndpointInput> = { ...IMPORT_ENDPOINTS[strategy], maxPages };
   await createEndpoint(db, { code: 'bench', connectionCode: 'paging', path: '/', integrationSortingOrder: ITEMS, ...settings }, clock);

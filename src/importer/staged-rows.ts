@@ -44,7 +44,7 @@ export function dropStagedRows(sqlite: BetterSqlite3.Database, runId: string): v
   sqlite.exec(`drop table if exists ${stagedRowsTable(runId)}`);
 }
 
-/** Whether the run has a staging table on this connection (tests, and the importer's own check). */
+/** Whether the run has a staging table on this connection. */
 export function hasStagedRows(sqlite: BetterSqlite3.Database, runId: string): boolean {
   return sqlite.prepare("select 1 from temp.sqlite_master where type = 'table' and name = ?").get(`ifw_staged_${runId}`) !== undefined;
 }

@@ -55,8 +55,8 @@ export interface Fence {
   readonly leaseMs: number;
 }
 
-export interface StagePagesArgs<P extends PreparedPage> extends Fence {
-  readonly pages: readonly P[];
+export interface StagePagesArgs extends Fence {
+  readonly pages: readonly SerialisedPage[];
 }
 
 const BUMP_RUN = `
@@ -128,7 +128,7 @@ const STAGE_PAGES_PG = `
                   select bump.run_id, page.page_no, page.records from bump, page)
   select count(*)::integer as bumped from bump`;
 
-export async function stagePagesPg(client: PgClient, { runId, owner, now, leaseMs, pages }: StagePagesArgs<SerialisedPage>): Promise<boolean> {
+export async function stagePagesPg(client: PgClient, { runId, owner, now, leaseMs, pages }: StagePagesArgs): Promise<boolean> {
   if (pages.length === 0) return true;
   let records = 0;
   for (const page of pages) records += page.recordCount;

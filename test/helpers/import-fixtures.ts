@@ -5,7 +5,7 @@
  */
 import type { Clock } from '../../src/clock.js';
 import { manualClock } from '../../src/clock.js';
-import { declareIntegration } from '../../src/integrations/service.js';
+import { declareIntegration, type IntegrationDeclaration } from '../../src/integrations/service.js';
 import type { ImportRunContext } from '../../src/imports/run-imports.js';
 import { defaultImportSources } from '../../src/imports/sources.js';
 import { createLogger } from '../../src/logger.js';
@@ -13,6 +13,7 @@ import { createSecretBox, type SecretBox } from '../../src/rest/secrets.js';
 import { createConnection, createEndpoint } from '../../src/rest/service.js';
 import type { EndpointInput } from '../../src/rest/validate.js';
 import type { Database, SqliteDatabase } from '../../src/storage/database.js';
+import type { TargetTableInput } from '../../src/tables/validate.js';
 import { createTargetTable } from '../../src/tables/service.js';
 import { hasStagedRows, stagedRowsTable } from '../../src/importer/staged-rows.js';
 import { getIntegrationPlan } from '../../src/integrations/store.js';
@@ -32,39 +33,36 @@ export function testBox(dataDir: string): SecretBox {
   return createSecretBox({ secretKey: 'import-run-tests', dataDir });
 }
 
-/** `nameMaxLength` 9 makes "Record 100" (and later) break the target table's rule. */
+/** Table `item`; `nameMaxLength` 9 makes "Record 100" (and later) break its rule. */
+export const itemTable = (nameMaxLength = 20): TargetTableInput => ({
+  name: 'item',
+  primaryKey: ['id'],
+  fields: [
+    { name: 'id', type: 'integer' },
+    { name: 'name', type: 'text', maxLength: nameMaxLength, required: true },
+  ],
+});
+
+/** Integration ITEMS: the paging server's `{ id, name }` records into `item`. */
+export const ITEMS_INTEGRATION = {
+  sortingOrder: ITEMS,
+  name: 'Items',
+  type: 'restApi',
+  targetTable: 'item',
+  writeMode: 'insert',
+  fields: [
+    { fieldNo: 1, title: 'Id', sourcePath: 'id' },
+    { fieldNo: 2, title: 'Name', sourcePath: 'name' },
+  ],
+  mappings: [
+    { fieldNo: 1, targetField: 'id' },
+    { fieldNo: 2, targetField: 'name' },
+  ],
+} as const satisfies IntegrationDeclaration;
+
 export async function setupItems(db: Database, clock: Clock, box: SecretBox, origin: string, options: { nameMaxLength?: number } = {}): Promise<void> {
-  await createTargetTable(
-    db,
-    {
-      name: 'item',
-      primaryKey: ['id'],
-      fields: [
-        { name: 'id', type: 'integer' },
-        { name: 'name', type: 'text', maxLength: options.nameMaxLength ?? 20, required: true },
-      ],
-    },
-    clock,
-  );
-  await declareIntegration(
-    db,
-    {
-      sortingOrder: ITEMS,
-      name: 'Items',
-      type: 'restApi',
-      targetTable: 'item',
-      writeMode: 'insert',
-      fields: [
-        { fieldNo: 1, title: 'Id', sourcePath: 'id' },
-        { fieldNo: 2, title: 'Name', sourcePath: 'name' },
-      ],
-      mappings: [
-        { fieldNo: 1, targetField: 'id' },
-        { fieldNo: 2, targetField: 'name' },
-      ],
-    },
-    clock,
-  );
+  await createTargetTable(db, itemTable(options.nameMaxLength), clock);
+  await declareIntegration(db, ITEMS_INTEGRATION, clock);
   await createConnection(db, { code: CONNECTION, baseUrl: origin, maxRetries: 0 }, clock, box);
 }
 
