@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../src/clock.js';
 import { parseDatabaseUrl } from '../src/config.js';
 import { claimNextRun } from '../src/imports/claim-run.js';
 import type { ImportRun } from '../src/imports/model.js';
@@ -29,7 +30,7 @@ import type { SecretBox } from '../src/rest/secrets.js';
 import { createConnection, createEndpoint } from '../src/rest/service.js';
 import { migrate, openDatabase, type Database } from '../src/storage/database.js';
 import { BACKENDS, POSTGRES_ADMIN_URL, type FreshDatabase } from './helpers/databases.js';
-import { addEndpoint, ENDPOINTS, ITEMS, range, runContext, setupItems, START, testBox, testClock, type ManualClock } from './helpers/import-fixtures.js';
+import { addEndpoint, ENDPOINTS, ITEMS, range, runContext, setupItems, silentLogger, START, testBox, testClock, type ManualClock } from './helpers/import-fixtures.js';
 import { startPagingServer, type PagingServer } from './helpers/paging-server.js';
 import { assertBuilt, runIfw } from './helpers/process.js';
 
@@ -267,7 +268,7 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
       await claimNextRun(db, { owner: 'w1', now: clock(), leaseMs: LEASE_MS });
       const plan = (await getIntegrationPlan(db.kysely, ITEMS))!;
       const target = { plan, tables: await getTableWithRelations(db.kysely, plan.integration.targetTable) };
-      const store = await openRunStore(db, { runId, owner: 'w1', leaseMs: LEASE_MS, clock });
+      const store = await openRunStore(db, { runId, owner: 'w1', leaseMs: LEASE_MS, clock, log: silentLogger });
       try {
         await store.discardStaged();
         const buffer = store.pageBuffer(DEFAULT_STAGING_LIMITS, compileMapping(target.plan, target.tables));
@@ -438,6 +439,73 @@ describe.skipIf(postgres.skip)('import runs on postgres only', () => {
     } finally {
       await single.close();
     }
+  });
+
+  describe('an import transaction longer than the lease', () => {
+    // A statement-level trigger makes the final import's INSERT take 2 s, four times the lease.
+    const SLOW_INSERT = `
+      create function ifw_test_slow_insert() returns trigger language plpgsql as $$ begin perform pg_sleep(2); return null; end $$;
+      create trigger ifw_test_slow_insert after insert on item for each statement execute function ifw_test_slow_insert();`;
+    const LEASE = 500;
+
+    async function slowRun(): Promise<{ db: Database; other: Database; ctx: ImportRunContext; runId: string }> {
+      const db = openUrl(fresh.url);
+      const other = openUrl(fresh.url);
+      await migrate(db);
+      const box = testBox(dir);
+      await setupItems(db, systemClock, box, server.origin);
+      await addEndpoint(db, systemClock, 'numbered', ENDPOINTS.pageNumber);
+      await sql.raw(SLOW_INSERT).execute(db.kysely);
+      const ctx: ImportRunContext = { ...runContext(db, systemClock, box), leaseMs: LEASE, heartbeatMs: 100 };
+      const { runId } = await queueEndpointRun(db, 'numbered', 'manual', systemClock());
+      return { db, other, ctx, runId };
+    }
+
+    it('keeps its lease: another worker reaping expired leases all along does not take the run over', async () => {
+      const { db, other, ctx, runId } = await slowRun();
+      let reaping = true;
+      const requeued: string[] = [];
+      const reaper = (async () => {
+        while (reaping) {
+          requeued.push(...(await reapExpiredRuns(other, { now: new Date(), maxAttempts: 3 })).requeued);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      })();
+      try {
+        const started = Date.now();
+        expect(await runQueuedImports(ctx)).toMatchObject({ completed: 1, lost: 0 });
+        expect(Date.now() - started).toBeGreaterThan(2 * LEASE);
+        expect(await getRun(db, runId)).toMatchObject({ status: 'Completed', attempts: 1, insertedCount: 25 });
+        expect(requeued).toEqual([]);
+      } finally {
+        reaping = false;
+        await reaper;
+        await db.close();
+        await other.close();
+      }
+    });
+
+    it('a lease lost meanwhile cancels the import at once: nothing is committed, the run goes on with its new owner', async () => {
+      const { db, other, ctx, runId } = await slowRun();
+      const slept = async (): Promise<boolean> =>
+        (await sql<{ n: number }>`select count(*)::integer as n from pg_stat_activity where wait_event = 'PgSleep'`.execute(other.kysely)).rows[0]!.n > 0;
+      // Once the import sleeps in its INSERT, another worker takes the run over.
+      const thief = (async () => {
+        for (let tries = 0; tries < 200 && !(await slept()); tries++) await new Promise((resolve) => setTimeout(resolve, 20));
+        await sql`update ifw_import_run set lease_owner = 'worker-2' where run_id = ${runId}`.execute(other.kysely);
+      })();
+      try {
+        const started = Date.now();
+        expect(await runQueuedImports(ctx)).toMatchObject({ completed: 0, lost: 1 });
+        await thief;
+        expect(Date.now() - started).toBeLessThan(1800);
+        expect(await getRun(db, runId)).toMatchObject({ status: 'Running', insertedCount: 0 });
+        expect((await sql<{ n: number }>`select count(*)::integer as n from item`.execute(db.kysely)).rows[0]!.n).toBe(0);
+      } finally {
+        await db.close();
+        await other.close();
+      }
+    });
   });
 
   it("the server ends the run's connection mid-fetch: the process carries on, nothing is imported, a later drain runs it", async () => {

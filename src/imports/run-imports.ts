@@ -33,6 +33,8 @@ export interface ImportRunContext extends WorkerContext {
   readonly signal?: AbortSignal;
   /** How fetched pages are batched into staging commits; default DEFAULT_STAGING_LIMITS. */
   readonly staging?: StagingLimits;
+  /** How often the lease is renewed during PostgreSQL's import transaction; default a third of the lease. */
+  readonly heartbeatMs?: number;
 }
 
 export type RunResult = 'completed' | 'failed' | 'lost';
@@ -165,7 +167,8 @@ export async function executeRun(ctx: ImportRunContext, run: ClaimedRun): Promis
   const log = ctx.logger.child({ runId, endpointCode: run.endpointCode, attempt: run.attempts });
   let store: RunStore;
   try {
-    store = await openRunStore(ctx.db, { runId, owner: ctx.owner, leaseMs: ctx.leaseMs, clock: ctx.clock });
+    const heartbeat = ctx.heartbeatMs === undefined ? {} : { heartbeatMs: ctx.heartbeatMs };
+    store = await openRunStore(ctx.db, { runId, owner: ctx.owner, leaseMs: ctx.leaseMs, clock: ctx.clock, log, ...heartbeat });
   } catch (err) {
     log.error({ err }, 'could not start the run');
     try {

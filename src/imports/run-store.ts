@@ -13,10 +13,15 @@
  * Either way every staging write and the final status are fenced by the run's lease, and the staged
  * records are cleared when the run ends, however it ends.
  */
+import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { importStagedRows } from '../importer/importer.js';
 import type { ImportOutcome, ImportResult, ImportTarget } from '../importer/model.js';
 import { importRecordBatchesPg } from '../importer/postgres/importer.js';
+import { failedOutcome } from '../importer/tally.js';
+import { payloadError } from '../mapping/messages.js';
+import { backendPid, cancelBackend, defaultHeartbeatMs, keepLease } from '../queue/keep-lease.js';
+import { heartbeatRun } from './heartbeat-run.js';
 import type pg from 'pg';
 import type { Database, PostgresDatabase, SqliteDatabase } from '../storage/database.js';
 import { withScratchCommits } from '../storage/sqlite.js';
@@ -61,6 +66,9 @@ export interface RunStoreArgs {
   readonly owner: string;
   readonly leaseMs: number;
   readonly clock: Clock;
+  readonly log: Logger;
+  /** How often the lease is renewed during PostgreSQL's import transaction; default a third of the lease. */
+  readonly heartbeatMs?: number;
 }
 
 export async function openRunStore(db: Database, args: RunStoreArgs): Promise<RunStore> {
@@ -106,7 +114,7 @@ function sqliteRunStore(db: SqliteDatabase, { runId, owner, leaseMs, clock }: Ru
   };
 }
 
-async function postgresRunStore(db: PostgresDatabase, { runId, owner, leaseMs, clock }: RunStoreArgs): Promise<RunStore> {
+async function postgresRunStore(db: PostgresDatabase, { runId, owner, leaseMs, clock, log, heartbeatMs }: RunStoreArgs): Promise<RunStore> {
   // The run holds one connection for its whole length and renews its lease through another: with a
   // single connection in the pool the renewal would wait for the run, forever.
   if ((db.pool.options.max ?? 10) < 2) throw new Error('an import run on PostgreSQL needs a pool of at least 2 connections (IFW_DATABASE_POOL_SIZE)');
@@ -151,9 +159,19 @@ async function postgresRunStore(db: PostgresDatabase, { runId, owner, leaseMs, c
     },
     fail: (args) => failRunPg(client, args),
     async importStaged(target, end) {
-      await client.query('begin');
+      // The import may outlast the lease: it is renewed meanwhile on another pooled connection, and a
+      // renewal that finds it lost cancels the import's statement (keep-lease.ts).
+      const lease = keepLease({
+        renew: () => heartbeatRun(db, { runId, owner, now: clock(), leaseMs }),
+        everyMs: heartbeatMs ?? defaultHeartbeatMs(leaseMs),
+        cancel: cancelBackend(db, backendPid(client)),
+        log,
+      });
       try {
+        await client.query('begin');
         const result = await importRecordBatchesPg(client, { ...target, batches: stagedPagesPg(client, runId) }, (outcome) => {
+          lease.finishing();
+          if (lease.lost) return false;
           const ending = end(outcome);
           return 'complete' in ending ? completeRunPg(client, ending.complete) : failRunPg(client, ending.fail);
         });
@@ -167,7 +185,11 @@ async function postgresRunStore(db: PostgresDatabase, { runId, owner, leaseMs, c
         return result;
       } catch (err) {
         await client.query('rollback').catch(() => undefined);
+        // The renewal found the lease lost and cancelled the import's statement: nothing was committed.
+        if (lease.lost) return { committed: false, outcome: failedOutcome([payloadError('lease lost', 'the lease was lost during the import')], 1) };
         throw err;
+      } finally {
+        await lease.stop();
       }
     },
     clearStaged: () => clearStagedRecordsPg(client, runId),

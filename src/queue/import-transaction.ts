@@ -6,13 +6,9 @@
  * - SQLite: the synchronous importer on the worker thread's own connection; finish runs inside its
  *   transaction. No heartbeat is possible meanwhile (the thread is busy), nor needed: one writer.
  * - PostgreSQL: a pooled client, BEGIN, the PostgreSQL importer, finish on the same client, COMMIT.
- *   The lease is renewed meanwhile on another pooled connection; when a renewal finds it lost
- *   (cancelled, reset, or taken over after expiry), the import's running statement is cancelled and
- *   the transaction rolled back instead of importing to the end for nothing.
+ *   The lease is renewed meanwhile on another pooled connection (keep-lease.ts).
  */
-import type pg from 'pg';
 import type { Logger } from 'pino';
-import { sql } from 'kysely';
 import { importPayload as defaultImportPayload } from '../importer/importer.js';
 import type { ImportInput, ImportOutcome } from '../importer/model.js';
 import { importPayloadPg as defaultImportPayloadPg } from '../importer/postgres/importer.js';
@@ -21,6 +17,7 @@ import type { PostgresDatabase, SqliteDatabase } from '../storage/database.js';
 import { completeRequest } from './complete-request.js';
 import { failRequest } from './fail-request.js';
 import { heartbeatRequest } from './heartbeat-request.js';
+import { backendPid, cancelBackend, defaultHeartbeatMs, keepLease } from './keep-lease.js';
 import type { ProcessorContext } from './processor.js';
 import { replaceRequestErrors } from './record-errors.js';
 
@@ -59,7 +56,12 @@ async function importOnPostgres(ctx: ProcessorContext, db: PostgresDatabase, job
   const run = ctx.importPayloadPg ?? defaultImportPayloadPg;
   const client = await db.pool.connect();
   const conn: PostgresConnection = { dialect: 'postgres', pg: client };
-  const lease = keepLease(ctx, db, job, backendPid(client));
+  const lease = keepLease({
+    renew: () => heartbeatRequest(db, { requestId, owner, now: time(), leaseMs: ctx.leaseMs }),
+    everyMs: ctx.heartbeatMs ?? defaultHeartbeatMs(ctx.leaseMs),
+    cancel: cancelBackend(db, backendPid(client)),
+    log: job.log,
+  });
   let broken = false;
   try {
     await client.query('BEGIN');
@@ -87,51 +89,4 @@ async function importOnPostgres(ctx: ProcessorContext, db: PostgresDatabase, job
     // A client whose ROLLBACK failed is in an unknown state: pg closes it instead of pooling it.
     client.release(broken);
   }
-}
-
-/** The server process of a pg client (pg sets it at connect; its type declarations omit it). */
-const backendPid = (client: pg.PoolClient): number | undefined => (client as pg.PoolClient & { processID?: number | null }).processID ?? undefined;
-
-interface LeaseKeeper {
-  readonly lost: boolean;
-  /** The fenced finish has begun: renewals stop mattering (finish's own write is the check now). */
-  finishing(): void;
-  stop(): Promise<void>;
-}
-
-/**
- * Renews the lease every heartbeatMs on the pool (not the import's client, which is busy). A renewal
- * that may wait on finish's row lock only resolves after COMMIT: by then `finishing` says to ignore it.
- */
-function keepLease(ctx: ProcessorContext, db: PostgresDatabase, { requestId, time, log }: ImportJob, pid: number | undefined): LeaseKeeper {
-  let lost = false;
-  let finishing = false;
-  let inFlight: Promise<void> | undefined;
-  const renew = async (): Promise<void> => {
-    const held = await heartbeatRequest(db, { requestId, owner: ctx.owner, now: time(), leaseMs: ctx.leaseMs });
-    if (held || finishing) return;
-    lost = true;
-    log.warn('lease lost while importing (cancelled, reset or taken over); cancelling the import');
-    if (pid !== undefined) await sql`select pg_cancel_backend(${pid})`.execute(db.kysely);
-  };
-  const timer = setInterval(() => {
-    if (inFlight !== undefined || finishing || lost) return;
-    inFlight = renew()
-      .catch((err: unknown) => log.warn({ err }, 'renewing the lease failed; retried at the next heartbeat'))
-      .finally(() => {
-        inFlight = undefined;
-      });
-  }, ctx.heartbeatMs ?? Math.max(1, Math.floor(ctx.leaseMs / 3)));
-  return {
-    get lost() {
-      return lost;
-    },
-    finishing() {
-      finishing = true;
-    },
-    async stop() {
-      clearInterval(timer);
-      await inFlight;
-    },
-  };
 }
