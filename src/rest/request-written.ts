@@ -8,12 +8,16 @@
  * settle, whichever comes first) before it hands the page over.
  *
  * Only a scheduling hint: a request to the same origin from elsewhere in the process may end a wait
- * early, and a request that fails before it is written ends it when it settles. Either way the page is
- * handed over, once, in order.
+ * early, a request that fails before it is written ends it when it settles, and no wait lasts longer
+ * than MAX_WAIT_MS (a connection that takes long to open must not hold back the page before it).
+ * Either way the page is handed over, once, in order.
  */
 import diagnostics from 'node:diagnostics_channel';
 
 const SEND_HEADERS = 'undici:client:sendHeaders';
+
+/** A request on a kept-alive socket is written within a turn or two of the event loop, well within this. */
+export const MAX_WAIT_MS = 50;
 
 export interface WriteWatch {
   /** Resolves once a request to `origin` has been written, or once `request` settles. Call it right after sending. */
@@ -22,12 +26,20 @@ export interface WriteWatch {
   close(): void;
 }
 
+interface Waiter {
+  readonly origin: string;
+  readonly resolve: () => void;
+  timer?: NodeJS.Timeout;
+}
+
 export function watchWrites(): WriteWatch {
-  let waiting: { readonly origin: string; readonly resolve: () => void } | undefined;
-  const release = (): void => {
-    const current = waiting;
+  let waiting: Waiter | undefined;
+  /** Ends `which` wait, if it is still the current one (a request settling late must not end the next). */
+  const release = (which: Waiter | undefined = waiting): void => {
+    if (which === undefined || which !== waiting) return;
     waiting = undefined;
-    current?.resolve();
+    clearTimeout(which.timer);
+    which.resolve();
   };
   const onSend = (message: unknown): void => {
     if (waiting !== undefined && (message as { request?: { origin?: unknown } }).request?.origin === waiting.origin) release();
@@ -37,8 +49,11 @@ export function watchWrites(): WriteWatch {
     written(origin, request) {
       release();
       return new Promise((resolve) => {
-        waiting = { origin, resolve };
-        request.then(release, release);
+        const waiter: Waiter = { origin, resolve };
+        waiting = waiter;
+        waiter.timer = setTimeout(() => release(waiter), MAX_WAIT_MS);
+        const settled = (): void => release(waiter);
+        request.then(settled, settled);
       });
     },
     close() {
