@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, type FreshDatabase } from './helpers/databases.js';
 import { assertBuilt, startWorker } from './helpers/process.js';
@@ -122,6 +123,36 @@ describe.skipIf(postgres.skip)('processing on PostgreSQL', () => {
         expect(await ended(api, id, 2_000)).toMatchObject({ status: 'Completed' });
         expect(Date.now() - accepted).toBeLessThan(1_000);
       }
+    });
+    it('readiness says when wake-ups are degraded: the LISTEN connection dropped and is reconnecting; then ok, and notifications work again', async () => {
+      const wakeups = async (): Promise<{ status: number; wakeups: string | undefined }> => {
+        const res = await worker.inject({ method: 'GET', url: '/health/ready' });
+        return { status: res.statusCode, wakeups: (res.json() as { checks: Record<string, string> }).checks.wakeups };
+      };
+      expect(await wakeups()).toEqual({ status: 200, wakeups: 'ok' });
+      // The API-only service does not listen, and says nothing about it.
+      expect(((await api.inject({ method: 'GET', url: '/health/ready' })).json() as { checks: Record<string, string> }).checks.wakeups).toBeUndefined();
+
+      const admin = new pg.Client({ connectionString: fresh.url });
+      await admin.connect();
+      try {
+        const { rowCount } = await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query like 'LISTEN %'`);
+        expect(rowCount).toBe(1);
+      } finally {
+        await admin.end();
+      }
+      const degraded = await eventually(async () => {
+        const now = await wakeups();
+        return now.wakeups?.startsWith('degraded') === true ? now : undefined;
+      });
+      // Still ready: requests are processed, at the scheduler tick.
+      expect(degraded).toEqual({ status: 200, wakeups: 'degraded: the LISTEN connection is reconnecting; workers start at their scheduler tick meanwhile' });
+      await eventually(async () => ((await wakeups()).wakeups === 'ok' ? true : undefined));
+
+      const id = await submit(api, customers({ no: 'N9', name: 'After the reconnect' }));
+      const accepted = Date.now();
+      expect(await ended(api, id, 2_000)).toMatchObject({ status: 'Completed' });
+      expect(Date.now() - accepted).toBeLessThan(1_000);
     });
   });
 

@@ -26,6 +26,11 @@ export interface QueueHost {
   /** Asks the workers to run the Bulk Import Processor and the Import Run Processor now (if their entries are Ready). */
   wake(): void;
   readonly healthy: boolean;
+  /**
+   * PostgreSQL: whether the LISTEN connection that brings wake-ups from other processes is up (while it
+   * reconnects, workers start at their scheduler tick). Undefined on SQLite, where wake-ups stay in-process.
+   */
+  readonly listening?: boolean;
   /** Lets the current request finish, then stops the worker (terminating it after closeTimeoutMs). */
   close(): Promise<void>;
 }

@@ -90,6 +90,9 @@ export async function startInProcessHost(config: Config, target: PostgresTarget,
     get healthy() {
       return closing === undefined;
     },
+    get listening() {
+      return listener.listening;
+    },
     close() {
       closing ??= close();
       return closing;

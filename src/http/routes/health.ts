@@ -1,4 +1,4 @@
-/** Liveness (the process answers) and readiness (the database answers and the job queue runs). */
+/** Liveness (the process answers) and readiness (the database answers and the job queue runs; on PostgreSQL also whether wake-ups arrive). */
 import { sql } from 'kysely';
 import { Type } from 'typebox';
 import type { Database } from '../../storage/database.js';
@@ -7,7 +7,7 @@ import type { RoutePlugin } from '../server.js';
 export interface HealthDeps {
   readonly db: Database;
   /** undefined when this process runs no workers. */
-  readonly queue: { readonly healthy: boolean } | undefined;
+  readonly queue: { readonly healthy: boolean; readonly listening?: boolean } | undefined;
 }
 
 const Check = Type.Object({ status: Type.String(), checks: Type.Optional(Type.Record(Type.String(), Type.String())) });
@@ -22,6 +22,10 @@ export function healthRoutes(deps: HealthDeps): RoutePlugin {
       checks.database = `failing: ${(err as Error).message}`;
     }
     checks.jobQueue = deps.queue === undefined ? 'not running in this process' : deps.queue.healthy ? 'ok' : 'failing: the worker thread stopped';
+    // Degraded, not unready: requests are still processed, only later (at the scheduler tick).
+    if (deps.queue?.listening !== undefined) {
+      checks.wakeups = deps.queue.listening ? 'ok' : 'degraded: the LISTEN connection is reconnecting; workers start at their scheduler tick meanwhile';
+    }
     const ready = checks.database === 'ok' && (deps.queue === undefined || deps.queue.healthy);
     return { ready, checks };
   }
