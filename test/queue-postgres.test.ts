@@ -127,11 +127,11 @@ describe.skipIf(postgres.skip)('processing on PostgreSQL', () => {
     it('readiness says when wake-ups are degraded: the LISTEN connection dropped and is reconnecting; then ok, and notifications work again', async () => {
       const wakeups = async (): Promise<{ status: number; wakeups: string | undefined }> => {
         const res = await worker.inject({ method: 'GET', url: '/health/ready' });
-        return { status: res.statusCode, wakeups: (res.json() as { checks: Record<string, string> }).checks.wakeups };
+        return { status: res.statusCode, wakeups: res.json<{ checks: Record<string, string> }>().checks.wakeups };
       };
       expect(await wakeups()).toEqual({ status: 200, wakeups: 'ok' });
       // The API-only service does not listen, and says nothing about it.
-      expect(((await api.inject({ method: 'GET', url: '/health/ready' })).json() as { checks: Record<string, string> }).checks.wakeups).toBeUndefined();
+      expect((await api.inject({ method: 'GET', url: '/health/ready' })).json<{ checks: Record<string, string> }>().checks.wakeups).toBeUndefined();
 
       const admin = new pg.Client({ connectionString: fresh.url });
       await admin.connect();
