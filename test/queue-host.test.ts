@@ -6,7 +6,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../src/clock.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { startQueueHost, type QueueHost } from '../src/queue/host.js';
+import type { ImportFnPg } from '../src/queue/processor.js';
 import { migrate, openDatabase, type Database } from '../src/storage/database.js';
+import { BACKENDS, type FreshDatabase } from './helpers/databases.js';
 import { customerNos, customersPayload, getRequest, insertRequest, setupCustomers, silentLogger } from './queue-fixtures.js';
 
 let dir: string;
@@ -83,5 +85,57 @@ describe('startQueueHost', () => {
     const broken = loadConfig({}, { dataDir: dir, logLevel: 'silent', databaseUrl: path.join(blocker, 'ifw.db') });
 
     await expect(startQueueHost(broken, { logger: silentLogger })).rejects.toThrow(/before it was ready/);
+  });
+});
+
+const postgres = BACKENDS.find((b) => b.name === 'postgres')!;
+
+describe.skipIf(postgres.skip)('startQueueHost on PostgreSQL: shutting down with an import that does not end', () => {
+  let fresh: FreshDatabase;
+  beforeEach(async () => {
+    fresh = await postgres.fresh();
+  });
+  afterEach(async () => {
+    await fresh?.cleanup();
+  });
+
+  it('after closeTimeoutMs, close() returns the request to Pending, the attempt not counted, and resolves', async () => {
+    const pgConfig = loadConfig({ IFW_DATABASE_URL: fresh.url }, { dataDir: dir, logLevel: 'silent', schedulerTickMs: 60_000 });
+    const pgDb = openDatabase(pgConfig.database);
+    let unblock!: () => void;
+    const blocked = new Promise<void>((resolve) => (unblock = resolve));
+    let importing = false;
+    // An import that hangs until the test lets it go (as one stuck on a lock would).
+    const importPayloadPg: ImportFnPg = async () => {
+      importing = true;
+      await blocked;
+      throw new Error('let go after the shutdown');
+    };
+    let pgHost: QueueHost | undefined;
+    try {
+      await migrate(pgDb);
+      await setupCustomers(pgDb, systemClock);
+      const id = await insertRequest(pgDb, { submittedAt: new Date().toISOString(), payload: customersPayload('C1') });
+      pgHost = await startQueueHost(pgConfig, { logger: silentLogger, closeTimeoutMs: 300, importPayloadPg });
+      pgHost.wake();
+      const deadline = Date.now() + 10_000;
+      while (!importing) {
+        if (Date.now() > deadline) throw new Error('the import never started');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(await getRequest(pgDb, id)).toMatchObject({ status: 'Processing', attempts: 1 });
+
+      const started = Date.now();
+      await pgHost.close();
+      const took = Date.now() - started;
+
+      expect(took).toBeGreaterThanOrEqual(290);
+      expect(took).toBeLessThan(5_000);
+      expect(await getRequest(pgDb, id)).toMatchObject({ status: 'Pending', attempts: 0, lease_owner: null, lease_expires_at: null });
+    } finally {
+      unblock();
+      await pgHost?.close();
+      await pgDb.close();
+    }
   });
 });
