@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ImportOutcome } from '../src/importer/importer.js';
 import { importRecordBatchesPg } from '../src/importer/postgres/importer.js';
-import { CHUNK_RECORDS } from '../src/importer/postgres/records.js';
+import { CHUNK_RECORDS, chunkRecordsFor } from '../src/importer/postgres/records.js';
 import type { IntegrationPlan, OnRecordError, WriteMode } from '../src/integrations/model.js';
 import type { TargetTable } from '../src/tables/model.js';
 import { SKIP_POSTGRES } from './helpers/databases.js';
@@ -714,6 +714,36 @@ describe.skipIf(SKIP_POSTGRES)('PostgreSQL importer in the caller’s transactio
     await client.query('COMMIT');
     return { outcome, error };
   }
+
+  it('sizes chunks by the records expected, so that a large import keeps within MAX_CHUNKS chunk savepoints', async () => {
+    expect([undefined, 100_000, 300_000, 600_000, 1_000_000].map(chunkRecordsFor)).toEqual([5000, 5000, 5000, 10_000, 16_667]);
+    const { client } = b;
+    const chunkSavepoints = async (expectedRecords?: number): Promise<number> => {
+      let count = 0;
+      const counting = new Proxy(client, {
+        get(target, prop, receiver) {
+          if (prop !== 'query') return Reflect.get(target, prop, receiver) as unknown;
+          return (text: unknown, ...rest: unknown[]) => {
+            if (text === 'SAVEPOINT ifw_import_chunk') count++;
+            return (target.query as (...args: unknown[]) => unknown)(text, ...rest);
+          };
+        },
+      });
+      const records = Array.from({ length: 12_000 }, (_, i) => ({ id: i + 1, name: 'x' }));
+      await client.query('BEGIN');
+      try {
+        const input = { plan: itemPlan(), tables: itemTables, batches: [records], ...(expectedRecords === undefined ? {} : { expectedRecords }) };
+        const { outcome } = await importRecordBatchesPg(counting, input, () => true);
+        expect(outcome).toMatchObject({ ok: true, inserted: 12_000 });
+      } finally {
+        await client.query('ROLLBACK');
+      }
+      return count;
+    };
+    expect(await chunkSavepoints()).toBe(3);
+    // As if the import were 600 000 records: chunks of 10 000.
+    expect(await chunkSavepoints(600_000)).toBe(2);
+  });
 
   it('keeps the caller’s transaction usable when the database refuses a row (CHECK), writing the rest', async () => {
     await b.reset([item], (ddl) => ddl.replace('"name" TEXT NOT NULL', `"name" TEXT NOT NULL CHECK ("name" <> 'bad')`));

@@ -169,7 +169,11 @@ async function postgresRunStore(db: PostgresDatabase, { runId, owner, leaseMs, c
       });
       try {
         await client.query('begin');
-        const result = await importRecordBatchesPg(client, { ...target, batches: stagedPagesPg(client, runId) }, (outcome) => {
+        // Staging counted the records: the importer sizes its chunks by that (importer/postgres/records.ts).
+        const { rows } = await client.query<{ record_count: number }>('select record_count from ifw_import_run where run_id = $1', [runId]);
+        const staged = rows[0]?.record_count;
+        const input = { ...target, batches: stagedPagesPg(client, runId), ...(staged === undefined ? {} : { expectedRecords: Number(staged) }) };
+        const result = await importRecordBatchesPg(client, input, (outcome) => {
           lease.finishing();
           if (lease.lost) return false;
           const ending = end(outcome);

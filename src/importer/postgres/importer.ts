@@ -17,7 +17,7 @@ import type { ImportInput, ImportOutcome, ImportResult, ImportTarget } from '../
 import { compileImport, isRecordError, payloadSource, tableNotWritable, type RecordSource } from '../plan.js';
 import { failedOutcome } from '../tally.js';
 import { isMissingObjectPgError, release, rollbackAndRelease, rollbackTo, savepoint, type PgClient } from './client.js';
-import { writeRecordsPg, type RecordBatches } from './records.js';
+import { chunkRecordsFor, writeRecordsPg, type RecordBatches } from './records.js';
 import { buildImportSql, relationProbeSql } from './sql.js';
 
 export type { PgClient } from './client.js';
@@ -29,6 +29,8 @@ export type ImportFinishPg = (outcome: ImportOutcome) => boolean | Promise<boole
 /** As RecordBatchesInput, and the batches may come asynchronously (staged pages read from PostgreSQL). */
 export interface RecordBatchesInputPg extends ImportTarget {
   readonly batches: RecordBatches;
+  /** About how many records the batches hold, when known: a large import then gets larger chunks (records.ts MAX_CHUNKS). */
+  readonly expectedRecords?: number;
 }
 
 /**
@@ -49,7 +51,13 @@ async function probeTable(client: PgClient, mapping: CompiledMapping): Promise<R
   }
 }
 
-async function runImport(client: PgClient, input: ImportTarget, source: RecordSource<RecordBatches>, finish: ImportFinishPg): Promise<ImportResult> {
+async function runImport(
+  client: PgClient,
+  input: ImportTarget,
+  source: RecordSource<RecordBatches>,
+  finish: ImportFinishPg,
+  expectedRecords?: (batches: RecordBatches) => number | undefined,
+): Promise<ImportResult> {
   // Compiling the plan and parsing a payload need no database: done before the first statement.
   const compiled = compileImport(input, source);
   const { writeMode, onRecordError } = input.plan.integration;
@@ -60,7 +68,8 @@ async function runImport(client: PgClient, input: ImportTarget, source: RecordSo
       outcome = failedOutcome([compiled], 1);
     } else {
       const unwritable = await probeTable(client, compiled.mapping);
-      outcome = unwritable !== null ? failedOutcome([unwritable], 1) : await writeRecordsPg(client, compiled.mapping, compiled.batches, writeMode, onRecordError);
+      const chunkRecords = chunkRecordsFor(expectedRecords?.(compiled.batches));
+      outcome = unwritable !== null ? failedOutcome([unwritable], 1) : await writeRecordsPg(client, compiled.mapping, compiled.batches, writeMode, onRecordError, chunkRecords);
       if (!outcome.ok) await rollbackTo(client, 'ifw_import');
     }
     if (!(await finish(outcome))) {
@@ -85,10 +94,12 @@ async function runImport(client: PgClient, input: ImportTarget, source: RecordSo
  * error propagates; in every case the caller's transaction stays usable and is the caller's to end.
  */
 export async function importPayloadPg(client: PgClient, input: ImportInput, finish: ImportFinishPg): Promise<ImportResult> {
-  return runImport(client, input, payloadSource(input), finish);
+  // A payload's records are in memory: their number is known.
+  const count = (batches: RecordBatches): number | undefined => (Array.isArray(batches) ? (batches as readonly (readonly unknown[])[]).reduce((n, b) => n + b.length, 0) : undefined);
+  return runImport(client, input, payloadSource(input), finish, count);
 }
 
 /** The same import over record arrays in batches (sync or async); record numbers continue across batches. */
 export async function importRecordBatchesPg(client: PgClient, input: RecordBatchesInputPg, finish: ImportFinishPg): Promise<ImportResult> {
-  return runImport(client, input, () => input.batches, finish);
+  return runImport(client, input, () => input.batches, finish, () => input.expectedRecords);
 }

@@ -13,13 +13,24 @@ import { chunkWriter } from './chunk.js';
 import type { PgClient } from './client.js';
 
 /**
- * Records per chunk. Each chunk costs a handful of round trips and one subtransaction (its savepoint);
- * a transaction with more than 64 subtransactions that wrote makes other sessions' visibility checks
- * slower, so chunks are large: 20 for 100 000 records. Beyond this size throughput no longer grows
- * (2 000 and 5 000 measure the same), while the memory held and the work redone when a chunk falls
- * back to one record at a time do.
+ * Records per chunk, at least. Each chunk costs a handful of round trips and one subtransaction (its
+ * savepoint); a transaction with more than 64 subtransactions that wrote makes other sessions'
+ * visibility checks slower, so chunks are large: 20 for 100 000 records. Beyond this size throughput
+ * no longer grows (2 000 and 5 000 measure the same), while the memory held and the work redone when a
+ * chunk falls back to one record at a time do.
  */
 export const CHUNK_RECORDS = 5000;
+
+/**
+ * Chunks per import at most, when the number of records is known beforehand: a larger import gets
+ * larger chunks, so that its chunk savepoints (and the import's own) stay within the 64 subtransactions
+ * PostgreSQL keeps track of cheaply.
+ */
+export const MAX_CHUNKS = 60;
+
+/** The chunk size for an import of about `expectedRecords` records (unknown: CHUNK_RECORDS). */
+export const chunkRecordsFor = (expectedRecords: number | undefined): number =>
+  expectedRecords === undefined ? CHUNK_RECORDS : Math.max(CHUNK_RECORDS, Math.ceil(expectedRecords / MAX_CHUNKS));
 
 export type RecordBatches = Iterable<readonly unknown[]> | AsyncIterable<readonly unknown[]>;
 
@@ -29,6 +40,7 @@ export async function writeRecordsPg(
   batches: RecordBatches,
   writeMode: WriteMode,
   onRecordError: OnRecordError,
+  chunkRecords: number = CHUNK_RECORDS,
 ): Promise<ImportOutcome> {
   const tally = new Tally();
   const write = chunkWriter(client, mapping, writeMode);
@@ -41,10 +53,10 @@ export async function writeRecordsPg(
   };
   for await (const records of batches) {
     for (let start = 0; start < records.length; ) {
-      const take = Math.min(CHUNK_RECORDS - chunk.length, records.length - start);
+      const take = Math.min(chunkRecords - chunk.length, records.length - start);
       for (let i = start; i < start + take; i++) chunk.push(records[i]);
       start += take;
-      if (chunk.length === CHUNK_RECORDS) await flush();
+      if (chunk.length === chunkRecords) await flush();
     }
   }
   if (chunk.length > 0) await flush();
