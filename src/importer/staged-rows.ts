@@ -26,8 +26,10 @@ import { isRecordLevelSqliteError, quoteIdent } from './statements.js';
 /** Columns before the mapped values: record_no, page_no, raw. */
 export const STAGED_LEAD = 3;
 
+const tableName = (runId: string): string => `ifw_staged_${runId}`;
+
 /** The run's staging table, as SQL (schema-qualified and quoted). */
-export const stagedRowsTable = (runId: string): string => `temp.${quoteIdent(`ifw_staged_${runId}`)}`;
+export const stagedRowsTable = (runId: string): string => `temp.${quoteIdent(tableName(runId))}`;
 
 /** The mapped value columns of a staging table of `width` fields. */
 export const stagedValueColumns = (width: number): string[] => Array.from({ length: width }, (_, i) => `c${i}`);
@@ -46,7 +48,7 @@ export function dropStagedRows(sqlite: BetterSqlite3.Database, runId: string): v
 
 /** Whether the run has a staging table on this connection. */
 export function hasStagedRows(sqlite: BetterSqlite3.Database, runId: string): boolean {
-  return sqlite.prepare("select 1 from temp.sqlite_master where type = 'table' and name = ?").get(`ifw_staged_${runId}`) !== undefined;
+  return sqlite.prepare("select 1 from temp.sqlite_master where type = 'table' and name = ?").get(tableName(runId)) !== undefined;
 }
 
 /** A page's records mapped, ready for the staging table. */
