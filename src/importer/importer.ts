@@ -76,7 +76,8 @@ function write<T>(prepared: Prepared<T>, input: ImportTarget): ImportOutcome {
   const copied = prepared.copy?.() ?? null;
   if (copied !== null) {
     const tally = new Tally();
-    tally.inserted = copied;
+    tally.inserted = copied.inserted;
+    tally.updated = copied.updated;
     return tally.outcome(onRecordError);
   }
   return writeRecords(prepared.mapping, prepared.feed.batches, prepared.feed.fill, prepared.writers, onRecordError);
@@ -132,8 +133,8 @@ export function importRecordBatches(sqlite: BetterSqlite3.Database, input: Recor
 /**
  * The same import over the rows staged for a run (`table`, staged-rows.ts, on this connection), mapped
  * with the same plan and tables: same outcome, same messages. When every record mapped cleanly, the
- * write mode is insert and every related key exists, all rows go in with one INSERT … SELECT; a
- * constraint that statement runs into undoes it, and the record loop then finds the records to blame.
+ * write mode is insert or upsert and every related key exists, all rows go in with one INSERT … SELECT;
+ * a constraint that statement runs into undoes it, and the record loop then finds the records to blame.
  */
 export function importStagedRows(sqlite: BetterSqlite3.Database, input: ImportTarget & { readonly table: string }, finish: ImportFinish): ImportResult {
   return runImport(sqlite, input, (mapping) => ({ batches: readStagedRows(sqlite, input.table), fill: stagedRowFiller(mapping), stagedTable: input.table }), finish);

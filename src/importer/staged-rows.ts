@@ -2,9 +2,9 @@
  * Staged rows (SQLite): the records of a paginated run, mapped as their page arrives and kept in a
  * TEMP table of the worker's connection until the import. Mapping while the next page is on its way
  * leaves the import transaction with SQL-only work: when every record mapped cleanly, the write mode
- * is insert and the relations hold, the whole run is one `INSERT … SELECT` (see importer.ts); anything
- * else goes through the record loop, which reads the staged rows back instead of parsing and mapping
- * pages again.
+ * is insert or upsert and the relations hold, the whole run is one `INSERT … SELECT` (prepareStagedCopy
+ * below); anything else goes through the record loop, which reads the staged rows back instead of
+ * parsing and mapping pages again.
  *
  * One table per run, `temp.ifw_staged_<run id>`: `record_no` (1, 2, … across pages), `page_no`, `raw`
  * and one untyped column per mapped field (`c0`, `c1`, …), so a value keeps the storage class the
@@ -160,42 +160,73 @@ export function stagedRowFiller(mapping: CompiledMapping): (staged: readonly Sql
   };
 }
 
-/** Writes every staged row at once and answers how many, or null when the record loop has to. */
-export type StagedCopy = () => number | null;
+/** The counts of an import written in one statement. */
+export interface Copied {
+  readonly inserted: number;
+  readonly updated: number;
+}
+
+/** Writes every staged row at once and answers the counts, or null when the record loop has to. */
+export type StagedCopy = () => Copied | null;
 
 /**
- * The one-statement import of staged rows (staged-rows.ts), for insert mode: null when it cannot apply
- * (another write mode needs a per-row answer; a relation to the target table itself depends on record
- * order). At run time it answers null, having written nothing, when a record was staged with a
- * violation, when a related key is missing (checked in SQL, with the comparison a bound parameter
- * gets: the related column's affinity), or when the INSERT runs into a constraint (SQLite undoes the
- * statement); the record loop then reports exactly which records broke what.
+ * The one-statement import of staged rows, for insert and upsert mode: null when it cannot apply
+ * (update mode needs a per-row answer; a relation to the target table itself depends on record order;
+ * an upsert needs a key and a column besides it). At run time it answers null, having written nothing,
+ * when a record was staged with a violation, when a related key is missing (checked in SQL, with the
+ * comparison a bound parameter gets: the related column's affinity), when an upsert's key is NULL
+ * somewhere, or when the statement runs into a constraint (SQLite undoes the statement); the record
+ * loop then reports exactly which records broke what.
+ *
+ * Upsert is `INSERT … SELECT … ON CONFLICT (key) DO UPDATE`, so a key that comes twice is inserted,
+ * then updated, as the record loop does it; the counts come from the distinct staged keys not yet in
+ * the table (inserted), the rest being updates.
  */
 export function prepareStagedCopy(sqlite: BetterSqlite3.Database, mapping: CompiledMapping, mode: WriteMode, staged: string): StagedCopy | null {
-  if (mode !== 'insert' || mapping.columns.some((c) => c.relation?.table === mapping.table.name)) return null;
-  const names = mapping.columns.map((c) => quoteIdent(c.field.name));
-  const values = stagedValueColumns(mapping.columns.length);
-  const anyRaw = sqlite.prepare(`select 1 from ${staged} where raw is not null limit 1`).pluck();
-  const missingRelations = mapping.columns.flatMap(({ relation }, i) =>
-    relation === null
-      ? []
-      : [
-          sqlite
-            .prepare(
-              `select 1 from ${staged} s where s.c${i} is not null and not exists ` +
-                `(select 1 from ${quoteIdent(relation.table)} r where r.${quoteIdent(relation.field)} = s.c${i}) limit 1`,
-            )
-            .pluck(),
-        ],
-  );
-  const copy = sqlite.prepare(`insert into ${quoteIdent(mapping.table.name)} (${names.join(', ')}) select ${values.join(', ')} from ${staged} order by record_no`);
+  const { columns, keyColumns } = mapping;
+  const nonKeys = columns.map((_, i) => i).filter((i) => !keyColumns.includes(i));
+  if (mode === 'update' || columns.some((c) => c.relation?.table === mapping.table.name)) return null;
+  if (mode === 'upsert' && (keyColumns.length === 0 || nonKeys.length === 0)) return null;
+  const table = quoteIdent(mapping.table.name);
+  const names = columns.map((c) => quoteIdent(c.field.name));
+  const values = stagedValueColumns(columns.length);
+  const one = (sql: string): BetterSqlite3.Statement => sqlite.prepare(sql).pluck();
+  const refusals = [one(`select 1 from ${staged} where raw is not null limit 1`)];
+  columns.forEach(({ relation }, i) => {
+    if (relation === null) return;
+    refusals.push(
+      one(`select 1 from ${staged} s where s.c${i} is not null and not exists (select 1 from ${quoteIdent(relation.table)} r where r.${quoteIdent(relation.field)} = s.c${i}) limit 1`),
+    );
+  });
+  let copy: BetterSqlite3.Statement;
+  let newKeys: BetterSqlite3.Statement | null = null;
+  let total: BetterSqlite3.Statement | null = null;
+  if (mode === 'upsert') {
+    const keys = keyColumns.map((k) => `c${k}`);
+    refusals.push(one(`select 1 from ${staged} where ${keys.map((k) => `${k} is null`).join(' or ')} limit 1`));
+    const sameKey = keyColumns.map((k) => `t.${names[k]!} = s.c${k}`).join(' and ');
+    newKeys = one(`select count(*) from (select distinct ${keys.join(', ')} from ${staged}) s where not exists (select 1 from ${table} t where ${sameKey})`);
+    total = one(`select count(*) from ${staged}`);
+    const assignments = nonKeys.map((i) => `${names[i]!} = excluded.${names[i]!}`).join(', ');
+    // "where true": SQLite's grammar needs a WHERE before ON CONFLICT when the rows come from a SELECT.
+    copy = sqlite.prepare(
+      `insert into ${table} (${names.join(', ')}) select ${values.join(', ')} from ${staged} where true order by record_no ` +
+        `on conflict (${keyColumns.map((k) => names[k]!).join(', ')}) do update set ${assignments}`,
+    );
+  } else {
+    copy = sqlite.prepare(`insert into ${table} (${names.join(', ')}) select ${values.join(', ')} from ${staged} order by record_no`);
+  }
   return () => {
-    if (anyRaw.get() !== undefined || missingRelations.some((missing) => missing.get() !== undefined)) return null;
+    if (refusals.some((refusal) => refusal.get() !== undefined)) return null;
+    const inserted = newKeys === null ? null : (newKeys.get() as number);
+    const rows = total === null ? null : (total.get() as number);
+    let changes: number;
     try {
-      return copy.run().changes;
+      changes = copy.run().changes;
     } catch (err) {
       if (isRecordLevelSqliteError(err)) return null;
       throw err;
     }
+    return inserted === null || rows === null ? { inserted: changes, updated: 0 } : { inserted, updated: rows - inserted };
   };
 }
