@@ -11,7 +11,7 @@ import type { ImportRun } from '../src/imports/model.js';
 import { DEFAULT_STAGING_LIMITS } from '../src/imports/page-buffer.js';
 import type { SecretBox } from '../src/rest/secrets.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
-import { addEndpoint, ENDPOINTS, itemIds, range, runContext, setupItems, stagedPageCounts, testBox, testClock } from './helpers/import-fixtures.js';
+import { addEndpoint, ENDPOINTS, itemIds, range, runContext, setupItems, stagedPageCounts, testBox, testClock, watchingPages } from './helpers/import-fixtures.js';
 import { startPagingServer, type PagingServer } from './helpers/paging-server.js';
 
 let server: PagingServer;
@@ -184,25 +184,13 @@ describe('memory stays flat: pages are staged in the database as they arrive', (
     // Look into the staging table while the fetch goes on: before page n is staged, pages 1 … n-1 are,
     // but for those still in the staging buffer (fewer than maxPages).
     const stagedBefore: number[] = [];
-    const watching: ImportRunContext = {
-      ...ctx,
-      sources: {
-        ...ctx.sources,
-        fetchPages: (connection, endpoint, onPage, options) =>
-          ctx.sources.fetchPages(
-            connection,
-            endpoint,
-            async (page) => {
-              if (page.pageNo % 250 === 0) {
-                const table = t.db.sqlite.prepare("select name from temp.sqlite_master where type = 'table' and name like 'ifw_staged_%'").pluck().get() as string;
-                stagedBefore.push(t.db.sqlite.prepare(`select count(distinct page_no) from temp."${table}"`).pluck().get() as number);
-              }
-              await onPage(page);
-            },
-            options,
-          ),
+    const watching = watchingPages(ctx, {
+      before: (page) => {
+        if (page.pageNo % 250 !== 0) return;
+        const table = t.db.sqlite.prepare("select name from temp.sqlite_master where type = 'table' and name like 'ifw_staged_%'").pluck().get() as string;
+        stagedBefore.push(t.db.sqlite.prepare(`select count(distinct page_no) from temp."${table}"`).pluck().get() as number);
       },
-    };
+    });
 
     const run = await runEndpoint('thousand', watching);
 

@@ -30,7 +30,7 @@ import type { SecretBox } from '../src/rest/secrets.js';
 import { createConnection, createEndpoint } from '../src/rest/service.js';
 import { migrate, openDatabase, type Database } from '../src/storage/database.js';
 import { BACKENDS, POSTGRES_ADMIN_URL, type FreshDatabase } from './helpers/databases.js';
-import { addEndpoint, ENDPOINTS, ITEMS, range, runContext, setupItems, silentLogger, START, testBox, testClock, type ManualClock } from './helpers/import-fixtures.js';
+import { addEndpoint, ENDPOINTS, ITEMS, range, runContext, setupItems, silentLogger, START, testBox, testClock, watchingPages, type ManualClock } from './helpers/import-fixtures.js';
 import { startPagingServer, type PagingServer } from './helpers/paging-server.js';
 import { assertBuilt, runIfw } from './helpers/process.js';
 
@@ -112,22 +112,7 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
     }
 
     /** The context with `before(page)` awaited as each page is handed to staging. */
-    const watching = (context: ImportRunContext, before: (page: FetchedPage) => void | Promise<void>): ImportRunContext => ({
-      ...context,
-      sources: {
-        ...context.sources,
-        fetchPages: (connection, endpoint, onPage, options) =>
-          context.sources.fetchPages(
-            connection,
-            endpoint,
-            async (page) => {
-              await before(page);
-              await onPage(page);
-            },
-            options,
-          ),
-      },
-    });
+    const watching = (context: ImportRunContext, before: (page: FetchedPage) => void | Promise<void>): ImportRunContext => watchingPages(context, { before });
 
     async function runEndpoint(code: string, context: ImportRunContext = ctx): Promise<ImportRun> {
       const queued = await queueEndpointRun(db, code, 'manual', clock());
@@ -520,22 +505,11 @@ describe.skipIf(postgres.skip)('import runs on postgres only', () => {
       const { runId } = await queueEndpointRun(db, 'numbered', 'manual', clock());
       const database = new URL(fresh.url).pathname.slice(1);
       const admin = openUrl(POSTGRES_ADMIN_URL);
-      const killing: ImportRunContext = {
-        ...ctx,
-        sources: {
-          ...ctx.sources,
-          fetchPages: (connection, endpoint, onPage, options) =>
-            ctx.sources.fetchPages(
-              connection,
-              endpoint,
-              async (page) => {
-                if (page.pageNo === 2) await sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${database}`.execute(admin.kysely);
-                await onPage(page);
-              },
-              options,
-            ),
+      const killing = watchingPages(ctx, {
+        before: async (page) => {
+          if (page.pageNo === 2) await sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${database}`.execute(admin.kysely);
         },
-      };
+      });
       try {
         expect(await runQueuedImports(killing)).toMatchObject({ completed: 0 });
       } finally {

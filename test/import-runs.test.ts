@@ -34,6 +34,7 @@ import {
   START,
   testBox,
   testClock,
+  watchingPages,
   type ManualClock,
 } from './helpers/import-fixtures.js';
 import { startPagingServer, type PagingServer } from './helpers/paging-server.js';
@@ -232,21 +233,12 @@ describe('expired leases', () => {
     const stop = new AbortController();
     const { runId } = await queue();
     const stopping: ImportRunContext = {
-      ...ctx,
+      ...watchingPages(ctx, {
+        after: (page) => {
+          if (page.pageNo === 2) stop.abort(new Error('shutting down'));
+        },
+      }),
       signal: stop.signal,
-      sources: {
-        ...ctx.sources,
-        fetchPages: (connection, endpoint, onPage, options) =>
-          ctx.sources.fetchPages(
-            connection,
-            endpoint,
-            async (p) => {
-              await onPage(p);
-              if (p.pageNo === 2) stop.abort(new Error('shutting down'));
-            },
-            options,
-          ),
-      },
     };
 
     expect(await runQueuedImports(stopping)).toMatchObject({ lost: 1, completed: 0 });

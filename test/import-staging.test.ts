@@ -16,7 +16,7 @@ import type { SecretBox } from '../src/rest/secrets.js';
 import { createConnection, createEndpoint } from '../src/rest/service.js';
 import { openDatabase } from '../src/storage/database.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
-import { addEndpoint, ENDPOINTS, ITEMS, itemIds, range, runContext, setupItems, stagedPageCounts, testBox, testClock, type ManualClock } from './helpers/import-fixtures.js';
+import { addEndpoint, ENDPOINTS, ITEMS, itemIds, range, runContext, setupItems, stagedPageCounts, testBox, testClock, watchingPages, type ManualClock } from './helpers/import-fixtures.js';
 import { startPagingServer, type PagingServer } from './helpers/paging-server.js';
 
 const limits = (over: Partial<StagingLimits> = {}): StagingLimits => ({ maxPages: 4, maxBytes: 1 << 30, maxDelayMs: 60_000, ...over });
@@ -252,22 +252,7 @@ describe('import runs stage pages in batches', () => {
   });
 
   /** The context with `before(page)` called as each page is handed to staging. */
-  const watching = (context: ImportRunContext, before: (page: FetchedPage) => void): ImportRunContext => ({
-    ...context,
-    sources: {
-      ...context.sources,
-      fetchPages: (connection, endpoint, onPage, options) =>
-        context.sources.fetchPages(
-          connection,
-          endpoint,
-          async (page) => {
-            before(page);
-            await onPage(page);
-          },
-          options,
-        ),
-    },
-  });
+  const watching = (context: ImportRunContext, before: (page: FetchedPage) => void): ImportRunContext => watchingPages(context, { before });
 
   async function runEndpoint(code: string, context: ImportRunContext): Promise<ImportRun> {
     const queued = await queueEndpointRun(t.db, code, 'manual', clock());

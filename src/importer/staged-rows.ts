@@ -24,7 +24,7 @@ import type { WriteMode } from '../integrations/model.js';
 import { isRecordLevelSqliteError, quoteIdent } from './statements.js';
 
 /** Columns before the mapped values: record_no, page_no, raw. */
-export const STAGED_LEAD = 3;
+const STAGED_LEAD = 3;
 
 const tableName = (runId: string): string => `ifw_staged_${runId}`;
 
@@ -32,7 +32,7 @@ const tableName = (runId: string): string => `ifw_staged_${runId}`;
 export const stagedRowsTable = (runId: string): string => `temp.${quoteIdent(tableName(runId))}`;
 
 /** The mapped value columns of a staging table of `width` fields. */
-export const stagedValueColumns = (width: number): string[] => Array.from({ length: width }, (_, i) => `c${i}`);
+const stagedValueColumns = (width: number): string[] => Array.from({ length: width }, (_, i) => `c${i}`);
 
 /** Creates the run's (empty) staging table; an earlier attempt's is dropped first. */
 export function createStagedRows(sqlite: BetterSqlite3.Database, runId: string, width: number): void {

@@ -41,7 +41,7 @@ export interface SerialisedPage extends PreparedPage {
 }
 
 /** The page row alone: its records are staged already (SQLite). */
-export const pageRowOnly = (page: FetchedRecords): PreparedPage => ({ pageNo: page.pageNo, url: page.url, recordCount: page.records.length, bytes: page.url.length });
+const pageRowOnly = (page: FetchedRecords): PreparedPage => ({ pageNo: page.pageNo, url: page.url, recordCount: page.records.length, bytes: page.url.length });
 
 export function serialisePage(page: FetchedRecords): SerialisedPage {
   const json = JSON.stringify(page.records);

@@ -7,6 +7,7 @@ import type { Clock } from '../../src/clock.js';
 import { manualClock } from '../../src/clock.js';
 import { declareIntegration, type IntegrationDeclaration } from '../../src/integrations/service.js';
 import type { ImportRunContext } from '../../src/imports/run-imports.js';
+import type { FetchedPage } from '../../src/rest/model.js';
 import { defaultImportSources } from '../../src/imports/sources.js';
 import { createLogger } from '../../src/logger.js';
 import { createSecretBox, type SecretBox } from '../../src/rest/secrets.js';
@@ -106,4 +107,33 @@ export async function stageItemsPage(db: SqliteDatabase, fence: Fence & { readon
   const plan = (await getIntegrationPlan(db.kysely, ITEMS))!;
   const staging = sqliteStaging(db, fence.runId, compileMapping(plan, await getTableWithRelations(db.kysely, plan.integration.targetTable)));
   return staging.write(fence, [staging.stageRecords(fence.page)]);
+}
+
+/** Hooks around the hand-over of each fetched page to staging. */
+export interface PageHooks {
+  /** Awaited before the page is staged. */
+  readonly before?: (page: FetchedPage) => void | Promise<void>;
+  /** Awaited once the page is staged. */
+  readonly after?: (page: FetchedPage) => void | Promise<void>;
+}
+
+/** The context with `hooks` run around each page the run stages. */
+export function watchingPages(context: ImportRunContext, hooks: PageHooks): ImportRunContext {
+  return {
+    ...context,
+    sources: {
+      ...context.sources,
+      fetchPages: (connection, endpoint, onPage, options) =>
+        context.sources.fetchPages(
+          connection,
+          endpoint,
+          async (page) => {
+            await hooks.before?.(page);
+            await onPage(page);
+            await hooks.after?.(page);
+          },
+          options,
+        ),
+    },
+  };
 }
