@@ -8,9 +8,9 @@ import type BetterSqlite3 from 'better-sqlite3';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { importPayload } from '../src/importer/importer.js';
+import { importPayload } from '../src/table-writer/sqlite/importer.js';
 import type { IntegrationField, IntegrationMapping, IntegrationPlan } from '../src/integrations/model.js';
-import { openSqliteFile } from '../src/storage/sqlite.js';
+import { openSqliteFile } from '../src/storage/sqlite/dialect.js';
 import type { TargetTable } from '../src/tables/model.js';
 
 const RECORDS = 100_000;

@@ -2,11 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { applyConfig, applyConfigFile } from '../src/config-apply/apply.js';
-import { manualClock } from '../src/clock.js';
-import { AppError } from '../src/errors.js';
+import { applyConfig, applyConfigFile } from '../src/declarative-config/apply.js';
+import { manualClock } from '../src/core/clock.js';
+import { AppError } from '../src/core/errors.js';
 import { getIntegrationPlan } from '../src/integrations/store.js';
-import { getEntry } from '../src/queue/entries.js';
+import { getEntry } from '../src/job-queue/entries.js';
 import { getTargetTable } from '../src/tables/store.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 

@@ -9,13 +9,13 @@ import path from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccounts } from '../src/auth/accounts.js';
+import { createAccounts } from '../src/accounts/accounts.js';
 import { createDirectory } from '../src/auth/directory.js';
-import { systemClock } from '../src/clock.js';
-import { loadConfig } from '../src/config.js';
-import { createLogger } from '../src/logger.js';
+import { systemClock } from '../src/core/clock.js';
+import { loadConfig } from '../src/core/config.js';
+import { createLogger } from '../src/core/logger.js';
 import { declaredRoutes } from '../src/http/permissions.js';
-import { createService } from '../src/service.js';
+import { createService } from '../src/main/service.js';
 import { openDatabase } from '../src/storage/database.js';
 import { API, startTestService, type TestService } from './helpers/service.js';
 

@@ -15,11 +15,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { createAuthenticator } from '../src/auth/authenticate.js';
 import { createDirectory } from '../src/auth/directory.js';
 import { findUser } from '../src/auth/store.js';
-import { systemClock } from '../src/clock.js';
-import { ConfigError, loadConfig, type Config } from '../src/config.js';
-import { AppError } from '../src/errors.js';
-import { REDACT_PATHS } from '../src/logger.js';
-import { createService } from '../src/service.js';
+import { systemClock } from '../src/core/clock.js';
+import { ConfigError, loadConfig, type Config } from '../src/core/config.js';
+import { AppError } from '../src/core/errors.js';
+import { REDACT_PATHS } from '../src/core/logger.js';
+import { createService } from '../src/main/service.js';
 import { createSigningKey, signToken, startJwksServer, type JwksServer, type SigningKey } from './helpers/jwks-server.js';
 import { API, startTestService, type TestService } from './helpers/service.js';
 

@@ -1,9 +1,9 @@
 import { base64url, exportSPKI, SignJWT, type JWTPayload } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTokenValidator, principalFromClaims, TokenError, wwwAuthenticate, type TokenRefusal, type TokenValidatorOptions } from '../src/auth/jwt.js';
-import { manualClock } from '../src/clock.js';
-import { ConfigError } from '../src/config.js';
-import { AppError } from '../src/errors.js';
+import { manualClock } from '../src/core/clock.js';
+import { ConfigError } from '../src/core/config.js';
+import { AppError } from '../src/core/errors.js';
 import { createSigningKey, signToken, startJwksServer, type JwksServer } from './helpers/jwks-server.js';
 
 const ISSUER = 'https://login.example.test/tenant-a/v2.0';

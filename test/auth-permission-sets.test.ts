@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { allows, parsePermissionSet, PERMISSION_SET_NAMES, PERMISSION_SETS, permissionsOf, type PermissionSetName } from '../src/auth/permission-sets.js';
-import { AppError } from '../src/errors.js';
+import { AppError } from '../src/core/errors.js';
 import { PERMISSIONS, type Permission } from '../src/http/permissions.js';
 
 const Y = true;

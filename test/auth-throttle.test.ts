@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { addressKey, createLoginThrottle, throttleKeys, userKey, type LoginThrottleOptions } from '../src/auth/throttle.js';
-import { manualClock } from '../src/clock.js';
+import { manualClock } from '../src/core/clock.js';
 
 const MINUTE = 60_000;
 

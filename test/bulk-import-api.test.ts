@@ -1,8 +1,8 @@
 import BetterSqlite3 from 'better-sqlite3';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyConfig } from '../src/config-apply/apply.js';
-import { systemClock } from '../src/clock.js';
+import { applyConfig } from '../src/declarative-config/apply.js';
+import { systemClock } from '../src/core/clock.js';
 import { API, startTestService, type TestService } from './helpers/service.js';
 
 const SET = `${API}/bulkImportRequests`;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { manualClock } from '../src/clock.js';
+import { manualClock } from '../src/core/clock.js';
 import { API, startTestService, type TestService } from './helpers/service.js';
 
 const SET = `${API}/bulkImportRequests`;

@@ -3,8 +3,8 @@
  * let the processor run (woken by the submission), poll, and read the target tables.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyConfig } from '../src/config-apply/apply.js';
-import { systemClock } from '../src/clock.js';
+import { applyConfig } from '../src/declarative-config/apply.js';
+import { systemClock } from '../src/core/clock.js';
 import { API, eventually, startTestService, type TestService } from './helpers/service.js';
 
 const SET = `${API}/bulkImportRequests`;

@@ -4,12 +4,12 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ManualClock } from './helpers/import-fixtures.js';
-import { getRun } from '../src/imports/queries.js';
-import { queueEndpointRun } from '../src/imports/queue-endpoint-run.js';
-import { runQueuedImports, type ImportRunContext } from '../src/imports/run-imports.js';
-import type { ImportRun } from '../src/imports/model.js';
-import { DEFAULT_STAGING_LIMITS } from '../src/imports/page-buffer.js';
-import type { SecretBox } from '../src/rest/secrets.js';
+import { getRun } from '../src/import-runs/queries.js';
+import { queueEndpointRun } from '../src/import-runs/queue-endpoint-run.js';
+import { runQueuedImports, type ImportRunContext } from '../src/import-runs/run-imports.js';
+import type { ImportRun } from '../src/import-runs/model.js';
+import { DEFAULT_STAGING_LIMITS } from '../src/import-runs/page-buffer.js';
+import type { SecretBox } from '../src/rest-source/secrets.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import { addEndpoint, ENDPOINTS, itemIds, range, runContext, setupItems, stagedPageCounts, testBox, testClock, watchingPages } from './helpers/import-fixtures.js';
 import { startPagingServer, type PagingServer } from './helpers/paging-server.js';

@@ -1,7 +1,7 @@
 import diagnostics from 'node:diagnostics_channel';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { FetchError, fetchPages } from '../src/rest/fetch-pages.js';
-import type { FetchedPage } from '../src/rest/model.js';
+import { FetchError, fetchPages } from '../src/rest-source/fetch-pages.js';
+import type { FetchedPage } from '../src/rest-source/model.js';
 import { collector, connectionTo, endpointAt, fakeTime, paging, range, startPagingServer, type PagingServer } from './helpers/paging-server.js';
 
 let server: PagingServer;

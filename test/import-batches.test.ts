@@ -1,6 +1,6 @@
 /** importRecordBatches: the importer over record arrays in batches, sharing importPayload's core. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { importPayload, importRecordBatches, type ImportOutcome } from '../src/importer/importer.js';
+import { importPayload, importRecordBatches, type ImportOutcome } from '../src/table-writer/sqlite/importer.js';
 import type { IntegrationPlan, OnRecordError } from '../src/integrations/model.js';
 import { createTableSql } from '../src/tables/ddl.js';
 import type { TargetTable } from '../src/tables/model.js';

@@ -4,12 +4,12 @@
  * Completed, list runs and a run's pages.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { importRunRoutes } from '../src/http/routes/import-runs.js';
-import { jobQueueRoutes } from '../src/http/routes/job-queue.js';
+import { importRunRoutes } from '../src/import-runs/routes.js';
+import { jobQueueRoutes } from '../src/job-queue/routes.js';
 import { buildServer, type App } from '../src/http/server.js';
 import { createTestAuth, type TestAuth } from './helpers/auth.js';
-import { createQueueRunner, type QueueRunner } from '../src/queue/runner.js';
-import { updateEndpoint } from '../src/rest/service.js';
+import { createQueueRunner, type QueueRunner } from '../src/job-queue/runner.js';
+import { updateEndpoint } from '../src/rest-source/service.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import { addEndpoint, ENDPOINTS, itemIds, range, runContext, setupItems, silentLogger, START, testBox, testClock, type ManualClock } from './helpers/import-fixtures.js';
 import { startPagingServer, type PagingServer } from './helpers/paging-server.js';

@@ -3,23 +3,23 @@
  * job queue entries, and the runner's two new job kinds, with a manual clock and no sleeping.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AppError } from '../src/errors.js';
-import { claimNextRun } from '../src/imports/claim-run.js';
-import { completeRun } from '../src/imports/complete-run.js';
-import { failRun } from '../src/imports/fail-run.js';
-import { getRun } from '../src/imports/queries.js';
-import { queueEndpointRun } from '../src/imports/queue-endpoint-run.js';
-import { queueRun } from '../src/imports/queue-run.js';
-import { reapExpiredRuns } from '../src/imports/reap-expired-runs.js';
-import { runQueuedImports, type ImportRunContext } from '../src/imports/run-imports.js';
-import { endpointEntryId, syncEndpointSchedule } from '../src/imports/schedule.js';
-import { getEntry, listEntries } from '../src/queue/entries.js';
-import { holdEntry } from '../src/queue/hold-entry.js';
-import { IMPORT_RUN_PROCESSOR_ENTRY } from '../src/queue/model.js';
-import { createQueueRunner, type QueueRunner } from '../src/queue/runner.js';
-import type { SecretBox } from '../src/rest/secrets.js';
-import { deleteEndpoint, updateEndpoint } from '../src/rest/service.js';
-import { stagedRowsTable } from '../src/importer/staged-rows.js';
+import { AppError } from '../src/core/errors.js';
+import { claimNextRun } from '../src/import-runs/claim-run.js';
+import { completeRun } from '../src/import-runs/complete-run.js';
+import { failRun } from '../src/import-runs/fail-run.js';
+import { getRun } from '../src/import-runs/queries.js';
+import { queueEndpointRun } from '../src/import-runs/queue-endpoint-run.js';
+import { queueRun } from '../src/import-runs/queue-run.js';
+import { reapExpiredRuns } from '../src/import-runs/reap-expired-runs.js';
+import { runQueuedImports, type ImportRunContext } from '../src/import-runs/run-imports.js';
+import { endpointEntryId, syncEndpointSchedule } from '../src/rest-source/schedule.js';
+import { getEntry, listEntries } from '../src/job-queue/entries.js';
+import { holdEntry } from '../src/job-queue/hold-entry.js';
+import { IMPORT_RUN_PROCESSOR_ENTRY } from '../src/job-queue/model.js';
+import { createQueueRunner, type QueueRunner } from '../src/job-queue/runner.js';
+import type { SecretBox } from '../src/rest-source/secrets.js';
+import { deleteEndpoint, updateEndpoint } from '../src/rest-source/service.js';
+import { stagedRowsTable } from '../src/table-writer/sqlite/staged-rows.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import {
   addEndpoint,

@@ -5,15 +5,15 @@
  * The buffer alone with injected time, then whole runs against the real paging server.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { ImportRun } from '../src/imports/model.js';
-import { createAsyncPageBuffer, createPageBuffer, flushDue, type StagingLimits } from '../src/imports/page-buffer.js';
-import { getRun, listRunPages } from '../src/imports/queries.js';
-import { queueEndpointRun } from '../src/imports/queue-endpoint-run.js';
-import { runQueuedImports, type ImportRunContext } from '../src/imports/run-imports.js';
-import { serialisePage, type SerialisedPage } from '../src/imports/stage-page.js';
-import type { FetchedPage } from '../src/rest/model.js';
-import type { SecretBox } from '../src/rest/secrets.js';
-import { createConnection, createEndpoint } from '../src/rest/service.js';
+import type { ImportRun } from '../src/import-runs/model.js';
+import { createAsyncPageBuffer, createPageBuffer, flushDue, type StagingLimits } from '../src/import-runs/page-buffer.js';
+import { getRun, listRunPages } from '../src/import-runs/queries.js';
+import { queueEndpointRun } from '../src/import-runs/queue-endpoint-run.js';
+import { runQueuedImports, type ImportRunContext } from '../src/import-runs/run-imports.js';
+import { serialisePage, type SerialisedPage } from '../src/import-runs/stage-page.js';
+import type { FetchedPage } from '../src/rest-source/model.js';
+import type { SecretBox } from '../src/rest-source/secrets.js';
+import { createConnection, createEndpoint } from '../src/rest-source/service.js';
 import { openDatabase } from '../src/storage/database.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import { addEndpoint, ENDPOINTS, ITEMS, itemIds, range, runContext, setupItems, stagedPageCounts, testBox, testClock, watchingPages, type ManualClock } from './helpers/import-fixtures.js';

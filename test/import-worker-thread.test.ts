@@ -3,12 +3,12 @@
  * the run executes on the worker thread's own connection, never on this (the HTTP) thread.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { systemClock } from '../src/clock.js';
-import { loadConfig } from '../src/config.js';
-import { importRunRoutes } from '../src/http/routes/import-runs.js';
+import { systemClock } from '../src/core/clock.js';
+import { loadConfig } from '../src/core/config.js';
+import { importRunRoutes } from '../src/import-runs/routes.js';
 import { buildServer, type App } from '../src/http/server.js';
 import { createTestAuth, type TestAuth } from './helpers/auth.js';
-import { startQueueHost, type QueueHost } from '../src/queue/host.js';
+import { startQueueHost, type QueueHost } from '../src/job-queue/host.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import { addEndpoint, ENDPOINTS, itemIds, range, setupItems, silentLogger, testBox } from './helpers/import-fixtures.js';
 import { startPagingServer, type PagingServer } from './helpers/paging-server.js';

@@ -9,9 +9,9 @@
  * (test/helpers/databases.ts) asks to skip it.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { ImportOutcome } from '../src/importer/importer.js';
-import { importRecordBatchesPg } from '../src/importer/postgres/importer.js';
-import { CHUNK_RECORDS, chunkRecordsFor } from '../src/importer/postgres/records.js';
+import type { ImportOutcome } from '../src/table-writer/sqlite/importer.js';
+import { importRecordBatchesPg } from '../src/table-writer/postgres/importer.js';
+import { CHUNK_RECORDS, chunkRecordsFor } from '../src/table-writer/postgres/records.js';
 import type { IntegrationPlan, OnRecordError, WriteMode } from '../src/integrations/model.js';
 import type { TargetTable } from '../src/tables/model.js';
 import { SKIP_POSTGRES } from './helpers/databases.js';

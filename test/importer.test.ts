@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { importPayload, type ImportOutcome } from '../src/importer/importer.js';
+import { importPayload, type ImportOutcome } from '../src/table-writer/sqlite/importer.js';
 import type { IntegrationPlan, OnRecordError, WriteMode } from '../src/integrations/model.js';
 import { createTableSql } from '../src/tables/ddl.js';
 import type { TargetTable } from '../src/tables/model.js';

@@ -1,8 +1,8 @@
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { manualClock } from '../src/clock.js';
-import { integrationRoutes } from '../src/http/routes/integrations.js';
-import { targetTableRoutes } from '../src/http/routes/target-tables.js';
+import { manualClock } from '../src/core/clock.js';
+import { integrationRoutes } from '../src/integrations/routes.js';
+import { targetTableRoutes } from '../src/tables/routes.js';
 import { buildServer, type App } from '../src/http/server.js';
 import { createTestAuth, type TestAuth } from './helpers/auth.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';

@@ -1,7 +1,7 @@
 /** The job queue admin API, in process (fastify inject) on a real SQLite file. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { manualClock } from '../src/clock.js';
-import { jobQueueRoutes } from '../src/http/routes/job-queue.js';
+import { manualClock } from '../src/core/clock.js';
+import { jobQueueRoutes } from '../src/job-queue/routes.js';
 import { buildServer, type App } from '../src/http/server.js';
 import { createTestAuth, type TestAuth } from './helpers/auth.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';

@@ -4,7 +4,7 @@ import type { SqlValue } from '../src/mapping/convert.js';
 import { compileMapping, mapRecord, type RelationExists } from '../src/mapping/engine.js';
 import { describeValue, formatErrorMessage, formatSkippedMessage, recordError, type RecordError } from '../src/mapping/messages.js';
 import { extractRecords } from '../src/mapping/payload.js';
-import { compilePath, parsePath } from '../src/mapping/paths.js';
+import { compilePath, parsePath } from '../src/json-path/paths.js';
 import type { TargetField, TargetTable } from '../src/tables/model.js';
 
 interface Column {

@@ -1,9 +1,9 @@
 /** Shared setup of the queue tests: a real target table and integration, requests inserted as rows. */
 import { randomUUID } from 'node:crypto';
 import type { Selectable } from 'kysely';
-import type { Clock } from '../src/clock.js';
+import type { Clock } from '../src/core/clock.js';
 import { declareIntegration } from '../src/integrations/service.js';
-import { createLogger } from '../src/logger.js';
+import { createLogger } from '../src/core/logger.js';
 import { sqliteOf, type Database } from '../src/storage/database.js';
 import type { BulkImportRequestRow } from '../src/storage/schema.js';
 import { createTargetTable } from '../src/tables/service.js';

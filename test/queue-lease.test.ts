@@ -1,10 +1,10 @@
 /** The request lease transitions: claim, complete, fail, heartbeat, reap. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { claimNextRequest } from '../src/queue/claim-request.js';
-import { completeRequest } from '../src/queue/complete-request.js';
-import { failRequest } from '../src/queue/fail-request.js';
-import { heartbeatRequest } from '../src/queue/heartbeat-request.js';
-import { reapExpiredLeases } from '../src/queue/reap-expired-leases.js';
+import { claimNextRequest } from '../src/bulk-import/claim-request.js';
+import { completeRequest } from '../src/bulk-import/complete-request.js';
+import { failRequest } from '../src/bulk-import/fail-request.js';
+import { heartbeatRequest } from '../src/bulk-import/heartbeat-request.js';
+import { reapExpiredLeases } from '../src/bulk-import/reap-expired-requests.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import { getRequest, insertRequest } from './queue-fixtures.js';
 

@@ -1,10 +1,10 @@
 /** The Bulk Import Processor, in this thread, against a real integration and target table. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { manualClock } from '../src/clock.js';
-import { importPayload } from '../src/importer/importer.js';
-import { claimNextRequest } from '../src/queue/claim-request.js';
-import { reapExpiredLeases } from '../src/queue/reap-expired-leases.js';
-import { processPendingRequests, type ImportFn, type ProcessorContext } from '../src/queue/processor.js';
+import { manualClock } from '../src/core/clock.js';
+import { importPayload } from '../src/table-writer/sqlite/importer.js';
+import { claimNextRequest } from '../src/bulk-import/claim-request.js';
+import { reapExpiredLeases } from '../src/bulk-import/reap-expired-requests.js';
+import { processPendingRequests, type ImportFn, type ProcessorContext } from '../src/bulk-import/processor.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import { CUSTOMERS, customerNos, customersPayload, getRequest, insertRequest, setupCustomers, silentLogger } from './queue-fixtures.js';
 

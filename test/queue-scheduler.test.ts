@@ -1,18 +1,18 @@
 /** The job queue entries and the runner that claims and runs them, in this thread with a manual clock. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { manualClock } from '../src/clock.js';
-import { importPayload } from '../src/importer/importer.js';
-import { claimNextDueEntry } from '../src/queue/claim-entry.js';
-import { failEntryRun } from '../src/queue/fail-entry.js';
-import { finishEntryRun } from '../src/queue/finish-entry.js';
-import { holdEntry } from '../src/queue/hold-entry.js';
-import { BULK_IMPORT_PROCESSOR_ENTRY as PROCESSOR, IMPORT_RUN_PROCESSOR_ENTRY as IMPORT_RUNS, RETENTION_CLEANUP_ENTRY as RETENTION } from '../src/queue/model.js';
-import type { ImportFn } from '../src/queue/processor.js';
-import { readyEntry } from '../src/queue/ready-entry.js';
-import { runEntryNow } from '../src/queue/run-entry-now.js';
-import { createQueueRunner, type QueueRunner } from '../src/queue/runner.js';
-import { setEntryRecurrence } from '../src/queue/set-entry-recurrence.js';
-import { wakeEntry } from '../src/queue/wake-entry.js';
+import { manualClock } from '../src/core/clock.js';
+import { importPayload } from '../src/table-writer/sqlite/importer.js';
+import { claimNextDueEntry } from '../src/job-queue/claim-entry.js';
+import { failEntryRun } from '../src/job-queue/fail-entry.js';
+import { finishEntryRun } from '../src/job-queue/finish-entry.js';
+import { holdEntry } from '../src/job-queue/hold-entry.js';
+import { BULK_IMPORT_PROCESSOR_ENTRY as PROCESSOR, IMPORT_RUN_PROCESSOR_ENTRY as IMPORT_RUNS, RETENTION_CLEANUP_ENTRY as RETENTION } from '../src/job-queue/model.js';
+import type { ImportFn } from '../src/bulk-import/processor.js';
+import { readyEntry } from '../src/job-queue/ready-entry.js';
+import { runEntryNow } from '../src/job-queue/run-entry-now.js';
+import { createQueueRunner, type QueueRunner } from '../src/job-queue/runner.js';
+import { setEntryRecurrence } from '../src/job-queue/set-entry-recurrence.js';
+import { wakeEntry } from '../src/job-queue/wake-entry.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import { customerNos, customersPayload, entryRow, getRequest, insertRequest, setupCustomers, silentLogger } from './queue-fixtures.js';
 

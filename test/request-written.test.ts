@@ -5,7 +5,7 @@
  */
 import diagnostics from 'node:diagnostics_channel';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { MAX_WAIT_MS, watchWrites, type WriteWatch } from '../src/rest/request-written.js';
+import { MAX_WAIT_MS, watchWrites, type WriteWatch } from '../src/rest-source/request-written.js';
 
 const channel = diagnostics.channel('undici:client:sendHeaders');
 const sent = (origin: string): void => channel.publish({ request: { origin, path: '/' }, headers: '', socket: null });

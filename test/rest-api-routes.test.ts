@@ -1,15 +1,15 @@
 import path from 'node:path';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { manualClock } from '../src/clock.js';
-import { applyConfigFile } from '../src/config-apply/apply.js';
-import { restApiRoutes } from '../src/http/routes/rest-api.js';
+import { manualClock } from '../src/core/clock.js';
+import { applyConfigFile } from '../src/declarative-config/apply.js';
+import { restApiRoutes } from '../src/rest-source/routes.js';
 import { buildServer, type App } from '../src/http/server.js';
 import { createTestAuth, type TestAuth } from './helpers/auth.js';
-import { queueRun } from '../src/imports/queue-run.js';
-import { getEntry } from '../src/queue/entries.js';
-import { createSecretBox, type SecretBox } from '../src/rest/secrets.js';
-import { loadConnection } from '../src/rest/store.js';
+import { queueRun } from '../src/import-runs/queue-run.js';
+import { getEntry } from '../src/job-queue/entries.js';
+import { createSecretBox, type SecretBox } from '../src/rest-source/secrets.js';
+import { loadConnection } from '../src/rest-source/store.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import { startPagingServer, type PagingServer } from './helpers/paging-server.js';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AuthError, OAuthTokenCache, readTokenResponse } from '../src/rest/auth.js';
-import { FetchError, fetchPages } from '../src/rest/fetch-pages.js';
-import type { ConnectionAuth } from '../src/rest/model.js';
+import { AuthError, OAuthTokenCache, readTokenResponse } from '../src/rest-source/auth.js';
+import { FetchError, fetchPages } from '../src/rest-source/fetch-pages.js';
+import type { ConnectionAuth } from '../src/rest-source/model.js';
 import { collector, connectionTo, endpointAt, fakeTime, paging, startPagingServer, type PagingServer } from './helpers/paging-server.js';
 
 let server: PagingServer;

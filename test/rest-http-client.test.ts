@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { computeBackoff, excerpt, MAX_BACKOFF_MS, MAX_RETRY_AFTER_MS, parseRetryAfter } from '../src/rest/http-client.js';
+import { computeBackoff, excerpt, MAX_BACKOFF_MS, MAX_RETRY_AFTER_MS, parseRetryAfter } from '../src/rest-source/http-client.js';
 
 const NOW = new Date('2026-01-01T00:00:00Z');
 const policy = { maxRetries: 5, initialDelayMs: 500 };

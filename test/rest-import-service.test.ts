@@ -4,8 +4,8 @@
  * queue thread does the work), read the rows.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyConfig } from '../src/config-apply/apply.js';
-import { systemClock } from '../src/clock.js';
+import { applyConfig } from '../src/declarative-config/apply.js';
+import { systemClock } from '../src/core/clock.js';
 import { API, eventually, startTestService, type TestService } from './helpers/service.js';
 import { startPagingServer, type PagingServer } from './helpers/paging-server.js';
 

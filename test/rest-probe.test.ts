@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { FetchError } from '../src/rest/fetch-pages.js';
-import { previewFirstPage, testConnection } from '../src/rest/probe.js';
+import { FetchError } from '../src/rest-source/fetch-pages.js';
+import { previewFirstPage, testConnection } from '../src/rest-source/probe.js';
 import { connectionTo, endpointAt, fakeTime, paging, startPagingServer, type PagingServer } from './helpers/paging-server.js';
 
 let server: PagingServer;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactText, redactUrl, secretsOf } from '../src/rest/redact.js';
+import { redactText, redactUrl, secretsOf } from '../src/rest-source/redact.js';
 
 describe('redactUrl', () => {
   it.each([

@@ -1,7 +1,7 @@
 /** Retention cleanup: ended requests go after retentionDays; waiting and running ones never do. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { manualClock } from '../src/clock.js';
-import { runRetentionCleanup } from '../src/queue/retention.js';
+import { manualClock } from '../src/core/clock.js';
+import { runRetentionCleanup } from '../src/bulk-import/retention.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import { insertRequest } from './queue-fixtures.js';
 

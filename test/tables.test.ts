@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { manualClock } from '../src/clock.js';
-import { AppError } from '../src/errors.js';
+import { manualClock } from '../src/core/clock.js';
+import { AppError } from '../src/core/errors.js';
 import { createIntegration } from '../src/integrations/service.js';
 import type { SqliteDatabase } from '../src/storage/database.js';
 import { createTargetTable, declareTargetTable, deleteTargetTable } from '../src/tables/service.js';

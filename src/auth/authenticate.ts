@@ -15,8 +15,8 @@
  * requests arrive together.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import type { Clock } from '../clock.js';
-import { AppError } from '../errors.js';
+import type { Clock } from '../core/clock.js';
+import { AppError } from '../core/errors.js';
 import type { Directory } from './directory.js';
 import { TokenError, wwwAuthenticate, type TokenPrincipal, type TokenValidator } from './jwt.js';
 import type { Principal, UserCredentials } from './model.js';

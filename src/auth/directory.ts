@@ -5,7 +5,7 @@
  * within `ttlMs`. Unknown names are remembered too, in a bounded map.
  */
 import type { Kysely } from 'kysely';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../core/clock.js';
 import type { DB } from '../storage/schema.js';
 import type { Application, UserCredentials } from './model.js';
 import { findApplication, findUser } from './store.js';

@@ -11,8 +11,8 @@
  * fetch per issuer every 10 s.
  */
 import { createRemoteJWKSet, errors, type JWTVerifyGetKey } from 'jose';
-import { ConfigError } from '../config.js';
-import { AppError } from '../errors.js';
+import { ConfigError } from '../core/config.js';
+import { AppError } from '../core/errors.js';
 
 export interface IssuerConfig {
   /** The `iss` claim value, compared exactly (no trailing-slash or case normalisation). */

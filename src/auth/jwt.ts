@@ -7,9 +7,9 @@
  * without the permission is 403; messages never echo the token.
  */
 import { decodeJwt, errors, jwtVerify, type JWTPayload } from 'jose';
-import { systemClock, type Clock } from '../clock.js';
-import { ConfigError } from '../config.js';
-import { AppError } from '../errors.js';
+import { systemClock, type Clock } from '../core/clock.js';
+import { ConfigError } from '../core/config.js';
+import { AppError } from '../core/errors.js';
 import { DEFAULT_JWKS_COOLDOWN_SECONDS, trustIssuers, type IssuerConfig, type TrustedIssuer } from './issuers.js';
 
 export type { IssuerConfig } from './issuers.js';

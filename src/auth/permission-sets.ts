@@ -2,7 +2,7 @@
  * Permission sets (spec section 5) as data. Users and applications hold sets; routes declare a
  * Permission; a caller may use a route when one of its sets grants the route's permission.
  */
-import { AppError } from '../errors.js';
+import { AppError } from '../core/errors.js';
 import { PERMISSIONS, type Permission } from '../http/permissions.js';
 
 export const PERMISSION_SET_NAMES = ['VENDOR IF ALL', 'VENDOR IF STANDARD', 'SUPER'] as const;

@@ -10,7 +10,7 @@
  */
 import { createHash, type BinaryLike } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../core/clock.js';
 
 export type ThrottleKey = `user:${string}` | `ip:${string}`;
 

@@ -1,11 +1,11 @@
 /** The Bulk Import API (spec section 4) and its administrator actions, as OData-style routes. */
 import { Type } from 'typebox';
-import type { Clock } from '../clock.js';
-import { badRequest, notFound } from '../errors.js';
+import type { Clock } from '../core/clock.js';
+import { badRequest, notFound } from '../core/errors.js';
 import type { RoutePlugin } from '../http/server.js';
 import { API_BASE, pageResult, parseFilter, parseGuidKey, parsePaging } from '../http/odata.js';
 import type { Database } from '../storage/database.js';
-import { cancelRequest, resetRequest } from './admin-actions.js';
+import { cancelRequest, resetRequest } from './cancel-request.js';
 import { toApiRequest, type RequestSummaryRow } from './model.js';
 import { findRequest, findRequestDetails, listRequests, REQUEST_FILTERS } from './queries.js';
 import type { Submitter } from './submit.js';

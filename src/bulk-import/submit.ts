@@ -7,13 +7,13 @@
  * is flushed on the next turn of the event loop, so a lone request waits for nothing but its fsync.
  */
 import type { Kysely } from 'kysely';
-import type { Clock } from '../clock.js';
-import { AppError, badRequest } from '../errors.js';
+import type { Clock } from '../core/clock.js';
+import { AppError, badRequest } from '../core/errors.js';
 import type { Integration } from '../integrations/model.js';
 import { prepareIntegrationLookup } from '../integrations/store.js';
 import type { DB } from '../storage/schema.js';
-import { newRequestId } from './request-id.js';
-import type { NewRequestRow } from './writer-messages.js';
+import { newRequestId } from '../core/uuid7.js';
+import type { NewRequestRow } from './sqlite/writer-messages.js';
 
 export interface Submission {
   readonly integrationSortingOrder: number;

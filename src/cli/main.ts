@@ -4,18 +4,18 @@
  */
 import { Command, Option } from 'commander';
 import { readFile } from 'node:fs/promises';
-import { ConfigError, loadConfig, type ConfigOverrides } from '../config.js';
-import { AppError } from '../errors.js';
-import { applyConfigFile } from '../config-apply/apply.js';
-import { createLogger } from '../logger.js';
-import { createService } from '../service.js';
-import { startQueueHost } from '../queue/host.js';
+import { ConfigError, loadConfig, type ConfigOverrides } from '../core/config.js';
+import { AppError } from '../core/errors.js';
+import { applyConfigFile } from '../declarative-config/apply.js';
+import { createLogger } from '../core/logger.js';
+import { createService } from '../main/service.js';
+import { startQueueHost } from '../job-queue/host.js';
 import { migrate, openDatabase } from '../storage/database.js';
-import { systemClock } from '../clock.js';
+import { systemClock } from '../core/clock.js';
 import { hostname } from 'node:os';
-import { runEndpointNow } from '../imports/run-endpoint.js';
-import { defaultImportSources } from '../imports/sources.js';
-import { createSecretBox, type SecretBox } from '../rest/secrets.js';
+import { runEndpointNow } from '../import-runs/run-endpoint.js';
+import { defaultImportSources } from '../import-runs/sources.js';
+import { createSecretBox, type SecretBox } from '../rest-source/secrets.js';
 import { addSecurityCommands } from './security-commands.js';
 
 interface ServerFlags {

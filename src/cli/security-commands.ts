@@ -6,9 +6,9 @@
  * never taken as a command-line argument, where other users of the machine could read them.
  */
 import type { Command } from 'commander';
-import { systemClock } from '../clock.js';
-import { ConfigError, type Config } from '../config.js';
-import { createAccounts, generatePassword, type Accounts } from '../auth/accounts.js';
+import { systemClock } from '../core/clock.js';
+import { ConfigError, type Config } from '../core/config.js';
+import { createAccounts, generatePassword, type Accounts } from '../accounts/accounts.js';
 import { loadDevIssuer } from '../auth/dev-issuer.js';
 import { parsePermissionSet, type PermissionSetName } from '../auth/permission-sets.js';
 import { migrate, openDatabase } from '../storage/database.js';

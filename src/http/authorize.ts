@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Authenticator } from '../auth/authenticate.js';
 import { describePrincipal, type Principal } from '../auth/model.js';
 import { allows, setsGranting } from '../auth/permission-sets.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../core/errors.js';
 import type { Permission } from './permissions.js';
 
 declare module 'fastify' {

@@ -4,7 +4,7 @@
  * type) are translated; anything else is an internal error, logged once with its cause.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, type ErrorCode } from '../errors.js';
+import { AppError, type ErrorCode } from '../core/errors.js';
 
 export interface ErrorBody {
   error: { code: ErrorCode; message: string };

@@ -6,7 +6,7 @@
  * The router cannot match `name(key)` directly, so `rewriteODataUrl` turns it into `name/(key)`
  * before routing; routes are declared as `name/:key` and read the key with `parseKey`.
  */
-import { AppError, badRequest, notFound } from '../errors.js';
+import { AppError, badRequest, notFound } from '../core/errors.js';
 
 export const API_BASE = '/api/vendor/integrationFramework/v1.0';
 

@@ -3,8 +3,8 @@
  * `validate.ts`, checks what only the database knows (existence, uniqueness, bulk requests in
  * flight) and writes in one transaction. `declareIntegration` is the declarative form `ifw apply` uses.
  */
-import type { Clock } from '../clock.js';
-import { conflict, notFound } from '../errors.js';
+import type { Clock } from '../core/clock.js';
+import { conflict, notFound } from '../core/errors.js';
 import type { Database } from '../storage/database.js';
 import type { TargetTable } from '../tables/model.js';
 import { withTransaction, type ChangeResult } from '../tables/service.js';

@@ -4,8 +4,8 @@
  * defaults filled in, or throws a 400 whose message starts with the offending property's path.
  */
 import { Type, type Static } from 'typebox';
-import { AppError } from '../errors.js';
-import { parsePath } from '../mapping/paths.js';
+import { AppError } from '../core/errors.js';
+import { parsePath } from '../json-path/paths.js';
 import type { TargetTable } from '../tables/model.js';
 import { invalidAt, pathOf } from '../tables/validate.js';
 import {

@@ -7,12 +7,12 @@
  * row's mapped columns always reflect the record. "Leave the old value when the record omits it" would
  * make the same payload mean different things depending on what is already stored.
  */
-import { validationFailed } from '../errors.js';
+import { validationFailed } from '../core/errors.js';
 import type { IntegrationPlan } from '../integrations/model.js';
 import { isFieldRequired, type FieldRelation, type TargetField, type TargetTable } from '../tables/model.js';
 import { compileConverter, Violation, type SqlValue } from './convert.js';
 import { describeValue } from './messages.js';
-import { compilePath, type PathGetter } from './paths.js';
+import { compilePath, type PathGetter } from '../json-path/paths.js';
 
 export interface CompiledColumn {
   readonly field: TargetField;

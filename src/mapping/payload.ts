@@ -1,6 +1,6 @@
 /** From a payload's JSON text to its record array, or the payload-level error that stops the import. */
 import { payloadError, type RecordError } from './messages.js';
-import type { PathGetter } from './paths.js';
+import type { PathGetter } from '../json-path/paths.js';
 
 export function extractRecords(payload: string, recordsPath: string, getRecords: PathGetter): unknown[] | RecordError {
   let root: unknown;

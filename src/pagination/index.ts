@@ -1,5 +1,5 @@
 /** What other folders use of pagination. */
-export { compileLookup, pathProblem, type PathLookup, type PathMatch } from './json-path.js';
+export { compileLookup, pathProblem, type PathLookup, type PathMatch } from '../json-path/lookup.js';
 export { createPaginator } from './paginator.js';
 export { compileRecordsGetter, explainNoRecords, extractRecords, type RecordsGetter } from './records.js';
 export { MAX_MAX_PAGES, MAX_PAGE_SIZE, paginationProblems } from './settings.js';

@@ -3,7 +3,7 @@
  * against the URL of the page that contained it (RFC 3986) and used as is: the first request's query
  * is not re-appended, because APIs put their cursor state there.
  */
-import { compileLookup, describeJsonType } from './json-path.js';
+import { compileLookup, describeJsonType } from '../json-path/lookup.js';
 import { maxPagesStop, type Strategy } from './steps.js';
 import type { PaginationSettings } from './types.js';
 

@@ -3,7 +3,7 @@
  * adds what no strategy can see on its own: a URL requested twice in one run is a loop, and fails
  * naming the URL instead of running to Max Pages.
  */
-import { validationFailed } from '../errors.js';
+import { validationFailed } from '../core/errors.js';
 import { countedStrategy, countedUrls } from './counted.js';
 import { nextLinkStrategy } from './next-link.js';
 import { paginationProblems } from './settings.js';

@@ -2,7 +2,7 @@
  * The records of a page by Response Data Path: what pagination counts to decide whether a page was
  * full. '' means the response root is the array (spec 4.4 table).
  */
-import { compileLookup, describeJsonType } from './json-path.js';
+import { compileLookup, describeJsonType } from '../json-path/lookup.js';
 
 export type RecordsGetter = (body: unknown) => readonly unknown[] | null;
 

@@ -2,7 +2,7 @@
  * Validation rules of the Pagination section (spec 2.3), in the spec's field names, so that the
  * endpoint API refuses what a paginator could not run and a run never starts on bad settings.
  */
-import { pathProblem } from './json-path.js';
+import { pathProblem } from '../json-path/lookup.js';
 import type { PaginationSettings } from './types.js';
 
 /** Upper bounds that keep a typo (an extra zero or three) from turning into an endless import. */

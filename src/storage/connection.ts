@@ -8,7 +8,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type pg from 'pg';
 import type { Database } from './database.js';
-import { pgStatement } from './pg-statement.js';
+import { pgStatement } from './postgres/statement.js';
 
 export interface SqliteConnection {
   readonly dialect: 'sqlite';

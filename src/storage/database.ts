@@ -7,11 +7,11 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
-import type { DatabaseTarget, PostgresTarget, SqliteTarget } from '../config.js';
+import type { DatabaseTarget, PostgresTarget, SqliteTarget } from '../core/config.js';
 import type { DB } from './schema.js';
 import { migrationProvider } from './migrations.js';
-import { openPostgresPool } from './postgres.js';
-import { EmbeddedSqliteDialect, openSqliteFile } from './sqlite.js';
+import { openPostgresPool } from './postgres/pool.js';
+import { EmbeddedSqliteDialect, openSqliteFile } from './sqlite/dialect.js';
 
 /** What the dialects do differently, named by what the code needs rather than by dialect. */
 export interface Capabilities {

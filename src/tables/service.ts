@@ -10,8 +10,8 @@
  * empty (existing rows would have no value).
  */
 import { sql, type RawBuilder } from 'kysely';
-import type { Clock } from '../clock.js';
-import { conflict, notFound } from '../errors.js';
+import type { Clock } from '../core/clock.js';
+import { conflict, notFound } from '../core/errors.js';
 import type { Database } from '../storage/database.js';
 import { addColumnSql, alterNullabilitySql, createTableSql, dropTableSql, hasNulls, hasRows, rebuildTableSql, sqlTableExists } from './ddl.js';
 import type { TargetTable } from './model.js';

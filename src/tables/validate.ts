@@ -5,7 +5,7 @@
  * of the offending property (`fields[2].type: …`); callers that nest the declaration pass `at`.
  */
 import { Type, type Static } from 'typebox';
-import { conflict, validationFailed, type AppError } from '../errors.js';
+import { conflict, validationFailed, type AppError } from '../core/errors.js';
 import { FIELD_TYPES, fieldMaxLength, type FieldType, type TargetField, type TargetTable } from './model.js';
 
 export const FieldRelationSchema = Type.Object({ table: Type.String(), field: Type.String() }, { additionalProperties: false });

@@ -7,13 +7,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
-import { createAccounts, type Accounts } from '../../src/auth/accounts.js';
+import { createAccounts, type Accounts } from '../../src/accounts/accounts.js';
 import { createAuthenticator, type Authenticator } from '../../src/auth/authenticate.js';
 import { loadDevIssuer, type DevIssuer } from '../../src/auth/dev-issuer.js';
 import { createDirectory } from '../../src/auth/directory.js';
 import { createTokenValidator } from '../../src/auth/jwt.js';
 import type { PermissionSetName } from '../../src/auth/permission-sets.js';
-import { systemClock, type Clock } from '../../src/clock.js';
+import { systemClock, type Clock } from '../../src/core/clock.js';
 import type { DB } from '../../src/storage/schema.js';
 
 export type Headers = { authorization: string };

@@ -24,12 +24,12 @@ import {
   type ImportOutcome,
   type ImportResult,
   type RecordBatchesInput,
-} from '../../src/importer/importer.js';
-import { compileImport, isRecordError, payloadSource } from '../../src/importer/plan.js';
-import { createStagedRows, dropStagedRows, recordMapper, stagedRowsTable, stagedRowsWriter } from '../../src/importer/staged-rows.js';
-import type { ImportTarget } from '../../src/importer/model.js';
-import { importPayloadPg, importRecordBatchesPg, type RecordBatchesInputPg } from '../../src/importer/postgres/importer.js';
-import { openSqliteFile } from '../../src/storage/sqlite.js';
+} from '../../src/table-writer/sqlite/importer.js';
+import { compileImport, isRecordError, payloadSource } from '../../src/table-writer/plan.js';
+import { createStagedRows, dropStagedRows, recordMapper, stagedRowsTable, stagedRowsWriter } from '../../src/table-writer/sqlite/staged-rows.js';
+import type { ImportTarget } from '../../src/table-writer/model.js';
+import { importPayloadPg, importRecordBatchesPg, type RecordBatchesInputPg } from '../../src/table-writer/postgres/importer.js';
+import { openSqliteFile } from '../../src/storage/sqlite/dialect.js';
 import { POSTGRES_ADMIN_URL } from './databases.js';
 import { createTableSql } from '../../src/tables/ddl.js';
 import { isFieldRequired, type FieldType, type TargetTable } from '../../src/tables/model.js';

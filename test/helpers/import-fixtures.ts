@@ -3,22 +3,22 @@
  * text ≤ 10, required) fed by integration 20 from the paging server's `{ id, name }` records, a REST
  * connection to that server, and endpoints for each pagination type.
  */
-import type { Clock } from '../../src/clock.js';
-import { manualClock } from '../../src/clock.js';
+import type { Clock } from '../../src/core/clock.js';
+import { manualClock } from '../../src/core/clock.js';
 import { declareIntegration, type IntegrationDeclaration } from '../../src/integrations/service.js';
-import type { ImportRunContext } from '../../src/imports/run-imports.js';
-import type { FetchedPage } from '../../src/rest/model.js';
-import { defaultImportSources } from '../../src/imports/sources.js';
-import { createLogger } from '../../src/logger.js';
-import { createSecretBox, type SecretBox } from '../../src/rest/secrets.js';
-import { createConnection, createEndpoint } from '../../src/rest/service.js';
-import type { EndpointInput } from '../../src/rest/validate.js';
+import type { ImportRunContext } from '../../src/import-runs/run-imports.js';
+import type { FetchedPage } from '../../src/rest-source/model.js';
+import { defaultImportSources } from '../../src/import-runs/sources.js';
+import { createLogger } from '../../src/core/logger.js';
+import { createSecretBox, type SecretBox } from '../../src/rest-source/secrets.js';
+import { createConnection, createEndpoint } from '../../src/rest-source/service.js';
+import type { EndpointInput } from '../../src/rest-source/validate.js';
 import type { Database, SqliteDatabase } from '../../src/storage/database.js';
 import type { TargetTableInput } from '../../src/tables/validate.js';
 import { createTargetTable } from '../../src/tables/service.js';
-import { hasStagedRows, stagedRowsTable } from '../../src/importer/staged-rows.js';
+import { hasStagedRows, stagedRowsTable } from '../../src/table-writer/sqlite/staged-rows.js';
 import { getIntegrationPlan } from '../../src/integrations/store.js';
-import { sqliteStaging, type FetchedRecords, type Fence } from '../../src/imports/stage-page.js';
+import { sqliteStaging, type FetchedRecords, type Fence } from '../../src/import-runs/stage-page.js';
 import { compileMapping } from '../../src/mapping/engine.js';
 import { getTableWithRelations } from '../../src/tables/store.js';
 

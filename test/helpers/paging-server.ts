@@ -18,11 +18,11 @@
  */
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { Clock } from '../../src/clock.js';
+import type { Clock } from '../../src/core/clock.js';
 import type { PaginationSettings } from '../../src/pagination/types.js';
-import { OAuthTokenCache } from '../../src/rest/auth.js';
-import type { FetchOptions } from '../../src/rest/fetch-pages.js';
-import type { FetchedPage, RestConnection, RestEndpoint } from '../../src/rest/model.js';
+import { OAuthTokenCache } from '../../src/rest-source/auth.js';
+import type { FetchOptions } from '../../src/rest-source/fetch-pages.js';
+import type { FetchedPage, RestConnection, RestEndpoint } from '../../src/rest-source/model.js';
 
 export type Fault =
   /** Answer `status` instead of the page, `times` times (then the page). */

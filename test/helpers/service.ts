@@ -6,12 +6,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig, type Config } from '../../src/config.js';
-import { applyConfigFile } from '../../src/config-apply/apply.js';
-import { createLogger } from '../../src/logger.js';
-import { createService, type Service } from '../../src/service.js';
-import type { Clock } from '../../src/clock.js';
-import { systemClock } from '../../src/clock.js';
+import { loadConfig, type Config } from '../../src/core/config.js';
+import { applyConfigFile } from '../../src/declarative-config/apply.js';
+import { createLogger } from '../../src/core/logger.js';
+import { createService, type Service } from '../../src/main/service.js';
+import type { Clock } from '../../src/core/clock.js';
+import { systemClock } from '../../src/core/clock.js';
 import type { PermissionSetName } from '../../src/auth/permission-sets.js';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { registerTestApplications, type Headers } from './auth.js';

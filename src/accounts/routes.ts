@@ -1,0 +1,196 @@
+/**
+ * `users('<name>')` and `applications('<client id>')`: the administration of who may call the
+ * service (permission `administer`, held by SUPER). Passwords are write-only: answers never carry
+ * them or their hashes. The rules live in `src/auth/accounts.ts`; this file only speaks HTTP.
+ *
+ * With the development token issuer switched on, its public keys are served at `/auth/dev/jwks.json`.
+ */
+import { Type } from 'typebox';
+import type { Accounts } from './accounts.js';
+import { DEV_JWKS_PATH, type DevIssuer } from '../auth/dev-issuer.js';
+import type { Application, User } from '../auth/model.js';
+import { PERMISSION_SET_NAMES } from '../auth/permission-sets.js';
+import { API_BASE, parseStringKey, requireKey } from '../http/odata.js';
+import type { RoutePlugin } from '../http/server.js';
+
+export interface SecurityRouteDeps {
+  readonly accounts: Accounts;
+  readonly devIssuer?: DevIssuer | undefined;
+}
+
+const USERS = `${API_BASE}/users`;
+const APPLICATIONS = `${API_BASE}/applications`;
+const USERS_CONTEXT = `${API_BASE}/$metadata#users`;
+const APPLICATIONS_CONTEXT = `${API_BASE}/$metadata#applications`;
+const tags = ['Users and applications'];
+
+const odataBody = { additionalProperties: false, patternProperties: { '^@odata\\.': {} } } as const;
+const ErrorSchema = Type.Object({ error: Type.Object({ code: Type.String(), message: Type.String() }) });
+const KeyParams = Type.Object({ key: Type.String() });
+const Deleted = Type.Null({ description: 'Deleted' });
+const PermissionSets = Type.Array(Type.String(), { description: `Permission sets: ${PERMISSION_SET_NAMES.join(', ')}`, maxItems: 10 });
+const Password = Type.String({ description: 'Write-only; at least 12 characters', maxLength: 4096 });
+
+const UserOut = {
+  userName: Type.String(),
+  enabled: Type.Boolean(),
+  permissionSets: Type.Array(Type.String()),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' }),
+  passwordChangedAt: Type.String({ format: 'date-time' }),
+};
+const ApplicationOut = {
+  clientId: Type.String(),
+  displayName: Type.String(),
+  enabled: Type.Boolean(),
+  permissionSets: Type.Array(Type.String()),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' }),
+};
+const UserEntity = Type.Object({ '@odata.context': Type.String(), ...UserOut });
+const ApplicationEntity = Type.Object({ '@odata.context': Type.String(), ...ApplicationOut });
+
+const NewUserBody = Type.Object(
+  { userName: Type.String({ maxLength: 64 }), password: Password, permissionSets: Type.Optional(PermissionSets), enabled: Type.Optional(Type.Boolean()) },
+  odataBody,
+);
+const UserPatchBody = Type.Object({ password: Type.Optional(Password), permissionSets: Type.Optional(PermissionSets), enabled: Type.Optional(Type.Boolean()) }, odataBody);
+const NewApplicationBody = Type.Object(
+  {
+    clientId: Type.String({ maxLength: 200, description: 'The client id tokens carry in azp, appid or client_id' }),
+    displayName: Type.Optional(Type.String({ maxLength: 200 })),
+    permissionSets: Type.Optional(PermissionSets),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  odataBody,
+);
+const ApplicationPatchBody = Type.Object(
+  { displayName: Type.Optional(Type.String({ maxLength: 200 })), permissionSets: Type.Optional(PermissionSets), enabled: Type.Optional(Type.Boolean()) },
+  odataBody,
+);
+
+const userEntity = (user: User) => ({ '@odata.context': `${USERS_CONTEXT}/$entity`, ...user });
+const applicationEntity = (application: Application) => ({ '@odata.context': `${APPLICATIONS_CONTEXT}/$entity`, ...application });
+const quoted = (key: string) => `'${key.replace(/'/g, "''")}'`;
+
+export function securityRoutes(deps: SecurityRouteDeps): RoutePlugin {
+  const { accounts, devIssuer } = deps;
+  const userKey = (raw: string) => requireKey(parseStringKey(raw), 'user', raw);
+  const applicationKey = (raw: string) => requireKey(parseStringKey(raw), 'application', raw);
+  const userResponses = { 200: UserEntity, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
+  const applicationResponses = { 200: ApplicationEntity, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
+  const administer = { permission: 'administer' } as const;
+
+  return (app) => {
+    app.get(
+      USERS,
+      { config: administer, schema: { summary: 'List service users', tags, response: { 200: Type.Object({ '@odata.context': Type.String(), value: Type.Array(Type.Object(UserOut)) }) } } },
+      async () => ({ '@odata.context': USERS_CONTEXT, value: await accounts.listUsers() }),
+    );
+    app.get(
+      `${USERS}/:key`,
+      { config: administer, schema: { summary: 'Read a service user', tags, params: KeyParams, response: userResponses } },
+      async (request) => userEntity(await accounts.getUser(userKey(request.params.key))),
+    );
+    app.post(
+      USERS,
+      {
+        config: administer,
+        schema: { summary: 'Create a service user (Basic authentication)', tags, body: NewUserBody, response: { ...userResponses, 201: UserEntity } },
+      },
+      async (request, reply) => {
+        const user = await accounts.createUser(request.body);
+        return reply.status(201).header('location', `${USERS}(${quoted(user.userName)})`).send(userEntity(user));
+      },
+    );
+    app.patch(
+      `${USERS}/:key`,
+      {
+        config: administer,
+        schema: {
+          summary: 'Change a user: password, permission sets, enabled',
+          description: 'Refused (409) when it would leave no enabled user or application holding SUPER.',
+          tags,
+          params: KeyParams,
+          body: UserPatchBody,
+          response: userResponses,
+        },
+      },
+      async (request) => userEntity(await accounts.changeUser(userKey(request.params.key), request.body)),
+    );
+    app.delete(
+      `${USERS}/:key`,
+      { config: administer, schema: { summary: 'Delete a service user', tags, params: KeyParams, response: { 204: Deleted, 404: ErrorSchema, 409: ErrorSchema } } },
+      async (request, reply) => {
+        await accounts.deleteUser(userKey(request.params.key));
+        return reply.status(204).send(null);
+      },
+    );
+
+    app.get(
+      APPLICATIONS,
+      {
+        config: administer,
+        schema: {
+          summary: 'List registered OAuth client applications',
+          tags,
+          response: { 200: Type.Object({ '@odata.context': Type.String(), value: Type.Array(Type.Object(ApplicationOut)) }) },
+        },
+      },
+      async () => ({ '@odata.context': APPLICATIONS_CONTEXT, value: await accounts.listApplications() }),
+    );
+    app.get(
+      `${APPLICATIONS}/:key`,
+      { config: administer, schema: { summary: 'Read a registered application', tags, params: KeyParams, response: applicationResponses } },
+      async (request) => applicationEntity(await accounts.getApplication(applicationKey(request.params.key))),
+    );
+    app.post(
+      APPLICATIONS,
+      {
+        config: administer,
+        schema: {
+          summary: 'Register an OAuth client application',
+          description: 'Bearer tokens are accepted only from registered, enabled applications, with the permission sets given here.',
+          tags,
+          body: NewApplicationBody,
+          response: { ...applicationResponses, 201: ApplicationEntity },
+        },
+      },
+      async (request, reply) => {
+        const application = await accounts.createApplication(request.body);
+        return reply.status(201).header('location', `${APPLICATIONS}(${quoted(application.clientId)})`).send(applicationEntity(application));
+      },
+    );
+    app.patch(
+      `${APPLICATIONS}/:key`,
+      {
+        config: administer,
+        schema: {
+          summary: 'Change an application: display name, permission sets, enabled',
+          description: 'Refused (409) when it would leave no enabled user or application holding SUPER.',
+          tags,
+          params: KeyParams,
+          body: ApplicationPatchBody,
+          response: applicationResponses,
+        },
+      },
+      async (request) => applicationEntity(await accounts.changeApplication(applicationKey(request.params.key), request.body)),
+    );
+    app.delete(
+      `${APPLICATIONS}/:key`,
+      { config: administer, schema: { summary: 'Remove a registered application', tags, params: KeyParams, response: { 204: Deleted, 404: ErrorSchema, 409: ErrorSchema } } },
+      async (request, reply) => {
+        await accounts.deleteApplication(applicationKey(request.params.key));
+        return reply.status(204).send(null);
+      },
+    );
+
+    if (devIssuer !== undefined) {
+      app.get(
+        DEV_JWKS_PATH,
+        { config: { permission: 'public' }, schema: { summary: 'Public keys of the development token issuer (IFW_DEV_TOKEN_ISSUER)', tags } },
+        (_request, reply) => reply.send(devIssuer.jwks),
+      );
+    }
+  };
+}

@@ -1,0 +1,129 @@
+/**
+ * Import runs: one record per pull from a REST API endpoint (all its pages become one import). The
+ * run is its own small queue: Queued → Running (claimed under a lease) → Completed or Failed;
+ * Cancelled is kept in the vocabulary for an administrator's action.
+ */
+import type { Selectable } from 'kysely';
+import type { StopReason } from '../pagination/types.js';
+import type { ImportRunPageRow, ImportRunRow } from '../storage/schema.js';
+
+export const RUN_STATUSES = ['Queued', 'Running', 'Completed', 'Failed', 'Cancelled'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+export const RUN_TRIGGERS = ['manual', 'schedule'] as const;
+export type RunTrigger = (typeof RUN_TRIGGERS)[number];
+
+/** Ended runs: nothing changes them any more. */
+export const isFinalStatus = (status: RunStatus): boolean => status === 'Completed' || status === 'Failed' || status === 'Cancelled';
+
+/** A run as the API shows it. */
+export interface ImportRun {
+  readonly runId: string;
+  readonly endpointCode: string;
+  readonly integrationSortingOrder: number;
+  readonly trigger: RunTrigger;
+  readonly status: RunStatus;
+  readonly queuedAt: string;
+  readonly startedAt: string | null;
+  readonly endedAt: string | null;
+  readonly durationMs: number | null;
+  readonly pagesFetched: number;
+  /** Records received from the endpoint, all pages. */
+  readonly recordCount: number;
+  readonly insertedCount: number;
+  readonly updatedCount: number;
+  readonly skippedCount: number;
+  /** Why fetching stopped; null while it has not (or when the run failed before it did). */
+  readonly stopReason: StopReason | null;
+  /** Why fetching stopped, as a sentence ('' until it did). */
+  readonly stopDetail: string;
+  readonly warnings: string[];
+  /** '' when there is no error. */
+  readonly errorMessage: string;
+  /** How many times the run was claimed (more than 1 after an interrupted worker). */
+  readonly attempts: number;
+}
+
+export interface ImportRunPage {
+  readonly pageNo: number;
+  readonly url: string;
+  readonly recordCount: number;
+}
+
+/** A run as the worker that claimed it sees it. */
+export interface ClaimedRun {
+  readonly runId: string;
+  readonly endpointCode: string;
+  readonly integrationSortingOrder: number;
+  readonly attempts: number;
+  readonly leaseOwner: string;
+  readonly leaseExpiresAt: string;
+  readonly startedAt: string;
+}
+
+export const RUN_COLUMNS = [
+  'run_id',
+  'endpoint_code',
+  'integration_sorting_order',
+  'trigger',
+  'status',
+  'queued_at',
+  'started_at',
+  'ended_at',
+  'duration_ms',
+  'pages_fetched',
+  'record_count',
+  'inserted_count',
+  'updated_count',
+  'skipped_count',
+  'stop_reason',
+  'stop_detail',
+  'warnings',
+  'error_message',
+  'attempts',
+] as const;
+export type RunSummaryRow = Pick<Selectable<ImportRunRow>, (typeof RUN_COLUMNS)[number]>;
+
+/** The column list of RUN_COLUMNS for hand-written SQL (`trigger` is a keyword, hence quoted). */
+export const RUN_COLUMNS_SQL = RUN_COLUMNS.map((c) => (c === 'trigger' ? '"trigger"' : c)).join(', ');
+
+function parseWarnings(text: string): string[] {
+  try {
+    const value: unknown = JSON.parse(text);
+    return Array.isArray(value) ? value.map(String) : [];
+  } catch {
+    return [];
+  }
+}
+
+export function toImportRun(row: RunSummaryRow): ImportRun {
+  return {
+    runId: row.run_id,
+    endpointCode: row.endpoint_code,
+    integrationSortingOrder: row.integration_sorting_order,
+    trigger: row.trigger as RunTrigger,
+    status: row.status as RunStatus,
+    queuedAt: row.queued_at,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+    durationMs: row.duration_ms,
+    pagesFetched: row.pages_fetched,
+    recordCount: row.record_count,
+    insertedCount: row.inserted_count,
+    updatedCount: row.updated_count,
+    skippedCount: row.skipped_count,
+    stopReason: row.stop_reason as StopReason | null,
+    stopDetail: row.stop_detail,
+    warnings: parseWarnings(row.warnings),
+    errorMessage: row.error_message,
+    attempts: row.attempts,
+  };
+}
+
+export const toImportRunPage = (row: Pick<Selectable<ImportRunPageRow>, 'page_no' | 'url' | 'record_count'>): ImportRunPage => ({
+  pageNo: row.page_no,
+  url: row.url,
+  recordCount: row.record_count,
+});
+
+export { addMs } from '../job-queue/model.js';

@@ -1,0 +1,18 @@
+/** The real ImportSources: endpoints and connections from storage, pages from the undici fetch loop. */
+import { fetchPages, FetchError } from '../rest-source/fetch-pages.js';
+import type { SecretBox } from '../rest-source/secrets.js';
+import { loadConnection, loadEndpoint } from '../rest-source/store.js';
+import type { ImportSources } from './sources-model.js';
+
+export type { ImportSources } from './sources-model.js';
+
+/** `box` is asked for only when a connection is loaded, so a missing key fails that run, not the queue. */
+export function defaultImportSources(box: () => SecretBox): ImportSources {
+  return {
+    loadEndpoint,
+    loadConnection: (db, code) => loadConnection(db, code, box()),
+    fetchPages: (connection, endpoint, onPage, options = {}) => fetchPages(connection, endpoint, onPage, options.signal === undefined ? {} : { signal: options.signal }),
+    // FetchError's message already names the page, the method and the redacted URL.
+    describeFetchError: (err) => (err instanceof FetchError ? err.message : undefined),
+  };
+}

@@ -1,0 +1,129 @@
+/**
+ * The composition root: the only place that constructs the world. It opens and migrates the
+ * database, starts the job queue when this process runs workers (worker threads on SQLite, async loops
+ * on PostgreSQL), and builds the HTTP server from the feature folders' routes.
+ */
+import type { Logger } from 'pino';
+import { systemClock, type Clock } from '../core/clock.js';
+import type { Config } from '../core/config.js';
+import { createAccounts, ensureInitialAdministrator, type Accounts, type InitialAdministrator } from '../accounts/accounts.js';
+import { createAuthenticator } from '../auth/authenticate.js';
+import { loadDevIssuer, type DevIssuer } from '../auth/dev-issuer.js';
+import { createDirectory } from '../auth/directory.js';
+import { createTokenValidator, type TokenValidator } from '../auth/jwt.js';
+import type { IssuerConfig } from '../auth/issuers.js';
+import { bulkImportRoutes } from '../bulk-import/routes.js';
+import { createRequestWriter } from '../bulk-import/sqlite/request-writer.js';
+import { createSubmitter } from '../bulk-import/submit.js';
+import { buildServer, type App } from '../http/server.js';
+import { healthRoutes } from '../http/health.js';
+import { importRunRoutes } from '../import-runs/routes.js';
+import { integrationRoutes } from '../integrations/routes.js';
+import { jobQueueRoutes } from '../job-queue/routes.js';
+import { restApiRoutes } from '../rest-source/routes.js';
+import { securityRoutes } from '../accounts/routes.js';
+import { targetTableRowRoutes } from '../tables/row-routes.js';
+import { targetTableRoutes } from '../tables/routes.js';
+import { createLogger } from '../core/logger.js';
+import { createSecretBox, type SecretBox } from '../rest-source/secrets.js';
+import { startQueueHost, type QueueHost } from '../job-queue/host.js';
+import { createNotifier } from '../job-queue/postgres/wake-channel.js';
+import { migrate, openDatabase, type Database } from '../storage/database.js';
+
+export interface Service {
+  readonly config: Config;
+  readonly app: App;
+  readonly db: Database;
+  readonly queue: QueueHost | undefined;
+  /** Seals and opens stored secrets (REST API connection credentials). */
+  readonly secrets: SecretBox;
+  /** Users and applications. */
+  readonly accounts: Accounts;
+  /** The development token issuer, when IFW_DEV_TOKEN_ISSUER is on. */
+  readonly devIssuer: DevIssuer | undefined;
+  /** Set when this start created the first administrator (empty database). */
+  readonly initialAdministrator: InitialAdministrator | undefined;
+  /** Listens on config.host:config.port; resolves with the base URL. */
+  listen(): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+}
+
+export async function createService(config: Config, options: ServiceOptions = {}): Promise<Service> {
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? createLogger(config);
+  const db = openDatabase(config.database, {
+    onIdleClientError: (err) => logger.warn({ err }, 'a pooled PostgreSQL connection failed while idle; it is replaced when needed'),
+  });
+  await migrate(db);
+
+  const queue = config.workers ? await startQueueHost(config, { logger, clock }) : undefined;
+  // On PostgreSQL the workers may be other processes: a wake is also a NOTIFY, sent after the commit.
+  const notify = db.dialect === 'postgres' ? createNotifier(db, logger) : undefined;
+  const wake = (): void => {
+    queue?.wake();
+    notify?.();
+  };
+  // On SQLite the commit (and its fsync) of accepted submissions happens on a writer thread.
+  const writer = config.database.kind === 'sqlite' ? createRequestWriter(config.database.file, logger) : undefined;
+  const submitter = createSubmitter(db.kysely, { clock, persist: writer && ((rows) => writer.persist(rows)), onCommitted: wake });
+
+  const secrets = createSecretBox(config);
+  const directory = createDirectory(db.kysely, clock);
+  const accounts = createAccounts(db.kysely, { clock, onChange: () => directory.invalidate() });
+  const initialAdministrator = await ensureInitialAdministrator(accounts, db.kysely, { userName: config.adminUser, password: config.adminPassword });
+  const devIssuer = config.devTokenIssuer ? await loadDevIssuer(config.dataDir) : undefined;
+  const app = await buildServer({
+    logger,
+    bodyLimitBytes: config.bodyLimitBytes,
+    authenticator: createAuthenticator({ directory, clock, basic: config.basicAuth, tokens: tokenValidator(config, devIssuer, clock) }),
+    routes: [
+      healthRoutes({ db, queue }),
+      bulkImportRoutes({ db, clock, submitter, maxPageSize: config.maxPageSize, wake }),
+      targetTableRoutes({ db, clock }),
+      targetTableRowRoutes({ db, maxPageSize: config.maxPageSize }),
+      integrationRoutes({ db, clock }),
+      jobQueueRoutes({ db, clock, queue: { wake } }),
+      restApiRoutes({ db, clock, secrets }),
+      importRunRoutes({ db, clock, wake, maxPageSize: config.maxPageSize }),
+      securityRoutes({ accounts, devIssuer }),
+    ],
+  });
+
+  let closed = false;
+  return {
+    config,
+    app,
+    db,
+    queue,
+    secrets,
+    accounts,
+    devIssuer,
+    initialAdministrator,
+    async listen() {
+      const address = await app.listen({ host: config.host, port: config.port });
+      logger.info({ address, database: config.database.kind, workers: config.workers }, 'integration service listening');
+      return address;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await app.close();
+      await submitter.drain();
+      await writer?.close();
+      await queue?.close();
+      await db.close();
+    },
+  };
+}
+
+/** Validates bearer tokens of the configured issuers and the development issuer; undefined when there are none. */
+function tokenValidator(config: Config, devIssuer: DevIssuer | undefined, clock: Clock): TokenValidator | undefined {
+  const issuers: IssuerConfig[] = [...config.tokenIssuers, ...(devIssuer === undefined ? [] : [devIssuer.trust])];
+  if (issuers.length === 0) return undefined;
+  return createTokenValidator({ issuers, clock, clockToleranceSeconds: config.tokenClockSkewSeconds });
+}

@@ -1,0 +1,328 @@
+/**
+ * Changing REST API connections and endpoints. Each function validates with the pure rules in
+ * `validate.ts`, checks what only the database knows (existence, use by endpoints, runs in progress),
+ * writes in one transaction and keeps the endpoint's job queue entry in step with its schedule.
+ * `declareConnection` / `declareEndpoint` are the declarative forms `ifw apply` uses.
+ *
+ * Secrets are write-only: a PATCH or a declaration that does not send one keeps the stored value
+ * (null clears it where the auth type allows). The stored secrets are opened only when some are kept,
+ * so a connection whose secrets were sealed under a lost key is repaired by sending them all again.
+ */
+import type { Selectable } from 'kysely';
+import type { Clock } from '../core/clock.js';
+import { AppError, conflict, notFound } from '../core/errors.js';
+import { findActiveRun } from '../import-runs/queue-run.js';
+import { syncEndpointSchedule } from './schedule.js';
+import { getIntegration } from '../integrations/store.js';
+import type { Database } from '../storage/database.js';
+import type { RestConnectionRow } from '../storage/schema.js';
+import { withTransaction, type ChangeResult } from '../tables/service.js';
+import { invalidAt, sameJson } from '../tables/validate.js';
+import type { RestConnection, RestEndpoint } from './model.js';
+import { SecretDecryptionError, type SecretBox } from './secrets.js';
+import { authConfigOf, getConnection, getConnectionRow, getEndpoint, listEndpoints, readSecrets, toConnectionSettings, type ConnectionView } from './store.js';
+import {
+  AUTH_SETTING_NAMES,
+  AUTH_USES,
+  PAGINATION_FIELD_NAMES,
+  connectionInputOf,
+  endpointInputOf,
+  restConnectionOf,
+  restEndpointOf,
+  validateConnection,
+  validateEndpoint,
+  type ConnectionInput,
+  type ConnectionPatch,
+  type ConnectionSecrets,
+  type ConnectionSettings,
+  type EndpointInput,
+  type EndpointPatch,
+  type EndpointProbeInput,
+  type ConnectionProbeInput,
+  type EndpointSettings,
+  type ValidConnection,
+} from './validate.js';
+
+// ---- rows ----------------------------------------------------------------------------------
+
+const connectionColumns = (s: ConnectionSettings, secrets: string | null) => ({
+  base_url: s.baseUrl,
+  auth_type: s.authType,
+  auth_config: authConfigOf(s),
+  secrets,
+  headers: JSON.stringify(s.headers),
+  query: JSON.stringify(s.query),
+  timeout_ms: s.timeoutMs,
+  max_retries: s.maxRetries,
+  initial_delay_ms: s.initialDelayMs,
+});
+
+const endpointColumns = (s: EndpointSettings) => ({
+  connection_code: s.connectionCode,
+  path: s.path,
+  method: s.method,
+  headers: JSON.stringify(s.headers),
+  query: JSON.stringify(s.query),
+  body: s.body,
+  integration_sorting_order: s.integrationSortingOrder,
+  pagination_type: s.paginationType,
+  next_link_path: s.nextLinkJsonPath,
+  page_param: s.pageParameterName,
+  offset_param: s.offsetParameterName,
+  limit_param: s.limitParameterName,
+  page_size: s.pageSize,
+  max_pages: s.maxPages,
+  response_data_path: s.responseDataPath,
+  allow_cross_origin: s.allowCrossOrigin ? 1 : 0,
+  schedule_seconds: s.scheduleSeconds,
+});
+
+const sealSecrets = (secrets: ConnectionSecrets, box: SecretBox): string | null => (Object.keys(secrets).length === 0 ? null : box.seal(JSON.stringify(secrets)));
+
+/** Names of the settings that differ, for a person to read. */
+const changedKeys = <T extends object>(current: T, next: T): string[] =>
+  (Object.keys(next) as (keyof T & string)[]).filter((k) => !sameJson(current[k], next[k]));
+
+function refuseKeyChange(given: string | undefined, key: string, name: string): void {
+  if (given !== undefined && given !== key) throw invalidAt(name, `cannot change from "${key}" to "${given}"; create a new one instead`);
+}
+
+// ---- lookups -------------------------------------------------------------------------------
+
+async function requireConnectionRow(tx: Database, code: string): Promise<Selectable<RestConnectionRow>> {
+  const row = await getConnectionRow(tx.kysely, code);
+  if (row === undefined) throw notFound(`No REST API connection with code '${code}'.`);
+  return row;
+}
+
+async function requireEndpoint(tx: Database, code: string): Promise<EndpointSettings> {
+  const endpoint = await getEndpoint(tx.kysely, code);
+  if (endpoint === undefined) throw notFound(`No REST API endpoint with code '${code}'.`);
+  return endpoint;
+}
+
+async function endpointContext(tx: Database, connectionCode: string, integrationSortingOrder: number | undefined) {
+  const row = await getConnectionRow(tx.kysely, connectionCode);
+  const integrationExists = integrationSortingOrder === undefined || (await getIntegration(tx.kysely, integrationSortingOrder)) !== undefined;
+  return { connection: row === undefined ? undefined : toConnectionSettings(row), integrationExists };
+}
+
+/**
+ * The secrets kept from storage for `input`: none when the auth type changes or every secret the type
+ * uses is sent again; otherwise the stored ones, opened. `undefined` when they could not be opened but
+ * are all sent again (the caller then treats them as changed).
+ */
+function keptSecrets(row: Selectable<RestConnectionRow> | undefined, input: ConnectionInput, box: SecretBox): ConnectionSecrets | undefined {
+  if (row === undefined || (input.authType ?? 'none') !== row.auth_type) return {};
+  const uses = AUTH_USES[toConnectionSettings(row).authType].secrets;
+  const allSent = uses.every((name) => input[name] !== undefined);
+  try {
+    return readSecrets(row, box);
+  } catch (err) {
+    if (err instanceof SecretDecryptionError && allSent) return undefined;
+    throw err;
+  }
+}
+
+/** Endpoints of a connection must stay valid when it changes (origin, auth headers, query names). */
+async function refuseBrokenEndpoints(tx: Database, settings: ConnectionSettings): Promise<void> {
+  for (const endpoint of await listEndpoints(tx.kysely, { connectionCode: settings.code })) {
+    try {
+      validateEndpoint(endpointInputOf(endpoint), { connection: settings, integrationExists: true });
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      throw conflict('conflict', `REST API endpoint '${endpoint.code}' would no longer be valid with this connection: ${err.message}. Change the endpoint first.`);
+    }
+  }
+}
+
+// ---- connections ---------------------------------------------------------------------------
+
+export async function createConnection(db: Database, input: ConnectionInput, clock: Clock, box: SecretBox): Promise<ConnectionView> {
+  return withTransaction(db, async (tx) => {
+    const { settings, secrets } = validateConnection(input);
+    if ((await getConnectionRow(tx.kysely, settings.code)) !== undefined) {
+      throw conflict('conflict', `code: a REST API connection with code '${settings.code}' already exists.`);
+    }
+    const now = clock().toISOString();
+    await tx.kysely
+      .insertInto('ifw_rest_connection')
+      .values({ code: settings.code, ...connectionColumns(settings, sealSecrets(secrets, box)), created_at: now, updated_at: now })
+      .execute();
+    return (await getConnection(tx.kysely, settings.code))!;
+  });
+}
+
+export async function updateConnection(db: Database, code: string, patch: ConnectionPatch, clock: Clock, box: SecretBox): Promise<ConnectionView> {
+  return withTransaction(db, async (tx) => {
+    const row = await requireConnectionRow(tx, code);
+    refuseKeyChange(patch.code, code, 'code');
+    const current = toConnectionSettings(row);
+    let base = connectionInputOf(current);
+    // A new auth type starts from none of the old type's settings.
+    if (patch.authType !== undefined && patch.authType !== current.authType) base = { ...base, ...Object.fromEntries(AUTH_SETTING_NAMES.map((n) => [n, null])) };
+    const merged: ConnectionInput = { ...base, ...patch, code };
+    const stored = keptSecrets(row, merged, box);
+    const next = validateConnection(merged, stored ?? {});
+    await refuseBrokenEndpoints(tx, next.settings);
+    const secretsSent = AUTH_USES[next.settings.authType].secrets.some((n) => patch[n] !== undefined);
+    const sealed = secretsSent || next.settings.authType !== current.authType ? sealSecrets(next.secrets, box) : row.secrets;
+    await tx.kysely
+      .updateTable('ifw_rest_connection')
+      .set({ ...connectionColumns(next.settings, sealed), updated_at: clock().toISOString() })
+      .where('code', '=', code)
+      .execute();
+    return (await getConnection(tx.kysely, code))!;
+  });
+}
+
+/** Refused while endpoints use the connection. */
+export async function deleteConnection(db: Database, code: string): Promise<void> {
+  await withTransaction(db, async (tx) => {
+    await requireConnectionRow(tx, code);
+    const users = await listEndpoints(tx.kysely, { connectionCode: code });
+    if (users.length > 0) {
+      const names = users.map((e) => `'${e.code}'`).join(', ');
+      throw conflict('conflict', `REST API connection '${code}' is used by endpoint(s) ${names}; delete them or move them to another connection first.`);
+    }
+    await tx.kysely.deleteFrom('ifw_rest_connection').where('code', '=', code).execute();
+  });
+}
+
+// ---- endpoints -----------------------------------------------------------------------------
+
+export async function createEndpoint(db: Database, input: EndpointInput, clock: Clock): Promise<EndpointSettings> {
+  return withTransaction(db, async (tx) => {
+    const endpoint = validateEndpoint(input, await endpointContext(tx, input.connectionCode, input.integrationSortingOrder));
+    if ((await getEndpoint(tx.kysely, endpoint.code)) !== undefined) {
+      throw conflict('conflict', `code: a REST API endpoint with code '${endpoint.code}' already exists.`);
+    }
+    const now = clock();
+    await tx.kysely
+      .insertInto('ifw_rest_endpoint')
+      .values({ code: endpoint.code, ...endpointColumns(endpoint), created_at: now.toISOString(), updated_at: now.toISOString() })
+      .execute();
+    await syncEndpointSchedule(tx, endpoint.code, endpoint.scheduleSeconds, now);
+    return endpoint;
+  });
+}
+
+/** The stored settings with a patch on top; settings of a type the patch leaves are dropped. */
+function mergeEndpoint(current: EndpointSettings, patch: EndpointPatch, code: string): EndpointInput {
+  let base = endpointInputOf(current);
+  if (patch.paginationType !== undefined && patch.paginationType !== current.paginationType) {
+    base = { ...base, ...Object.fromEntries(PAGINATION_FIELD_NAMES.map((n) => [n, null])), allowCrossOrigin: false };
+  }
+  if (patch.method !== undefined && patch.method !== current.method && patch.body === undefined) base = { ...base, body: null };
+  return { ...base, ...patch, code };
+}
+
+export async function updateEndpoint(db: Database, code: string, patch: EndpointPatch, clock: Clock): Promise<EndpointSettings> {
+  return withTransaction(db, async (tx) => {
+    const current = await requireEndpoint(tx, code);
+    refuseKeyChange(patch.code, code, 'code');
+    const merged = mergeEndpoint(current, patch, code);
+    const next = validateEndpoint(merged, await endpointContext(tx, merged.connectionCode, merged.integrationSortingOrder));
+    const now = clock();
+    await tx.kysely
+      .updateTable('ifw_rest_endpoint')
+      .set({ ...endpointColumns(next), updated_at: now.toISOString() })
+      .where('code', '=', code)
+      .execute();
+    // Only a changed schedule touches the job queue entry: other edits must not move its next run.
+    if (next.scheduleSeconds !== current.scheduleSeconds) await syncEndpointSchedule(tx, code, next.scheduleSeconds, now);
+    return next;
+  });
+}
+
+/** Refused while an import run of the endpoint is Queued or Running; removes its scheduled job queue entry. */
+export async function deleteEndpoint(db: Database, code: string, clock: Clock): Promise<void> {
+  await withTransaction(db, async (tx) => {
+    await requireEndpoint(tx, code);
+    const active = await findActiveRun(tx, code);
+    if (active !== undefined) {
+      throw conflict('conflict', `REST API endpoint '${code}' has an import run ${active.status} (${active.runId}); let it end first.`);
+    }
+    await syncEndpointSchedule(tx, code, null, clock());
+    await tx.kysely.deleteFrom('ifw_rest_endpoint').where('code', '=', code).execute();
+  });
+}
+
+// ---- unsaved configurations (probes) -------------------------------------------------------
+
+const UNSAVED = 'unsaved';
+
+/** A connection body that is not saved, validated like one that is; its secrets are only those it carries. */
+export function resolveUnsavedConnection(input: ConnectionProbeInput): RestConnection {
+  const { settings, secrets } = validateConnection({ ...input, code: input.code ?? UNSAVED });
+  return restConnectionOf(settings, secrets);
+}
+
+/** An endpoint body that is not saved, validated like one that is, on its saved connection. */
+export async function resolveUnsavedEndpoint(db: Database, input: EndpointProbeInput, box: SecretBox): Promise<{ connection: RestConnection; endpoint: RestEndpoint }> {
+  const context = await endpointContext(db, input.connectionCode, input.integrationSortingOrder);
+  const settings = validateEndpoint({ ...input, code: input.code ?? UNSAVED, integrationSortingOrder: input.integrationSortingOrder ?? 0 }, context);
+  const row = (await getConnectionRow(db.kysely, settings.connectionCode))!;
+  return { connection: restConnectionOf(context.connection!, readSecrets(row, box)), endpoint: restEndpointOf(settings) };
+}
+
+// ---- declarative form ----------------------------------------------------------------------
+
+export interface Declared<T> {
+  readonly value: T;
+  readonly result: ChangeResult;
+  /** What changed, for a person to read (secrets by name only); empty when created or unchanged. */
+  readonly changes: readonly string[];
+}
+
+/** Creates or updates the connection so that it is as declared; secrets the declaration leaves out are kept. */
+export async function declareConnection(db: Database, input: ConnectionInput, clock: Clock, box: SecretBox, at = ''): Promise<Declared<ConnectionView>> {
+  return withTransaction(db, async (tx) => {
+    const row = await getConnectionRow(tx.kysely, input.code);
+    const stored = keptSecrets(row, input, box);
+    const next: ValidConnection = validateConnection(input, stored ?? {}, at);
+    const code = next.settings.code;
+    const now = clock().toISOString();
+    if (row === undefined) {
+      await tx.kysely.insertInto('ifw_rest_connection').values({ code, ...connectionColumns(next.settings, sealSecrets(next.secrets, box)), created_at: now, updated_at: now }).execute();
+      return { value: (await getConnection(tx.kysely, code))!, result: 'created', changes: [] };
+    }
+    const current = toConnectionSettings(row);
+    const changes: string[] = [];
+    const settingsChanged = changedKeys(current, next.settings);
+    if (settingsChanged.length > 0) changes.push(`settings changed: ${settingsChanged.join(', ')}`);
+    const secretsChanged = stored === undefined ? Object.keys(next.secrets) : changedKeys({ ...stored }, { ...next.secrets });
+    if (secretsChanged.length > 0) changes.push(`secrets changed: ${secretsChanged.join(', ')}`);
+    if (changes.length === 0) return { value: (await getConnection(tx.kysely, code))!, result: 'unchanged', changes };
+    await refuseBrokenEndpoints(tx, next.settings);
+    const sealed = secretsChanged.length > 0 ? sealSecrets(next.secrets, box) : row.secrets;
+    await tx.kysely.updateTable('ifw_rest_connection').set({ ...connectionColumns(next.settings, sealed), updated_at: now }).where('code', '=', code).execute();
+    return { value: (await getConnection(tx.kysely, code))!, result: 'updated', changes };
+  });
+}
+
+/** Creates or updates the endpoint so that it is exactly as declared. */
+export async function declareEndpoint(db: Database, input: EndpointInput, clock: Clock, at = ''): Promise<Declared<EndpointSettings>> {
+  return withTransaction(db, async (tx) => {
+    const next = validateEndpoint(input, await endpointContext(tx, input.connectionCode, input.integrationSortingOrder), at);
+    const current = await getEndpoint(tx.kysely, next.code);
+    const now = clock();
+    if (current === undefined) {
+      await tx.kysely
+        .insertInto('ifw_rest_endpoint')
+        .values({ code: next.code, ...endpointColumns(next), created_at: now.toISOString(), updated_at: now.toISOString() })
+        .execute();
+      await syncEndpointSchedule(tx, next.code, next.scheduleSeconds, now);
+      return { value: next, result: 'created', changes: [] };
+    }
+    const changed = changedKeys(current, next);
+    if (changed.length === 0) return { value: next, result: 'unchanged', changes: [] };
+    await tx.kysely
+      .updateTable('ifw_rest_endpoint')
+      .set({ ...endpointColumns(next), updated_at: now.toISOString() })
+      .where('code', '=', next.code)
+      .execute();
+    if (next.scheduleSeconds !== current.scheduleSeconds) await syncEndpointSchedule(tx, next.code, next.scheduleSeconds, now);
+    return { value: next, result: 'updated', changes: [`settings changed: ${changed.join(', ')}`] };
+  });
+}

@@ -1,0 +1,232 @@
+/**
+ * Staged rows (SQLite): the records of a paginated run, mapped as their page arrives and kept in a
+ * TEMP table of the worker's connection until the import. Mapping while the next page is on its way
+ * leaves the import transaction with SQL-only work: when every record mapped cleanly, the write mode
+ * is insert or upsert and the relations hold, the whole run is one `INSERT … SELECT` (prepareStagedCopy
+ * below); anything else goes through the record loop, which reads the staged rows back instead of
+ * parsing and mapping pages again.
+ *
+ * One table per run, `temp.ifw_staged_<run id>`: `record_no` (1, 2, … across pages), `page_no`, `raw`
+ * and one untyped column per mapped field (`c0`, `c1`, …), so a value keeps the storage class the
+ * mapping gave it and the target column's affinity applies exactly as to a bound parameter. A record
+ * whose mapping broke a rule is staged as `raw` (its JSON text) with NULL columns: the import maps it
+ * again, with the relation checks, for the exact messages. Relations are not checked while staging
+ * (the related rows may change until the import's transaction); the import checks them.
+ *
+ * TEMP tables belong to the connection and never reach the database file or its write-ahead log:
+ * staged rows are scratch data, read only by the connection that fetched them, and a run that is
+ * interrupted starts again from page 1.
+ */
+import type BetterSqlite3 from 'better-sqlite3';
+import type { SqlValue } from '../../mapping/convert.js';
+import { mapRecord, relationViolation, type CompiledMapping, type FieldViolation, type RelationExists } from '../../mapping/engine.js';
+import type { WriteMode } from '../../integrations/model.js';
+import { isRecordLevelSqliteError, quoteIdent } from './statements.js';
+
+/** Columns before the mapped values: record_no, page_no, raw. */
+const STAGED_LEAD = 3;
+
+const tableName = (runId: string): string => `ifw_staged_${runId}`;
+
+/** The run's staging table, as SQL (schema-qualified and quoted). */
+export const stagedRowsTable = (runId: string): string => `temp.${quoteIdent(tableName(runId))}`;
+
+/** The mapped value columns of a staging table of `width` fields. */
+const stagedValueColumns = (width: number): string[] => Array.from({ length: width }, (_, i) => `c${i}`);
+
+/** Creates the run's (empty) staging table; an earlier attempt's is dropped first. */
+export function createStagedRows(sqlite: BetterSqlite3.Database, runId: string, width: number): void {
+  dropStagedRows(sqlite, runId);
+  const values = stagedValueColumns(width).map((c) => `, ${c}`).join('');
+  sqlite.exec(`create table ${stagedRowsTable(runId)} (record_no integer primary key, page_no integer not null, raw text${values})`);
+}
+
+/** Drops the run's staging table, if there is one (the run ended, failed, or starts again). */
+export function dropStagedRows(sqlite: BetterSqlite3.Database, runId: string): void {
+  sqlite.exec(`drop table if exists ${stagedRowsTable(runId)}`);
+}
+
+/** Whether the run has a staging table on this connection. */
+export function hasStagedRows(sqlite: BetterSqlite3.Database, runId: string): boolean {
+  return sqlite.prepare("select 1 from temp.sqlite_master where type = 'table' and name = ?").get(tableName(runId)) !== undefined;
+}
+
+/** A page's records mapped, ready for the staging table. */
+export interface MappedRecords {
+  readonly recordCount: number;
+  /** STAGED_LEAD + width values per record, record after record. */
+  readonly values: SqlValue[];
+}
+
+/** Relations are checked by the import, inside its transaction. */
+const deferRelations: RelationExists = () => true;
+
+/**
+ * Maps pages in order, numbering their records on from page to page. Staged values are the mapped row;
+ * a record with a violation is staged as its JSON text instead.
+ */
+export function recordMapper(mapping: CompiledMapping): (pageNo: number, records: readonly unknown[]) => MappedRecords {
+  const width = mapping.columns.length;
+  const stride = STAGED_LEAD + width;
+  const row = new Array<SqlValue>(width).fill(null);
+  let recordNo = 0;
+  return (pageNo, records) => {
+    const values = new Array<SqlValue>(records.length * stride);
+    for (let r = 0, at = 0; r < records.length; r++, at += stride) {
+      const record = records[r];
+      values[at] = ++recordNo;
+      values[at + 1] = pageNo;
+      if (mapRecord(mapping, record, row, deferRelations) === null) {
+        values[at + 2] = null;
+        for (let c = 0; c < width; c++) values[at + STAGED_LEAD + c] = row[c]!;
+      } else {
+        values[at + 2] = JSON.stringify(record) ?? 'null';
+        for (let c = 0; c < width; c++) values[at + STAGED_LEAD + c] = null;
+      }
+    }
+    return { recordCount: records.length, values };
+  };
+}
+
+/** Rows per INSERT into the staging table at most, within SQLite's smallest bound-parameter limit (999). */
+const rowsPerInsert = (stride: number): number => Math.max(1, Math.min(64, Math.floor(999 / stride)));
+
+/**
+ * Inserts a page's mapped records into the run's staging table: multi-row INSERTs, one statement per
+ * row count (a run's pages mostly have the same), prepared once per run. Each call is its own
+ * statement on the TEMP table only: it takes no lock on the database file and writes nothing to its
+ * write-ahead log, so it can run the moment a page arrives, whatever the run's staging transactions do.
+ */
+export function stagedRowsWriter(sqlite: BetterSqlite3.Database, runId: string, width: number): (records: MappedRecords) => void {
+  const stride = STAGED_LEAD + width;
+  const tuple = `(${new Array<string>(stride).fill('?').join(', ')})`;
+  const insert = `insert into ${stagedRowsTable(runId)} (record_no, page_no, raw${stagedValueColumns(width).map((c) => `, ${c}`).join('')}) values `;
+  const most = rowsPerInsert(stride);
+  const statements = new Map<number, { readonly statement: BetterSqlite3.Statement; readonly params: SqlValue[] }>();
+  const statementFor = (rows: number): { readonly statement: BetterSqlite3.Statement; readonly params: SqlValue[] } => {
+    let prepared = statements.get(rows);
+    if (prepared === undefined) {
+      prepared = { statement: sqlite.prepare(insert + new Array<string>(rows).fill(tuple).join(', ')), params: new Array<SqlValue>(rows * stride) };
+      statements.set(rows, prepared);
+    }
+    return prepared;
+  };
+  return ({ recordCount, values }) => {
+    for (let from = 0; from < recordCount; from += most) {
+      const { statement, params } = statementFor(Math.min(most, recordCount - from));
+      const offset = from * stride;
+      for (let i = 0; i < params.length; i++) params[i] = values[offset + i]!;
+      statement.run(params);
+    }
+  };
+}
+
+/** Staged rows read back for the record loop this many at a time (memory stays bounded). */
+const READ_CHUNK = 1000;
+
+/**
+ * The staged rows in record order, a chunk at a time: each a keyset lookup on record_no, because
+ * better-sqlite3 refuses other statements on a connection while an iterate() cursor is open, and the
+ * record loop writes between reads. Each row is [record_no, page_no, raw, c0, c1, …].
+ */
+export function* readStagedRows(sqlite: BetterSqlite3.Database, table: string): Generator<readonly (readonly SqlValue[])[], void, undefined> {
+  const next = sqlite.prepare<[number], SqlValue[]>(`select * from ${table} where record_no > ? order by record_no limit ${READ_CHUNK}`).raw();
+  for (let after = 0; ; ) {
+    const rows = next.all(after);
+    if (rows.length === 0) return;
+    after = rows[rows.length - 1]![0] as number;
+    yield rows;
+  }
+}
+
+/**
+ * What the record loop asks of a staged row: its mapped values in `row`, and its violations: for a
+ * record that mapped cleanly, only relations can fail (checked now, in column order, as mapRecord
+ * does); a record staged as JSON is mapped again.
+ */
+export function stagedRowFiller(mapping: CompiledMapping): (staged: readonly SqlValue[], row: SqlValue[], relationExists: RelationExists) => FieldViolation[] | null {
+  const { columns } = mapping;
+  const relations = columns.flatMap((column, i) => (column.relation === null ? [] : [i]));
+  return (staged, row, relationExists) => {
+    const raw = staged[2];
+    if (typeof raw === 'string') return mapRecord(mapping, JSON.parse(raw) as unknown, row, relationExists);
+    for (let c = 0; c < columns.length; c++) row[c] = staged[STAGED_LEAD + c]!;
+    let violations: FieldViolation[] | null = null;
+    for (const i of relations) {
+      const value = row[i]!;
+      if (value !== null && !relationExists(i, value)) (violations ??= []).push(relationViolation(columns[i]!, value));
+    }
+    return violations;
+  };
+}
+
+/** The counts of an import written in one statement. */
+export interface Copied {
+  readonly inserted: number;
+  readonly updated: number;
+}
+
+/** Writes every staged row at once and answers the counts, or null when the record loop has to. */
+export type StagedCopy = () => Copied | null;
+
+/**
+ * The one-statement import of staged rows, for insert and upsert mode: null when it cannot apply
+ * (update mode needs a per-row answer; a relation to the target table itself depends on record order;
+ * an upsert needs a key and a column besides it). At run time it answers null, having written nothing,
+ * when a record was staged with a violation, when a related key is missing (checked in SQL, with the
+ * comparison a bound parameter gets: the related column's affinity), when an upsert's key is NULL
+ * somewhere, or when the statement runs into a constraint (SQLite undoes the statement); the record
+ * loop then reports exactly which records broke what.
+ *
+ * Upsert is `INSERT … SELECT … ON CONFLICT (key) DO UPDATE`, so a key that comes twice is inserted,
+ * then updated, as the record loop does it; the counts come from the distinct staged keys not yet in
+ * the table (inserted), the rest being updates.
+ */
+export function prepareStagedCopy(sqlite: BetterSqlite3.Database, mapping: CompiledMapping, mode: WriteMode, staged: string): StagedCopy | null {
+  const { columns, keyColumns } = mapping;
+  const nonKeys = columns.map((_, i) => i).filter((i) => !keyColumns.includes(i));
+  if (mode === 'update' || columns.some((c) => c.relation?.table === mapping.table.name)) return null;
+  if (mode === 'upsert' && (keyColumns.length === 0 || nonKeys.length === 0)) return null;
+  const table = quoteIdent(mapping.table.name);
+  const names = columns.map((c) => quoteIdent(c.field.name));
+  const values = stagedValueColumns(columns.length);
+  const one = (sql: string): BetterSqlite3.Statement => sqlite.prepare(sql).pluck();
+  const refusals = [one(`select 1 from ${staged} where raw is not null limit 1`)];
+  columns.forEach(({ relation }, i) => {
+    if (relation === null) return;
+    refusals.push(
+      one(`select 1 from ${staged} s where s.c${i} is not null and not exists (select 1 from ${quoteIdent(relation.table)} r where r.${quoteIdent(relation.field)} = s.c${i}) limit 1`),
+    );
+  });
+  let copy: BetterSqlite3.Statement;
+  let newKeys: BetterSqlite3.Statement | null = null;
+  let total: BetterSqlite3.Statement | null = null;
+  if (mode === 'upsert') {
+    const keys = keyColumns.map((k) => `c${k}`);
+    refusals.push(one(`select 1 from ${staged} where ${keys.map((k) => `${k} is null`).join(' or ')} limit 1`));
+    const sameKey = keyColumns.map((k) => `t.${names[k]!} = s.c${k}`).join(' and ');
+    newKeys = one(`select count(*) from (select distinct ${keys.join(', ')} from ${staged}) s where not exists (select 1 from ${table} t where ${sameKey})`);
+    total = one(`select count(*) from ${staged}`);
+    const assignments = nonKeys.map((i) => `${names[i]!} = excluded.${names[i]!}`).join(', ');
+    // "where true": SQLite's grammar needs a WHERE before ON CONFLICT when the rows come from a SELECT.
+    copy = sqlite.prepare(
+      `insert into ${table} (${names.join(', ')}) select ${values.join(', ')} from ${staged} where true order by record_no ` +
+        `on conflict (${keyColumns.map((k) => names[k]!).join(', ')}) do update set ${assignments}`,
+    );
+  } else {
+    copy = sqlite.prepare(`insert into ${table} (${names.join(', ')}) select ${values.join(', ')} from ${staged} order by record_no`);
+  }
+  return () => {
+    if (refusals.some((refusal) => refusal.get() !== undefined)) return null;
+    const inserted = newKeys === null ? null : (newKeys.get() as number);
+    const rows = total === null ? null : (total.get() as number);
+    let changes: number;
+    try {
+      changes = copy.run().changes;
+    } catch (err) {
+      if (isRecordLevelSqliteError(err)) return null;
+      throw err;
+    }
+    return inserted === null || rows === null ? { inserted: changes, updated: 0 } : { inserted, updated: rows - inserted };
+  };
+}
