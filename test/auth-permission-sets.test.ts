@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { allows, parsePermissionSet, PERMISSION_SET_NAMES, PERMISSION_SETS, permissionsOf, type PermissionSetName } from '../src/auth/permission-sets.js';
 import { AppError } from '../src/core/errors.js';
-import { PERMISSIONS, type Permission } from '../src/http/permissions.js';
+import { PERMISSIONS, type Permission } from '../src/auth/permissions.js';
 
 const Y = true;
 const N = false;

@@ -9,7 +9,7 @@ import { completeRun } from '../src/import-runs/complete-run.js';
 import { failRun } from '../src/import-runs/fail-run.js';
 import { getRun } from '../src/import-runs/queries.js';
 import { queueEndpointRun } from '../src/import-runs/queue-endpoint-run.js';
-import { queueRun } from '../src/import-runs/queue-run.js';
+import { findActiveRun, queueRun } from '../src/import-runs/queue-run.js';
 import { reapExpiredRuns } from '../src/import-runs/reap-expired-runs.js';
 import { runQueuedImports, type ImportRunContext } from '../src/import-runs/run-imports.js';
 import { endpointEntryId, syncEndpointSchedule } from '../src/rest-source/schedule.js';
@@ -283,7 +283,7 @@ describe('endpoint schedules are job queue entries', () => {
   it('follows the endpoint: saving it with a schedule creates the entry, deleting the endpoint removes it', async () => {
     await updateEndpoint(t.db, 'numbered', { scheduleSeconds: 3600 }, clock);
     expect(await entry('numbered')).toMatchObject({ recurrence_seconds: 3600, status: 'Ready' });
-    await deleteEndpoint(t.db, 'numbered', clock);
+    await deleteEndpoint(t.db, 'numbered', clock, findActiveRun);
     expect(await entry('numbered')).toBeUndefined();
   });
 });

@@ -6,7 +6,7 @@ import { applyConfigFile } from '../src/declarative-config/apply.js';
 import { restApiRoutes } from '../src/rest-source/routes.js';
 import { buildServer, type App } from '../src/http/server.js';
 import { createTestAuth, type TestAuth } from './helpers/auth.js';
-import { queueRun } from '../src/import-runs/queue-run.js';
+import { findActiveRun, queueRun } from '../src/import-runs/queue-run.js';
 import { getEntry } from '../src/job-queue/entries.js';
 import { createSecretBox, type SecretBox } from '../src/rest-source/secrets.js';
 import { loadConnection } from '../src/rest-source/store.js';
@@ -26,7 +26,7 @@ beforeEach(async () => {
   await applyConfigFile(t.db, EXAMPLE, clock); // integration 10
   box = createSecretBox({ secretKey: 'routes-test-key', dataDir: t.dir });
   auth = await createTestAuth(t.db.kysely);
-  app = await buildServer({ authenticator: auth.authenticator, logger: pino({ level: 'silent' }), bodyLimitBytes: 1 << 20, routes: [restApiRoutes({ db: t.db, clock, secrets: box })] });
+  app = await buildServer({ authenticator: auth.authenticator, logger: pino({ level: 'silent' }), bodyLimitBytes: 1 << 20, routes: [restApiRoutes({ db: t.db, clock, secrets: box, activeRunOf: findActiveRun })] });
 });
 afterEach(async () => {
   await app.close();
@@ -119,7 +119,7 @@ describe('restApiConnections', () => {
   it('re-enters secrets sealed under a lost key by sending them again', async () => {
     await call('POST', 'restApiConnections', crm);
     const otherKey = createSecretBox({ secretKey: 'a different key', dataDir: t.dir });
-    const other = await buildServer({ authenticator: auth.authenticator, logger: pino({ level: 'silent' }), bodyLimitBytes: 1 << 20, routes: [restApiRoutes({ db: t.db, clock, secrets: otherKey })] });
+    const other = await buildServer({ authenticator: auth.authenticator, logger: pino({ level: 'silent' }), bodyLimitBytes: 1 << 20, routes: [restApiRoutes({ db: t.db, clock, secrets: otherKey, activeRunOf: findActiveRun })] });
     try {
       const kept = await other.inject({ headers: auth.headers, method: 'PATCH', url: `${API}/restApiConnections('crm')`, payload: { timeoutMs: 1000 } });
       expect(kept.statusCode).toBe(500);

@@ -3,7 +3,7 @@
  * Permission; a caller may use a route when one of its sets grants the route's permission.
  */
 import { AppError } from '../core/errors.js';
-import { PERMISSIONS, type Permission } from '../http/permissions.js';
+import { PERMISSIONS, type Permission } from './permissions.js';
 
 export const PERMISSION_SET_NAMES = ['VENDOR IF ALL', 'VENDOR IF STANDARD', 'SUPER'] as const;
 export type PermissionSetName = (typeof PERMISSION_SET_NAMES)[number];

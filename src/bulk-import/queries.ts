@@ -1,7 +1,7 @@
 /** Reading requests: one by id, the filtered and paged list, and the details sub-resource. */
 import type { Kysely } from 'kysely';
 import type { DB } from '../storage/schema.js';
-import type { FilterClause } from '../http/odata.js';
+import type { FilterClause } from '../storage/filter.js';
 import { REQUEST_COLUMNS, REQUEST_STATUSES, type RequestSummaryRow } from './model.js';
 import { applyFilter } from '../storage/filter.js';
 

@@ -12,7 +12,7 @@ import { AppError, badRequest } from '../core/errors.js';
 import type { Integration } from '../integrations/model.js';
 import { prepareIntegrationLookup } from '../integrations/store.js';
 import type { DB } from '../storage/schema.js';
-import { newRequestId } from '../core/uuid7.js';
+import { newTimeOrderedId } from '../core/uuid7.js';
 import type { NewRequestRow } from './sqlite/writer-messages.js';
 
 export interface Submission {
@@ -159,7 +159,7 @@ export function createSubmitter(
     async submit(submission) {
       await checkSubmission(lookup, submission);
       const now = options.clock();
-      const requestId = newRequestId(now.getTime());
+      const requestId = newTimeOrderedId(now.getTime());
       const submittedAt = now.toISOString();
       await new Promise<void>((resolve, reject) => {
         waiting.push({

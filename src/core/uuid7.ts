@@ -1,7 +1,7 @@
 /**
- * Request ids are UUID version 7 (RFC 9562): a GUID like any other to callers, but time-ordered, so
- * new requests append to the end of the primary key index instead of landing on random pages. That
- * keeps each group commit small (few pages to write and fsync) however large the table grows.
+ * Ids of requests and runs are UUID version 7 (RFC 9562): a GUID like any other to callers, but
+ * time-ordered, so new rows append to the end of the primary key index instead of landing on random
+ * pages. That keeps each group commit small (few pages to write and fsync) however large the table grows.
  */
 import { randomFillSync } from 'node:crypto';
 
@@ -19,7 +19,7 @@ function random10(): Buffer {
   return bytes;
 }
 
-export function newRequestId(nowMs: number): string {
+export function newTimeOrderedId(nowMs: number): string {
   const bytes = Buffer.alloc(16);
   bytes.writeUIntBE(nowMs, 0, 6);
   random10().copy(bytes, 6);

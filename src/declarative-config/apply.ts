@@ -31,8 +31,10 @@ import { holdEntry } from '../job-queue/hold-entry.js';
 import { readyEntry } from '../job-queue/ready-entry.js';
 import { setEntryRecurrence } from '../job-queue/set-entry-recurrence.js';
 import type { Database } from '../storage/database.js';
-import { declareTargetTable, withTransaction, type ChangeResult } from '../tables/service.js';
-import { invalidAt, pathOf, TargetTableSchema, type TargetTableInput } from '../tables/validate.js';
+import { invalidAt, pathOf, type ChangeResult } from '../core/validation.js';
+import { withTransaction } from '../storage/transaction.js';
+import { declareTargetTable } from '../tables/service.js';
+import { TargetTableSchema, type TargetTableInput } from '../tables/validate.js';
 
 const closed = { additionalProperties: false } as const;
 

@@ -9,7 +9,7 @@ import type { Authenticator } from '../auth/authenticate.js';
 import { describePrincipal, type Principal } from '../auth/model.js';
 import { allows, setsGranting } from '../auth/permission-sets.js';
 import { AppError } from '../core/errors.js';
-import type { Permission } from './permissions.js';
+import type { Permission } from '../auth/permissions.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

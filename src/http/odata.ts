@@ -7,6 +7,7 @@
  * before routing; routes are declared as `name/:key` and read the key with `parseKey`.
  */
 import { AppError, badRequest, notFound } from '../core/errors.js';
+import type { FilterClause, FilterOp, FilterValue } from '../storage/filter.js';
 
 export const API_BASE = '/api/vendor/integrationFramework/v1.0';
 
@@ -55,13 +56,6 @@ export function requireKey<T>(value: T | null, entity: string, raw: string): T {
 
 // ---- $filter -------------------------------------------------------------------------------
 
-export type FilterOp = 'eq' | 'ne' | 'gt' | 'ge' | 'lt' | 'le';
-export type FilterValue = string | number | boolean | null;
-export interface FilterClause {
-  readonly property: string;
-  readonly op: FilterOp;
-  readonly value: FilterValue;
-}
 
 /** A property's type; `{ oneOf }` is a string property with a closed set of values (a status). */
 export type FilterPropertyType = 'string' | 'integer' | 'boolean' | 'datetime' | { readonly oneOf: readonly string[] };

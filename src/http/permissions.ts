@@ -4,26 +4,8 @@
  * permission in one place, against the caller's permission sets.
  */
 import type { FastifyInstance } from 'fastify';
+import type { Permission } from '../auth/permissions.js';
 
-export const PERMISSIONS = [
-  /** Health checks, the OpenAPI document and its UI. */
-  'public',
-  /** Submit, poll, list, cancel and reset bulk import requests. */
-  'bulkImport',
-  /** Read integrations, target tables and import results. */
-  'read',
-  /** Create and change target tables, integrations, fields and mappings. */
-  'configure',
-  /** Create and change REST API connections and endpoints (and their pagination); test and preview them. */
-  'configureRest',
-  /** Start imports from REST API endpoints. */
-  'runImports',
-  /** Control job queue entries (Ready / On Hold, interval). */
-  'jobQueue',
-  /** Administer users and applications. */
-  'administer',
-] as const;
-export type Permission = (typeof PERMISSIONS)[number];
 
 declare module 'fastify' {
   interface FastifyContextConfig {

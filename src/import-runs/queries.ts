@@ -1,5 +1,5 @@
 /** Reading runs: one by id, the filtered and paged list, and a run's pages. */
-import type { FilterClause } from '../http/odata.js';
+import type { FilterClause } from '../storage/filter.js';
 import type { Database } from '../storage/database.js';
 import { RUN_COLUMNS, RUN_STATUSES, toImportRun, toImportRunPage, type ImportRun, type ImportRunPage } from './model.js';
 import { applyFilter } from '../storage/filter.js';

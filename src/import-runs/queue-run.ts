@@ -5,7 +5,7 @@
  * both pass the check, and the index turns the second insert into nothing (a 409, not a 500).
  */
 import { sql } from 'kysely';
-import { newRequestId } from '../core/uuid7.js';
+import { newTimeOrderedId } from '../core/uuid7.js';
 import { conflict } from '../core/errors.js';
 import type { Database } from '../storage/database.js';
 import { RUN_COLUMNS_SQL, toImportRun, type ImportRun, type RunSummaryRow, type RunTrigger } from './model.js';
@@ -31,7 +31,7 @@ export async function findActiveRun(db: Database, endpointCode: string): Promise
 
 /** Throws 409 `conflict` when the endpoint has a run in progress. */
 export async function queueRun(db: Database, args: QueueRunArgs): Promise<ImportRun> {
-  const runId = args.runId ?? newRequestId(args.now.getTime());
+  const runId = args.runId ?? newTimeOrderedId(args.now.getTime());
   const { rows } = await sql<RunSummaryRow>`
     insert into ifw_import_run (run_id, endpoint_code, integration_sorting_order, "trigger", status, queued_at)
     select ${runId}, ${args.endpointCode}, ${args.integrationSortingOrder}, ${args.trigger}, 'Queued', ${args.now.toISOString()}

@@ -7,9 +7,9 @@ import type { Clock } from '../core/clock.js';
 import { conflict, notFound } from '../core/errors.js';
 import type { Database } from '../storage/database.js';
 import type { TargetTable } from '../tables/model.js';
-import { withTransaction, type ChangeResult } from '../tables/service.js';
+import { withTransaction } from '../storage/transaction.js';
 import { getTargetTable } from '../tables/store.js';
-import { incompatibleAt, invalidAt, pathOf, sameJson as same } from '../tables/validate.js';
+import { incompatibleAt, invalidAt, pathOf, sameJson as same, type ChangeResult } from '../core/validation.js';
 import type { Integration, IntegrationField, IntegrationMapping } from './model.js';
 import { getIntegration, getIntegrationField, getIntegrationMapping, getIntegrationPlan, listIntegrationFields, listIntegrationMappings } from './store.js';
 import {

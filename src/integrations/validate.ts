@@ -7,7 +7,7 @@ import { Type, type Static } from 'typebox';
 import { AppError } from '../core/errors.js';
 import { parsePath } from '../json-path/paths.js';
 import type { TargetTable } from '../tables/model.js';
-import { invalidAt, pathOf } from '../tables/validate.js';
+import { invalidAt, pathOf } from '../core/validation.js';
 import {
   COLUMN_TYPES,
   INTEGRATION_TYPES,

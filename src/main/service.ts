@@ -17,6 +17,7 @@ import { createRequestWriter } from '../bulk-import/sqlite/request-writer.js';
 import { createSubmitter } from '../bulk-import/submit.js';
 import { buildServer, type App } from '../http/server.js';
 import { healthRoutes } from '../http/health.js';
+import { findActiveRun } from '../import-runs/queue-run.js';
 import { importRunRoutes } from '../import-runs/routes.js';
 import { integrationRoutes } from '../integrations/routes.js';
 import { jobQueueRoutes } from '../job-queue/routes.js';
@@ -88,7 +89,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       targetTableRowRoutes({ db, maxPageSize: config.maxPageSize }),
       integrationRoutes({ db, clock }),
       jobQueueRoutes({ db, clock, queue: { wake } }),
-      restApiRoutes({ db, clock, secrets }),
+      restApiRoutes({ db, clock, secrets, activeRunOf: findActiveRun }),
       importRunRoutes({ db, clock, wake, maxPageSize: config.maxPageSize }),
       securityRoutes({ accounts, devIssuer }),
     ],

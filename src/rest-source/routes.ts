@@ -27,6 +27,7 @@ import {
   resolveUnsavedEndpoint,
   updateConnection,
   updateEndpoint,
+  type ActiveRunLookup,
 } from './service.js';
 import { getConnection, getEndpoint, listConnections, listEndpoints, loadConnection, loadEndpoint, type ConnectionView } from './store.js';
 import { ConnectionPatchSchema, ConnectionProbeSchema, ConnectionProperties, EndpointPatchSchema, EndpointProbeSchema, EndpointProperties, type EndpointSettings } from './validate.js';
@@ -145,7 +146,15 @@ async function probe<T extends object>(run: () => Promise<T>): Promise<(T & { ok
   }
 }
 
-export function restApiRoutes(deps: { db: Database; clock: Clock; secrets: SecretBox }): RoutePlugin {
+export interface RestApiRouteDeps {
+  readonly db: Database;
+  readonly clock: Clock;
+  readonly secrets: SecretBox;
+  /** Deleting an endpoint is refused while it has a run in progress (import-runs' findActiveRun). */
+  readonly activeRunOf: ActiveRunLookup;
+}
+
+export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
   const { db, clock, secrets } = deps;
   const connectionKey = (raw: string): string => requireKey(parseStringKey(raw), 'REST API connection', raw);
   const endpointKey = (raw: string): string => requireKey(parseStringKey(raw), 'REST API endpoint', raw);
@@ -316,7 +325,7 @@ export function restApiRoutes(deps: { db: Database; clock: Clock; secrets: Secre
         },
       },
       async (request, reply) => {
-        await deleteEndpoint(db, endpointKey(request.params.key), clock);
+        await deleteEndpoint(db, endpointKey(request.params.key), clock, deps.activeRunOf);
         return reply.status(204).send(null);
       },
     );

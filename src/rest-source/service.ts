@@ -11,13 +11,12 @@
 import type { Selectable } from 'kysely';
 import type { Clock } from '../core/clock.js';
 import { AppError, conflict, notFound } from '../core/errors.js';
-import { findActiveRun } from '../import-runs/queue-run.js';
 import { syncEndpointSchedule } from './schedule.js';
 import { getIntegration } from '../integrations/store.js';
 import type { Database } from '../storage/database.js';
 import type { RestConnectionRow } from '../storage/schema.js';
-import { withTransaction, type ChangeResult } from '../tables/service.js';
-import { invalidAt, sameJson } from '../tables/validate.js';
+import { invalidAt, sameJson, type ChangeResult } from '../core/validation.js';
+import { withTransaction } from '../storage/transaction.js';
 import type { RestConnection, RestEndpoint } from './model.js';
 import { SecretDecryptionError, type SecretBox } from './secrets.js';
 import { authConfigOf, getConnection, getConnectionRow, getEndpoint, listEndpoints, readSecrets, toConnectionSettings, type ConnectionView } from './store.js';
@@ -235,11 +234,17 @@ export async function updateEndpoint(db: Database, code: string, patch: Endpoint
   });
 }
 
+/**
+ * The endpoint's import run that is Queued or Running, if any. Runs are import-runs' business, a layer
+ * above this one: the composition root hands its lookup in.
+ */
+export type ActiveRunLookup = (db: Database, endpointCode: string) => Promise<{ readonly runId: string; readonly status: string } | undefined>;
+
 /** Refused while an import run of the endpoint is Queued or Running; removes its scheduled job queue entry. */
-export async function deleteEndpoint(db: Database, code: string, clock: Clock): Promise<void> {
+export async function deleteEndpoint(db: Database, code: string, clock: Clock, activeRunOf: ActiveRunLookup): Promise<void> {
   await withTransaction(db, async (tx) => {
     await requireEndpoint(tx, code);
-    const active = await findActiveRun(tx, code);
+    const active = await activeRunOf(tx, code);
     if (active !== undefined) {
       throw conflict('conflict', `REST API endpoint '${code}' has an import run ${active.status} (${active.runId}); let it end first.`);
     }

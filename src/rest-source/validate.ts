@@ -10,7 +10,7 @@
 import { Type, type Static } from 'typebox';
 import { AppError } from '../core/errors.js';
 import { PAGINATION_TYPES, paginationProblems, pathProblem, type PaginationSettings, type PaginationType } from '../pagination/index.js';
-import { invalidAt, pathOf } from '../tables/validate.js';
+import { invalidAt, pathOf } from '../core/validation.js';
 import { AUTH_TYPES, HTTP_METHODS, type AuthType, type ConnectionAuth, type HttpMethod, type RestConnection, type RestEndpoint } from './model.js';
 
 export const CODE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,49}$/;

@@ -1,6 +1,14 @@
-/** An OData `$filter` (parsed by http/odata.ts) applied to a Kysely select, the same way for every list. */
+/** A list filter (an OData `$filter`, parsed by http/odata.ts) applied to a Kysely select, the same way for every list. */
 import type { SelectQueryBuilder } from 'kysely';
-import type { FilterClause } from '../http/odata.js';
+
+export type FilterOp = 'eq' | 'ne' | 'gt' | 'ge' | 'lt' | 'le';
+export type FilterValue = string | number | boolean | null;
+/** One comparison of an API property with a value; clauses are joined by "and". */
+export interface FilterClause {
+  readonly property: string;
+  readonly op: FilterOp;
+  readonly value: FilterValue;
+}
 
 const SQL_OP = { eq: '=', ne: '<>', gt: '>', ge: '>=', lt: '<', le: '<=' } as const;
 

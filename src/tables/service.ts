@@ -16,20 +16,14 @@ import type { Database } from '../storage/database.js';
 import { addColumnSql, alterNullabilitySql, createTableSql, dropTableSql, hasNulls, hasRows, rebuildTableSql, sqlTableExists } from './ddl.js';
 import type { TargetTable } from './model.js';
 import { getTargetTable, listTargetTables } from './store.js';
-import { incompatibleAt, pathOf, planTableChange, validateTargetTable, type TableChangePlan, type TargetTableInput } from './validate.js';
-
-export type ChangeResult = 'created' | 'updated' | 'unchanged';
+import { incompatibleAt, pathOf, type ChangeResult } from '../core/validation.js';
+import { withTransaction } from '../storage/transaction.js';
+import { planTableChange, validateTargetTable, type TableChangePlan, type TargetTableInput } from './validate.js';
 
 export interface TableDeclared {
   readonly table: TargetTable;
   readonly result: ChangeResult;
   readonly addedFields: readonly string[];
-}
-
-/** Runs `fn` in a transaction, or inside the caller's when `db` is already one (as `ifw apply` does). */
-export async function withTransaction<T>(db: Database, fn: (tx: Database) => Promise<T>): Promise<T> {
-  if (db.kysely.isTransaction) return fn(db);
-  return db.kysely.transaction().execute((trx) => fn({ ...db, kysely: trx }));
 }
 
 const execute = async (db: Database, statement: string): Promise<void> => {

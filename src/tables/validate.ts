@@ -5,7 +5,7 @@
  * of the offending property (`fields[2].type: …`); callers that nest the declaration pass `at`.
  */
 import { Type, type Static } from 'typebox';
-import { conflict, validationFailed, type AppError } from '../core/errors.js';
+import { incompatibleAt, invalidAt, pathOf, sameJson } from '../core/validation.js';
 import { FIELD_TYPES, fieldMaxLength, type FieldType, type TargetField, type TargetTable } from './model.js';
 
 export const FieldRelationSchema = Type.Object({ table: Type.String(), field: Type.String() }, { additionalProperties: false });
@@ -29,22 +29,6 @@ export const TargetTableSchema = Type.Object(TargetTableProperties, { additional
 
 export type TargetFieldInput = Static<typeof TargetFieldSchema>;
 export type TargetTableInput = Static<typeof TargetTableSchema>;
-
-// ---- paths in messages ---------------------------------------------------------------------
-
-/** `pathOf('fields[2]', 'type')` is `fields[2].type`; a number key is an array index. */
-export function pathOf(base: string, key: string | number): string {
-  if (typeof key === 'number') return `${base}[${key}]`;
-  return base === '' ? key : `${base}.${key}`;
-}
-
-export function invalidAt(path: string, reason: string): AppError {
-  return validationFailed(path === '' ? reason : `${path}: ${reason}`);
-}
-
-export function incompatibleAt(path: string, reason: string): AppError {
-  return conflict('incompatibleChange', path === '' ? reason : `${path}: ${reason}`);
-}
 
 // ---- validation ----------------------------------------------------------------------------
 
@@ -169,17 +153,6 @@ export interface TableChangePlan {
   readonly addedFields: readonly TargetField[];
   /** Existing fields whose required flag flips; the SQL NOT NULL constraint has to follow. */
   readonly requiredChanges: readonly { readonly field: string; readonly required: boolean }[];
-}
-
-/** Deep equality of JSON-like values, whatever the order of object keys. */
-export function sameJson(a: unknown, b: unknown): boolean {
-  const canonical = (v: unknown): unknown =>
-    Array.isArray(v)
-      ? v.map(canonical)
-      : typeof v === 'object' && v !== null
-        ? Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined).sort(([k1], [k2]) => (k1 < k2 ? -1 : 1)).map(([k, x]) => [k, canonical(x)]))
-        : v;
-  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 }
 
 /**

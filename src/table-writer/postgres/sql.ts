@@ -7,8 +7,7 @@
 import type { WriteMode } from '../../integrations/model.js';
 import type { CompiledMapping } from '../../mapping/engine.js';
 import type { FieldType } from '../../tables/model.js';
-import { quoteIdent } from '../sqlite/statements.js';
-import { columnType } from '../../tables/ddl.js';
+import { columnType, quoteIdent } from '../../tables/ddl.js';
 
 /** The PostgreSQL column type of a target field (the table's own DDL), typing the array parameters. */
 const pgColumnType = (type: FieldType): string => columnType(type, 'postgres').toLowerCase();

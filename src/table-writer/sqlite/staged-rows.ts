@@ -21,7 +21,8 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { SqlValue } from '../../mapping/convert.js';
 import { mapRecord, relationViolation, type CompiledMapping, type FieldViolation, type RelationExists } from '../../mapping/engine.js';
 import type { WriteMode } from '../../integrations/model.js';
-import { isRecordLevelSqliteError, quoteIdent } from './statements.js';
+import { quoteIdent } from '../../tables/ddl.js';
+import { isRecordLevelSqliteError } from './statements.js';
 
 /** Columns before the mapped values: record_no, page_no, raw. */
 const STAGED_LEAD = 3;

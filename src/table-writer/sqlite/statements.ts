@@ -6,8 +6,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import type { SqlValue } from '../../mapping/convert.js';
 import type { CompiledMapping, RelationExists } from '../../mapping/engine.js';
 import type { WriteMode } from '../../integrations/model.js';
-
-export const quoteIdent = (name: string): string => `"${name.replaceAll('"', '""')}"`;
+import { quoteIdent } from '../../tables/ddl.js';
 
 /** Failures of one statement that say something about the record, not about the database's health. */
 export const isRecordLevelSqliteError = (err: unknown): err is InstanceType<typeof BetterSqlite3.SqliteError> =>

@@ -1,0 +1,23 @@
+/**
+ * What a caller may do: the closed list of permissions routes declare (`config.permission`, enforced
+ * by http/permissions.ts) and permission sets grant (permission-sets.ts).
+ */
+export const PERMISSIONS = [
+  /** Health checks, the OpenAPI document and its UI. */
+  'public',
+  /** Submit, poll, list, cancel and reset bulk import requests. */
+  'bulkImport',
+  /** Read integrations, target tables and import results. */
+  'read',
+  /** Create and change target tables, integrations, fields and mappings. */
+  'configure',
+  /** Create and change REST API connections and endpoints (and their pagination); test and preview them. */
+  'configureRest',
+  /** Start imports from REST API endpoints. */
+  'runImports',
+  /** Control job queue entries (Ready / On Hold, interval). */
+  'jobQueue',
+  /** Administer users and applications. */
+  'administer',
+] as const;
+export type Permission = (typeof PERMISSIONS)[number];
