@@ -64,7 +64,8 @@ try {
       if (res.status !== 200) throw new Error(`poll answered ${res.status}: ${await res.text()}`);
       const polled = (await res.json()) as { status: string; errorMessage: string };
       if (polled.status === 'Completed') break;
-      if (polled.status !== 'Pending' && polled.status !== 'Processing') throw new Error(`request ${requestId} ended ${polled.status}: ${polled.errorMessage}`);
+      if (polled.status !== 'Pending' && polled.status !== 'Processing')
+        throw new Error(`request ${requestId} ended ${polled.status}: ${polled.errorMessage}`);
       await new Promise((r) => setTimeout(r, 2));
     }
     if (i >= 20) {
@@ -82,5 +83,7 @@ try {
 const p50 = percentile(completed, 0.5);
 console.log(`cores ${os.cpus().length}, ${ROUNDS} sequential submissions of 10 records, polling every 2 ms`);
 console.log(`POST→202: p50 ${percentile(accepted, 0.5).toFixed(1)} ms, p95 ${percentile(accepted, 0.95).toFixed(1)} ms`);
-console.log(`POST→Completed: p50 ${p50.toFixed(1)} ms, p95 ${percentile(completed, 0.95).toFixed(1)} ms, max ${Math.max(...completed).toFixed(1)} ms`);
+console.log(
+  `POST→Completed: p50 ${p50.toFixed(1)} ms, p95 ${percentile(completed, 0.95).toFixed(1)} ms, max ${Math.max(...completed).toFixed(1)} ms`,
+);
 console.log(`submit-to-completed p50 vs ${BOUND_MS} ms ratio=${(p50 / BOUND_MS).toFixed(2)} target=1.0`);

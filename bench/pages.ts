@@ -99,7 +99,14 @@ const endpoint = (path: string, pagination: PaginationSettings): RestEndpoint =>
 });
 
 const settings = {
-  nextLink: (maxPages: number): PaginationSettings => ({ type: 'nextLink', nextLinkPath: 'next', allowCrossOrigin: false, maxPages, pageSize: null, responseDataPath: 'data' }),
+  nextLink: (maxPages: number): PaginationSettings => ({
+    type: 'nextLink',
+    nextLinkPath: 'next',
+    allowCrossOrigin: false,
+    maxPages,
+    pageSize: null,
+    responseDataPath: 'data',
+  }),
   offsetLimit: (maxPages: number): PaginationSettings => ({
     type: 'offsetLimit',
     offsetParam: 'offset',
@@ -166,7 +173,11 @@ const IMPORT_ENDPOINTS = {
 const logger = createLogger({ logLevel: 'silent' });
 
 /** A fresh database with the target table, integration, connection and endpoint; `run()` imports. */
-async function prepareImport(origin: string, strategy: Strategy, maxPages = PAGES + 1): Promise<{ run(): Promise<number>; close(): Promise<void> }> {
+async function prepareImport(
+  origin: string,
+  strategy: Strategy,
+  maxPages = PAGES + 1,
+): Promise<{ run(): Promise<number>; close(): Promise<void> }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-bench-pages-'));
   const db = openDatabase({ kind: 'sqlite', file: path.join(dir, 'ifw.db') }, { busyTimeoutMs: 10_000 });
   await migrate(db);
@@ -183,7 +194,8 @@ async function prepareImport(origin: string, strategy: Strategy, maxPages = PAGE
       const run = await runEndpointNow(ctx, 'bench');
       const rows = (db.sqlite.prepare('select count(*) as n from item').get() as { n: number }).n;
       const expected = Math.min(maxPages, PAGES) * PAGE_SIZE;
-      if (run.status !== 'Completed' || rows !== expected) throw new Error(`import run ${run.status} with ${rows} rows, expected ${expected}: ${run.errorMessage}`);
+      if (run.status !== 'Completed' || rows !== expected)
+        throw new Error(`import run ${run.status} with ${rows} rows, expected ${expected}: ${run.errorMessage}`);
       return run.pagesFetched;
     },
     async close() {
@@ -275,7 +287,9 @@ async function main(): Promise<void> {
     await memoryPeak(server.origin, PAGES, gc); // warm-up, so that both measurements start from the same heap
     const small = await memoryPeak(server.origin, 100, gc);
     const large = await memoryPeak(server.origin, PAGES, gc);
-    console.log(`memory: live heap peak ${mb(small.heap)} at 100 pages, ${mb(large.heap)} at ${PAGES} pages; RSS peak ${mb(small.rss)} / ${mb(large.rss)}`);
+    console.log(
+      `memory: live heap peak ${mb(small.heap)} at 100 pages, ${mb(large.heap)} at ${PAGES} pages; RSS peak ${mb(small.rss)} / ${mb(large.rss)}`,
+    );
 
     console.log(`nextLink import pages/s ratio=${ratios.nextLink.toFixed(2)} target=0.9`);
     console.log(`offsetLimit import pages/s ratio=${ratios.offsetLimit.toFixed(2)} target=0.9`);

@@ -59,17 +59,20 @@ const plan: IntegrationPlan = {
     writeMode: 'insert',
     onRecordError: 'fail',
   },
-  fields: sources.map(
-    ([target, sourcePath], i): IntegrationField => ({
-      integrationSortingOrder: 1,
-      fieldNo: i + 1,
-      title: target,
-      sourcePath,
-      columnType: 'standard',
-      constantValue: null,
-    }),
-  ),
-  mappings: sources.map(([target], i): IntegrationMapping => ({ integrationSortingOrder: 1, fieldNo: i + 1, targetField: target, required: false })),
+  fields: sources.map(([target, sourcePath], i): IntegrationField => ({
+    integrationSortingOrder: 1,
+    fieldNo: i + 1,
+    title: target,
+    sourcePath,
+    columnType: 'standard',
+    constantValue: null,
+  })),
+  mappings: sources.map(([target], i): IntegrationMapping => ({
+    integrationSortingOrder: 1,
+    fieldNo: i + 1,
+    targetField: target,
+    required: false,
+  })),
 };
 
 function generate(): { payload: string; rows: (string | number)[][] } {
@@ -90,7 +93,16 @@ function generate(): { payload: string; rows: (string | number)[][] } {
       active: i % 3 !== 0,
       createdAt,
     });
-    rows.push([no, `Customer ${i}`, `customer${i}@example.com`, `City ${i % 997}`, country, balance, i % 3 !== 0 ? 1 : 0, new Date(createdAt).toISOString()]);
+    rows.push([
+      no,
+      `Customer ${i}`,
+      `customer${i}@example.com`,
+      `City ${i % 997}`,
+      country,
+      balance,
+      i % 3 !== 0 ? 1 : 0,
+      new Date(createdAt).toISOString(),
+    ]);
   }
   return { payload: JSON.stringify(records), rows };
 }
@@ -113,7 +125,9 @@ function verify(db: BetterSqlite3.Database, what: string): void {
 function runBaseline(db: BetterSqlite3.Database, rows: readonly (string | number)[][]): number {
   resetTable(db);
   const started = performance.now();
-  const insert = db.prepare('INSERT INTO "customer" ("no", "name", "email", "city", "country", "balance", "active", "createdAt") VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+  const insert = db.prepare(
+    'INSERT INTO "customer" ("no", "name", "email", "city", "country", "balance", "active", "createdAt") VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  );
   db.transaction(() => {
     for (let i = 0; i < rows.length; i++) insert.run(rows[i]!);
   }).immediate();

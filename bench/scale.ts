@@ -60,7 +60,9 @@ function ifw(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
     let err = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    child.once('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`ifw ${args.join(' ')} exited with ${code}: ${err.trim()}`))));
+    child.once('close', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`ifw ${args.join(' ')} exited with ${code}: ${err.trim()}`)),
+    );
   });
 }
 
@@ -245,7 +247,12 @@ async function submitBacklog(store: Store): Promise<void> {
       while (next < backlogRequests) {
         const n = next++;
         const payload = JSON.stringify(
-          Array.from({ length: backlogRecords }, (_, i) => ({ no: `B${n}-${i}`, name: `Customer ${n}-${i}`, email: `c${n}-${i}@example.com`, address: { city: 'Oslo', country: 'NO' } })),
+          Array.from({ length: backlogRecords }, (_, i) => ({
+            no: `B${n}-${i}`,
+            name: `Customer ${n}-${i}`,
+            email: `c${n}-${i}@example.com`,
+            address: { city: 'Oslo', country: 'NO' },
+          })),
         );
         const res = await fetch(`http://127.0.0.1:${port}${API}`, {
           method: 'POST',
@@ -260,7 +267,8 @@ async function submitBacklog(store: Store): Promise<void> {
     await proc.stop();
   }
   const { counts } = await store.stats();
-  if (counts.Pending !== backlogRequests) throw new Error(`backlog: expected ${backlogRequests} Pending requests, found ${JSON.stringify(counts)}`);
+  if (counts.Pending !== backlogRequests)
+    throw new Error(`backlog: expected ${backlogRequests} Pending requests, found ${JSON.stringify(counts)}`);
 }
 
 interface Drained {
@@ -279,9 +287,11 @@ async function drain(store: Store, start: () => Promise<Proc[]>): Promise<Draine
     const deadline = Date.now() + 600_000;
     for (;;) {
       const s = await store.stats();
-      if ((s.counts.Failed ?? 0) > 0 || (s.counts.Cancelled ?? 0) > 0) throw new Error(`requests did not complete: ${JSON.stringify(s.counts)}`);
+      if ((s.counts.Failed ?? 0) > 0 || (s.counts.Cancelled ?? 0) > 0)
+        throw new Error(`requests did not complete: ${JSON.stringify(s.counts)}`);
       if (s.counts.Completed === backlogRequests) {
-        if (s.rows !== total) throw new Error(`all ${backlogRequests} requests Completed but the target table holds ${s.rows} rows, not ${total}`);
+        if (s.rows !== total)
+          throw new Error(`all ${backlogRequests} requests Completed but the target table holds ${s.rows} rows, not ${total}`);
         const end = Date.parse(s.lastEnded!);
         return { fromStart: total / ((end - spawnedAt) / 1000), fromClaim: total / ((end - Date.parse(s.firstStarted!)) / 1000) };
       }
@@ -320,8 +330,19 @@ function autocannon(port: number, conns: number, authorization: string): Promise
       process.execPath,
       [
         path.join(root, 'node_modules/autocannon/autocannon.js'),
-        '--json', '-c', String(conns), '-d', String(seconds),
-        '-m', 'POST', '-H', 'content-type=application/json', '-H', `authorization=${authorization}`, '-b', submitBody,
+        '--json',
+        '-c',
+        String(conns),
+        '-d',
+        String(seconds),
+        '-m',
+        'POST',
+        '-H',
+        'content-type=application/json',
+        '-H',
+        `authorization=${authorization}`,
+        '-b',
+        submitBody,
         `http://127.0.0.1:${port}${API}`,
       ],
       { stdio: ['ignore', 'pipe', 'ignore'] },
@@ -354,7 +375,8 @@ async function submitThroughput(store: Store, apis: number): Promise<number> {
   const { counts } = await store.stats();
   const rows = counts.Pending ?? 0;
   // Requests still in flight when the load stops are stored without their 202 being counted.
-  if (rows < accepted || rows > accepted + connections) throw new Error(`${store.backend}, ${apis} API process(es): ${accepted} requests got 202 but ${rows} are stored`);
+  if (rows < accepted || rows > accepted + connections)
+    throw new Error(`${store.backend}, ${apis} API process(es): ${accepted} requests got 202 but ${rows} are stored`);
   return accepted / Math.max(...loads.map((l) => l.duration));
 }
 
@@ -411,16 +433,30 @@ const one = `workers-${workerCounts[0]}`;
 console.log('');
 for (const n of workerCounts) {
   const c = `workers-${n}`;
-  console.log(`process records/s with ${n} ifw worker process(es): ${fmt(rate(c, 'fromStart'))} from spawn, ${fmt(rate(c, 'fromClaim'))} from the first claim (median)`);
+  console.log(
+    `process records/s with ${n} ifw worker process(es): ${fmt(rate(c, 'fromStart'))} from spawn, ${fmt(rate(c, 'fromClaim'))} from the first claim (median)`,
+  );
 }
-console.log(`process records/s one ifw serve: SQLite ${fmt(rate('serve-sqlite', 'fromStart'))}, PostgreSQL ${fmt(rate('serve-postgres', 'fromStart'))} from spawn (median)`);
+console.log(
+  `process records/s one ifw serve: SQLite ${fmt(rate('serve-sqlite', 'fromStart'))}, PostgreSQL ${fmt(rate('serve-postgres', 'fromStart'))} from spawn (median)`,
+);
 for (const c of submitCases) console.log(`submit req/s ${c.replace('-', ', ')} API process(es): ${fmt(median(submitted[c]))} (median)`);
 console.log('');
 for (const n of workerCounts.slice(1)) {
   const c = `workers-${n}`;
-  console.log(`process records/s ${n} workers / ${workerCounts[0]} from spawn ratio=${(rate(c, 'fromStart') / rate(one, 'fromStart')).toFixed(2)} target=report`);
-  console.log(`process records/s ${n} workers / ${workerCounts[0]} from the first claim ratio=${(rate(c, 'fromClaim') / rate(one, 'fromClaim')).toFixed(2)} target=report`);
+  console.log(
+    `process records/s ${n} workers / ${workerCounts[0]} from spawn ratio=${(rate(c, 'fromStart') / rate(one, 'fromStart')).toFixed(2)} target=report`,
+  );
+  console.log(
+    `process records/s ${n} workers / ${workerCounts[0]} from the first claim ratio=${(rate(c, 'fromClaim') / rate(one, 'fromClaim')).toFixed(2)} target=report`,
+  );
 }
-console.log(`process records/s one ifw serve PostgreSQL / SQLite ratio=${(rate('serve-postgres', 'fromStart') / rate('serve-sqlite', 'fromStart')).toFixed(2)} target=report`);
-console.log(`submit req/s PostgreSQL 2 API processes / 1 ratio=${(median(submitted['postgres-2']) / median(submitted['postgres-1'])).toFixed(2)} target=report`);
-console.log(`submit req/s one API process PostgreSQL / SQLite ratio=${(median(submitted['postgres-1']) / median(submitted['sqlite-1'])).toFixed(2)} target=report`);
+console.log(
+  `process records/s one ifw serve PostgreSQL / SQLite ratio=${(rate('serve-postgres', 'fromStart') / rate('serve-sqlite', 'fromStart')).toFixed(2)} target=report`,
+);
+console.log(
+  `submit req/s PostgreSQL 2 API processes / 1 ratio=${(median(submitted['postgres-2']) / median(submitted['postgres-1'])).toFixed(2)} target=report`,
+);
+console.log(
+  `submit req/s one API process PostgreSQL / SQLite ratio=${(median(submitted['postgres-1']) / median(submitted['sqlite-1'])).toFixed(2)} target=report`,
+);

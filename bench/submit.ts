@@ -68,14 +68,19 @@ async function prepareService(dataDir: string): Promise<string> {
 }
 
 async function startBare(): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench/bare-server.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench/bare-server.ts')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const port = await waitForLine(child, (line) => (line.startsWith('{"port"') ? (JSON.parse(line) as { port: number }).port : undefined));
   return { child, port };
 }
 
 async function startService(dataDir: string): Promise<{ child: ChildProcess; port: number }> {
   const env = serviceEnv(dataDir);
-  const child = spawn(process.execPath, [path.join(root, 'bin/ifw.js'), 'serve', '--no-workers'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [path.join(root, 'bin/ifw.js'), 'serve', '--no-workers'], {
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const port = await waitForLine(child, (line) => {
     if (!line.includes('integration service listening')) return undefined;
     const m = /:(\d+)"?,?/.exec((JSON.parse(line) as { address: string }).address.replace(/^http:\/\/[^:]+/, ''));
@@ -97,8 +102,19 @@ function load(port: number, authorization: string): Promise<LoadResult> {
       process.execPath,
       [
         path.join(root, 'node_modules/autocannon/autocannon.js'),
-        '--json', '-c', String(connections), '-d', String(seconds),
-        '-m', 'POST', '-H', 'content-type=application/json', '-H', `authorization=${authorization}`, '-b', body,
+        '--json',
+        '-c',
+        String(connections),
+        '-d',
+        String(seconds),
+        '-m',
+        'POST',
+        '-H',
+        'content-type=application/json',
+        '-H',
+        `authorization=${authorization}`,
+        '-b',
+        body,
         `http://127.0.0.1:${port}${PATH}`,
       ],
       { stdio: ['ignore', 'pipe', 'ignore'] },
@@ -149,14 +165,18 @@ try {
     accepted += m.accepted;
     baseline.push(b.rps);
     measured.push(m.rps);
-    console.log(`round ${round}: bare fastify ${b.rps.toFixed(0)} req/s, service (durable 202) ${m.rps.toFixed(0)} req/s, ${rows} rows stored`);
+    console.log(
+      `round ${round}: bare fastify ${b.rps.toFixed(0)} req/s, service (durable 202) ${m.rps.toFixed(0)} req/s, ${rows} rows stored`,
+    );
   }
 } finally {
   fs.rmSync(tmp, { recursive: true, force: true });
 }
 const b = median(baseline);
 const m = median(measured);
-console.log(`cores ${os.cpus().length}, ${connections} connections, ${seconds} s per run, ${rounds} rounds, bearer token (dev issuer); every one of ${accepted} accepted requests was stored`);
+console.log(
+  `cores ${os.cpus().length}, ${connections} connections, ${seconds} s per run, ${rounds} rounds, bearer token (dev issuer); every one of ${accepted} accepted requests was stored`,
+);
 console.log(`baseline bare fastify: ${b.toFixed(0)} req/s (median)`);
 console.log(`service submit: ${m.toFixed(0)} req/s (median)`);
 console.log(`submit requests/s ratio=${(m / b).toFixed(2)} target=0.8`);

@@ -30,7 +30,11 @@ interface ExampleDoc {
 const example = (): ExampleDoc => parse(fs.readFileSync(EXAMPLE, 'utf8')) as ExampleDoc;
 
 const sqlTables = () =>
-  (t.db.sqlite.prepare("select name from sqlite_master where type = 'table' and name not like 'ifw_%' and name not like 'sqlite_%' order by name").all() as { name: string }[]).map((r) => r.name);
+  (
+    t.db.sqlite
+      .prepare("select name from sqlite_master where type = 'table' and name not like 'ifw_%' and name not like 'sqlite_%' order by name")
+      .all() as { name: string }[]
+  ).map((r) => r.name);
 
 async function failure(promise: Promise<unknown>): Promise<AppError> {
   try {
@@ -73,8 +77,16 @@ describe('ifw apply', () => {
   it('reports everything unchanged when the same file is applied again', async () => {
     await applyConfigFile(t.db, EXAMPLE, clock);
     const again = await applyConfigFile(t.db, EXAMPLE, clock);
-    expect(again.summary).toEqual({ created: 0, updated: 0, unchanged: again.targetTables.length + again.integrations.length + again.jobQueueEntries.length });
-    expect([...again.targetTables, ...again.integrations, ...again.jobQueueEntries].every((e) => e.result === 'unchanged' && e.changes.length === 0)).toBe(true);
+    expect(again.summary).toEqual({
+      created: 0,
+      updated: 0,
+      unchanged: again.targetTables.length + again.integrations.length + again.jobQueueEntries.length,
+    });
+    expect(
+      [...again.targetTables, ...again.integrations, ...again.jobQueueEntries].every(
+        (e) => e.result === 'unchanged' && e.changes.length === 0,
+      ),
+    ).toBe(true);
   });
 
   it('changes nothing when a document is bad, and names the path of the problem', async () => {
@@ -96,7 +108,10 @@ describe('ifw apply', () => {
     integration.fields = integration.fields.filter((f) => f.fieldNo !== 5);
     integration.mappings = integration.mappings.filter((m) => m.fieldNo !== 5 && m.fieldNo !== 4);
     const report = await applyConfig(t.db, doc, clock);
-    expect(report.integrations[0]).toMatchObject({ result: 'updated', changes: ['mapping of field 4 removed', 'mapping of field 5 removed', 'field 5 removed'] });
+    expect(report.integrations[0]).toMatchObject({
+      result: 'updated',
+      changes: ['mapping of field 4 removed', 'mapping of field 5 removed', 'field 5 removed'],
+    });
     const plan = await getIntegrationPlan(t.db.kysely, 10);
     expect(plan?.fields.map((f) => f.fieldNo)).toEqual([1, 2, 3, 4]);
     expect(plan?.mappings.map((m) => m.fieldNo)).toEqual([1, 2, 3]);
@@ -131,35 +146,55 @@ describe('ifw apply', () => {
 
   it('declares related tables in dependency order, whatever their order in the document', async () => {
     const doc = example();
-    doc.targetTables[0]!.fields = doc.targetTables[0]!.fields.map((f) => (f.name === 'country' ? { ...f, relation: { table: 'country', field: 'code' } } : f));
+    doc.targetTables[0]!.fields = doc.targetTables[0]!.fields.map((f) =>
+      f.name === 'country' ? { ...f, relation: { table: 'country', field: 'code' } } : f,
+    );
     doc.targetTables.push({ name: 'country', primaryKey: ['code'], fields: [{ name: 'code', type: 'code', maxLength: 10 }] });
     const report = await applyConfig(t.db, doc, clock);
     expect(report.targetTables.map((r) => [r.name, r.result])).toEqual([
       ['customer', 'created'],
       ['country', 'created'],
     ]);
-    expect(t.db.sqlite.prepare("select \"table\" from pragma_foreign_key_list('customer')").all()).toEqual([{ table: 'country' }]);
+    expect(t.db.sqlite.prepare('select "table" from pragma_foreign_key_list(\'customer\')').all()).toEqual([{ table: 'country' }]);
   });
 
   it('puts a job queue entry On Hold and changes its interval, then finds it unchanged', async () => {
     const doc = { jobQueueEntries: [{ id: 'bulk-import-processor', status: 'On Hold', recurrenceSeconds: 300 }] };
     const first = await applyConfig(t.db, doc, clock);
-    expect(first.jobQueueEntries).toEqual([{ id: 'bulk-import-processor', result: 'updated', changes: ['recurrenceSeconds 60 → 300', 'status Ready → On Hold'] }]);
+    expect(first.jobQueueEntries).toEqual([
+      { id: 'bulk-import-processor', result: 'updated', changes: ['recurrenceSeconds 60 → 300', 'status Ready → On Hold'] },
+    ]);
     expect(await getEntry(t.db, 'bulk-import-processor')).toMatchObject({ status: 'On Hold', recurrenceSeconds: 300 });
     expect((await applyConfig(t.db, doc, clock)).jobQueueEntries[0]?.result).toBe('unchanged');
   });
 
   const shapeCases: [string, unknown, string][] = [
     ['an unknown top-level key', { tables: [] }, 'unknown property "tables"'],
-    ['an unknown property deep inside', { integrations: [{ ...example().integrations[0], fields: [{ fieldNo: 1, title: 'No.', sourcePath: 'no', path: 'x' }] }] }, 'integrations[0].fields[0]: unknown property "path"'],
+    [
+      'an unknown property deep inside',
+      { integrations: [{ ...example().integrations[0], fields: [{ fieldNo: 1, title: 'No.', sourcePath: 'no', path: 'x' }] }] },
+      'integrations[0].fields[0]: unknown property "path"',
+    ],
     ['a wrongly typed value', { targetTables: [{ name: 'x', primaryKey: 'no', fields: [] }] }, 'targetTables[0].primaryKey: must be array'],
     ['a missing property', { integrations: [{ sortingOrder: 10, name: 'x', type: 'file' }] }, 'integrations[0]: "targetTable" is required'],
-    ['a value of neither allowed type', { integrations: [{ ...example().integrations[0], maxPayloadSizeKb: 'big' }] }, 'integrations[0].maxPayloadSizeKb: must be integer or null'],
+    [
+      'a value of neither allowed type',
+      { integrations: [{ ...example().integrations[0], maxPayloadSizeKb: 'big' }] },
+      'integrations[0].maxPayloadSizeKb: must be integer or null',
+    ],
     ['an empty document', null, 'the document is empty'],
     ['a document that is a list', [1], 'the document: must be object'],
-    ['a table declared twice', { targetTables: [example().targetTables[0], example().targetTables[0]] }, 'targetTables[1].name: "customer" is declared twice (also targetTables[0])'],
+    [
+      'a table declared twice',
+      { targetTables: [example().targetTables[0], example().targetTables[0]] },
+      'targetTables[1].name: "customer" is declared twice (also targetTables[0])',
+    ],
     ['an unknown job queue entry', { jobQueueEntries: [{ id: 'nightly' }] }, 'jobQueueEntries[0].id: no job queue entry "nightly"'],
-    ['a job queue status the scheduler owns', { jobQueueEntries: [{ id: 'bulk-import-processor', status: 'Error' }] }, 'jobQueueEntries[0].status: must be one of "Ready", "On Hold"'],
+    [
+      'a job queue status the scheduler owns',
+      { jobQueueEntries: [{ id: 'bulk-import-processor', status: 'Error' }] },
+      'jobQueueEntries[0].status: must be one of "Ready", "On Hold"',
+    ],
   ];
 
   it.each(shapeCases)('refuses %s with a message naming where', async (_, doc, message) => {
@@ -177,7 +212,10 @@ describe('ifw apply', () => {
   });
 
   it('refuses a file that is missing or not YAML, naming the file', async () => {
-    expect(await failure(applyConfigFile(t.db, path.join(t.dir, 'missing.yaml'), clock))).toMatchObject({ status: 400, message: expect.stringContaining('no such file') as unknown });
+    expect(await failure(applyConfigFile(t.db, path.join(t.dir, 'missing.yaml'), clock))).toMatchObject({
+      status: 400,
+      message: expect.stringContaining('no such file') as unknown,
+    });
     const broken = path.join(t.dir, 'broken.yaml');
     fs.writeFileSync(broken, 'targetTables: [\n  - name: x\n');
     const err = await failure(applyConfigFile(t.db, broken, clock));

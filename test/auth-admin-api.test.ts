@@ -26,7 +26,9 @@ const PASSWORD = 'a sufficiently long password';
 const USER_FIELDS = ['@odata.context', 'createdAt', 'enabled', 'passwordChangedAt', 'permissionSets', 'updatedAt', 'userName'];
 const APPLICATION_FIELDS = ['@odata.context', 'clientId', 'createdAt', 'displayName', 'enabled', 'permissionSets', 'updatedAt'];
 
-const basic = (userName: string, password: string) => ({ authorization: `Basic ${Buffer.from(`${userName}:${password}`).toString('base64')}` });
+const basic = (userName: string, password: string) => ({
+  authorization: `Basic ${Buffer.from(`${userName}:${password}`).toString('base64')}`,
+});
 const user = (name: string) => `${USERS}('${name}')`;
 const application = (clientId: string) => `${APPLICATIONS}('${clientId}')`;
 
@@ -42,7 +44,12 @@ afterAll(async () => {
 });
 
 /** An admin API call as the SUPER test application (or with the headers given). */
-async function admin(method: InjectOptions['method'], url: string, body?: unknown, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+async function admin(
+  method: InjectOptions['method'],
+  url: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<LightMyRequestResponse> {
   const res = await t.inject({
     method,
     url,
@@ -55,7 +62,8 @@ async function admin(method: InjectOptions['method'], url: string, body?: unknow
 
 /** A protected, non-admin route as a Basic user; its status says whether the credentials work. */
 const signInStatus = async (userName: string, password: string, remoteAddress = '127.0.0.1') =>
-  (await t.service.app.inject({ method: 'GET', url: `${API}/bulkImportRequests`, headers: basic(userName, password), remoteAddress })).statusCode;
+  (await t.service.app.inject({ method: 'GET', url: `${API}/bulkImportRequests`, headers: basic(userName, password), remoteAddress }))
+    .statusCode;
 
 function expectError(res: LightMyRequestResponse, status: number, code: string): string {
   expect({ status: res.statusCode, code: res.json<{ error: { code: string } }>().error.code }).toEqual({ status, code });
@@ -74,7 +82,8 @@ describe('users', () => {
     expect(listed.statusCode).toBe(200);
     const names = listed.json<{ value: { userName: string }[] }>().value.map((u) => u.userName);
     expect(names).toEqual(expect.arrayContaining(['admin', 'bob']));
-    for (const entry of listed.json<{ value: object[] }>().value) expect(Object.keys(entry).sort()).toEqual(USER_FIELDS.filter((f) => f !== '@odata.context'));
+    for (const entry of listed.json<{ value: object[] }>().value)
+      expect(Object.keys(entry).sort()).toEqual(USER_FIELDS.filter((f) => f !== '@odata.context'));
 
     expect((await admin('GET', user('bob'))).json()).toMatchObject({ userName: 'bob', enabled: true });
 
@@ -89,7 +98,9 @@ describe('users', () => {
 
   it('a user created through the API signs in with Basic at once, even right after a failed attempt under that name', async () => {
     expect(await signInStatus('newcomer', PASSWORD, '198.51.100.1')).toBe(401);
-    expect((await admin('POST', USERS, { userName: 'newcomer', password: PASSWORD, permissionSets: ['VENDOR IF ALL'] })).statusCode).toBe(201);
+    expect((await admin('POST', USERS, { userName: 'newcomer', password: PASSWORD, permissionSets: ['VENDOR IF ALL'] })).statusCode).toBe(
+      201,
+    );
     expect(await signInStatus('newcomer', PASSWORD, '198.51.100.1')).toBe(200);
   });
 
@@ -141,13 +152,22 @@ describe('applications', () => {
     expect(created.statusCode).toBe(201);
     expect(created.headers.location).toBe(application('erp-connector'));
     expect(Object.keys(created.json()).sort()).toEqual(APPLICATION_FIELDS);
-    expect(created.json()).toMatchObject({ clientId: 'erp-connector', displayName: 'ERP', enabled: true, permissionSets: ['VENDOR IF ALL'] });
+    expect(created.json()).toMatchObject({
+      clientId: 'erp-connector',
+      displayName: 'ERP',
+      enabled: true,
+      permissionSets: ['VENDOR IF ALL'],
+    });
 
     const listed = (await admin('GET', APPLICATIONS)).json<{ value: { clientId: string }[] }>().value.map((a) => a.clientId);
     expect(listed).toEqual(expect.arrayContaining(['erp-connector', 'test-super']));
     expect((await admin('GET', application('erp-connector'))).json()).toMatchObject({ clientId: 'erp-connector', displayName: 'ERP' });
 
-    const changed = await admin('PATCH', application('erp-connector'), { displayName: 'ERP (prod)', enabled: false, permissionSets: ['VENDOR IF STANDARD'] });
+    const changed = await admin('PATCH', application('erp-connector'), {
+      displayName: 'ERP (prod)',
+      enabled: false,
+      permissionSets: ['VENDOR IF STANDARD'],
+    });
     expect(changed.json()).toMatchObject({ displayName: 'ERP (prod)', enabled: false, permissionSets: ['VENDOR IF STANDARD'] });
 
     expect((await admin('DELETE', application('erp-connector'))).statusCode).toBe(204);
@@ -193,22 +213,99 @@ describe('refusals', () => {
   });
 
   const refusals: { name: string; method: InjectOptions['method']; url: string; body?: object; status: number; code: string }[] = [
-    { name: 'a too-short password', method: 'POST', url: USERS, body: { userName: 'shorty', password: 'short' }, status: 400, code: 'validationFailed' },
-    { name: 'a too-short new password', method: 'PATCH', url: user('existing'), body: { password: 'short' }, status: 400, code: 'validationFailed' },
-    { name: 'an unknown permission set for a user', method: 'POST', url: USERS, body: { userName: 'x1', password: PASSWORD, permissionSets: ['ROOT'] }, status: 400, code: 'validationFailed' },
-    { name: 'an unknown permission set in a user change', method: 'PATCH', url: user('existing'), body: { permissionSets: ['ROOT'] }, status: 400, code: 'validationFailed' },
-    { name: 'an unknown permission set for an application', method: 'POST', url: APPLICATIONS, body: { clientId: 'x2', permissionSets: ['ROOT'] }, status: 400, code: 'validationFailed' },
-    { name: 'an unknown permission set in an application change', method: 'PATCH', url: application('existing-app'), body: { permissionSets: ['ROOT'] }, status: 400, code: 'validationFailed' },
-    { name: 'a user name with a colon', method: 'POST', url: USERS, body: { userName: 'a:b', password: PASSWORD }, status: 400, code: 'validationFailed' },
-    { name: 'an unknown property', method: 'POST', url: USERS, body: { userName: 'x3', password: PASSWORD, role: 'admin' }, status: 400, code: 'invalidRequest' },
+    {
+      name: 'a too-short password',
+      method: 'POST',
+      url: USERS,
+      body: { userName: 'shorty', password: 'short' },
+      status: 400,
+      code: 'validationFailed',
+    },
+    {
+      name: 'a too-short new password',
+      method: 'PATCH',
+      url: user('existing'),
+      body: { password: 'short' },
+      status: 400,
+      code: 'validationFailed',
+    },
+    {
+      name: 'an unknown permission set for a user',
+      method: 'POST',
+      url: USERS,
+      body: { userName: 'x1', password: PASSWORD, permissionSets: ['ROOT'] },
+      status: 400,
+      code: 'validationFailed',
+    },
+    {
+      name: 'an unknown permission set in a user change',
+      method: 'PATCH',
+      url: user('existing'),
+      body: { permissionSets: ['ROOT'] },
+      status: 400,
+      code: 'validationFailed',
+    },
+    {
+      name: 'an unknown permission set for an application',
+      method: 'POST',
+      url: APPLICATIONS,
+      body: { clientId: 'x2', permissionSets: ['ROOT'] },
+      status: 400,
+      code: 'validationFailed',
+    },
+    {
+      name: 'an unknown permission set in an application change',
+      method: 'PATCH',
+      url: application('existing-app'),
+      body: { permissionSets: ['ROOT'] },
+      status: 400,
+      code: 'validationFailed',
+    },
+    {
+      name: 'a user name with a colon',
+      method: 'POST',
+      url: USERS,
+      body: { userName: 'a:b', password: PASSWORD },
+      status: 400,
+      code: 'validationFailed',
+    },
+    {
+      name: 'an unknown property',
+      method: 'POST',
+      url: USERS,
+      body: { userName: 'x3', password: PASSWORD, role: 'admin' },
+      status: 400,
+      code: 'invalidRequest',
+    },
     { name: 'a user without a password', method: 'POST', url: USERS, body: { userName: 'x4' }, status: 400, code: 'invalidRequest' },
-    { name: 'a duplicate user', method: 'POST', url: USERS, body: { userName: 'existing', password: PASSWORD }, status: 409, code: 'conflict' },
-    { name: 'a duplicate application', method: 'POST', url: APPLICATIONS, body: { clientId: 'existing-app' }, status: 409, code: 'conflict' },
+    {
+      name: 'a duplicate user',
+      method: 'POST',
+      url: USERS,
+      body: { userName: 'existing', password: PASSWORD },
+      status: 409,
+      code: 'conflict',
+    },
+    {
+      name: 'a duplicate application',
+      method: 'POST',
+      url: APPLICATIONS,
+      body: { clientId: 'existing-app' },
+      status: 409,
+      code: 'conflict',
+    },
     { name: 'reading an unknown user', method: 'GET', url: user('nobody'), status: 404, code: 'notFound' },
     { name: 'changing an unknown user', method: 'PATCH', url: user('nobody'), body: { enabled: false }, status: 404, code: 'notFound' },
     { name: 'deleting an unknown user', method: 'DELETE', url: user('nobody'), status: 404, code: 'notFound' },
     { name: 'reading an unknown application', method: 'GET', url: application('nobody'), status: 404, code: 'notFound' },
-    { name: 'changing an unknown application', method: 'PATCH', url: application('nobody'), body: { enabled: false }, status: 404, code: 'notFound' },
+    {
+      name: 'changing an unknown application',
+      method: 'PATCH',
+      url: application('nobody'),
+      body: { enabled: false },
+      status: 404,
+      code: 'notFound',
+    },
     { name: 'deleting an unknown application', method: 'DELETE', url: application('nobody'), status: 404, code: 'notFound' },
   ];
 
@@ -217,9 +314,14 @@ describe('refusals', () => {
   });
 
   it('refuses a VENDOR IF ALL caller (bearer or Basic) on every admin route with 403', async () => {
-    const routes = declaredRoutes(t.service.app as unknown as FastifyInstance).filter((r) => r.permission === 'administer' && r.method !== 'HEAD');
+    const routes = declaredRoutes(t.service.app as unknown as FastifyInstance).filter(
+      (r) => r.permission === 'administer' && r.method !== 'HEAD',
+    );
     expect(routes.map((r) => `${r.method} ${r.url}`).sort()).toEqual(
-      ['DELETE', 'GET', 'PATCH'].flatMap((m) => [`${m} ${APPLICATIONS}/:key`, `${m} ${USERS}/:key`]).concat([`GET ${APPLICATIONS}`, `GET ${USERS}`, `POST ${APPLICATIONS}`, `POST ${USERS}`]).sort(),
+      ['DELETE', 'GET', 'PATCH']
+        .flatMap((m) => [`${m} ${APPLICATIONS}/:key`, `${m} ${USERS}/:key`])
+        .concat([`GET ${APPLICATIONS}`, `GET ${USERS}`, `POST ${APPLICATIONS}`, `POST ${USERS}`])
+        .sort(),
     );
     const callers = [await t.headersFor('VENDOR IF ALL'), basic('existing', PASSWORD)];
     for (const headers of callers) {
@@ -243,7 +345,13 @@ describe('refusals', () => {
     expect(answers.length).toBeGreaterThan(20);
     for (const res of answers) {
       expect(res.body).not.toMatch(/"password"|passwordHash|password_hash|\$argon2/i);
-      for (const secret of [PASSWORD, ADMIN_PASSWORD, 'the secretive password', 'the next secretive password', 'an entirely new password']) {
+      for (const secret of [
+        PASSWORD,
+        ADMIN_PASSWORD,
+        'the secretive password',
+        'the next secretive password',
+        'an entirely new password',
+      ]) {
         expect(res.body).not.toContain(secret);
       }
     }
@@ -251,12 +359,17 @@ describe('refusals', () => {
 });
 
 describe('the last administrator', () => {
-  it("refuses to disable, demote or delete the last enabled SUPER holder with 409 lastAdministrator; the SUPER application counts too", async () => {
+  it('refuses to disable, demote or delete the last enabled SUPER holder with 409 lastAdministrator; the SUPER application counts too', async () => {
     const s = await startTestService({ applyExample: false, config: { adminPassword: ADMIN_PASSWORD } });
     try {
       const asAdmin = basic('admin', ADMIN_PASSWORD);
       const call = (method: InjectOptions['method'], url: string, body?: unknown) =>
-        s.service.app.inject({ method, url, headers: { ...asAdmin, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { payload: JSON.stringify(body) }) });
+        s.service.app.inject({
+          method,
+          url,
+          headers: { ...asAdmin, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+        });
 
       // Two SUPER holders: the admin user and the test-super application. One may go.
       expect((await call('PATCH', application('test-super'), { enabled: false })).statusCode).toBe(200);
@@ -285,9 +398,15 @@ describe('the last administrator', () => {
 
 describe('the first-start administrator', () => {
   const startOn = async (dir: string, adminPassword?: string) =>
-    createService(loadConfig({}, { dataDir: dir, port: 0, workers: false, logLevel: 'silent', ...(adminPassword === undefined ? {} : { adminPassword }) }), {
-      logger: createLogger({ logLevel: 'silent' }),
-    });
+    createService(
+      loadConfig(
+        {},
+        { dataDir: dir, port: 0, workers: false, logLevel: 'silent', ...(adminPassword === undefined ? {} : { adminPassword }) },
+      ),
+      {
+        logger: createLogger({ logLevel: 'silent' }),
+      },
+    );
   const usersAs = (service: Awaited<ReturnType<typeof startOn>>, password: string) =>
     service.app.inject({ method: 'GET', url: USERS, headers: basic('admin', password) });
 

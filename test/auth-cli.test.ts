@@ -116,82 +116,103 @@ describe('ifw users', () => {
     expect(listed.stdout).not.toMatch(/hash|argon/i);
   });
 
-  it('disable refuses a user within the directory cache; enable lets the user back in', async () => {
-    expectSuccess(await ifw(['users', 'add', 'dora', '-p', 'VENDOR IF ALL', '--password-stdin'], 'dora-password-0001'));
-    const dora = basicAuth('dora', 'dora-password-0001');
-    expect(await list(dora)).toBe(200);
+  it(
+    'disable refuses a user within the directory cache; enable lets the user back in',
+    async () => {
+      expectSuccess(await ifw(['users', 'add', 'dora', '-p', 'VENDOR IF ALL', '--password-stdin'], 'dora-password-0001'));
+      const dora = basicAuth('dora', 'dora-password-0001');
+      expect(await list(dora)).toBe(200);
 
-    const disabled = await ifw(['users', 'disable', 'dora']);
-    expectSuccess(disabled);
-    expect(JSON.parse(disabled.stdout)).toMatchObject({ userName: 'dora', enabled: false });
-    expect(await eventually(() => list(dora), 401)).toBe(401);
-    expect(await errorOf('GET', dora)).toEqual({ status: 401, error: { code: 'unauthorized', message: "User 'dora' is disabled." } });
+      const disabled = await ifw(['users', 'disable', 'dora']);
+      expectSuccess(disabled);
+      expect(JSON.parse(disabled.stdout)).toMatchObject({ userName: 'dora', enabled: false });
+      expect(await eventually(() => list(dora), 401)).toBe(401);
+      expect(await errorOf('GET', dora)).toEqual({ status: 401, error: { code: 'unauthorized', message: "User 'dora' is disabled." } });
 
-    expectSuccess(await ifw(['users', 'enable', 'dora']));
-    expect(await eventually(() => list(dora), 200)).toBe(200);
-  }, WAITS_TWICE_MS);
+      expectSuccess(await ifw(['users', 'enable', 'dora']));
+      expect(await eventually(() => list(dora), 200)).toBe(200);
+    },
+    WAITS_TWICE_MS,
+  );
 
-  it('set-password: the old password is refused and the new one accepted', async () => {
-    expectSuccess(await ifw(['users', 'add', 'carol', '-p', 'VENDOR IF ALL', '--password-stdin'], 'carol-password-0001'));
-    const old = basicAuth('carol', 'carol-password-0001');
-    // Verified once, then remembered by the service: the change must end that too.
-    expect(await list(old)).toBe(200);
+  it(
+    'set-password: the old password is refused and the new one accepted',
+    async () => {
+      expectSuccess(await ifw(['users', 'add', 'carol', '-p', 'VENDOR IF ALL', '--password-stdin'], 'carol-password-0001'));
+      const old = basicAuth('carol', 'carol-password-0001');
+      // Verified once, then remembered by the service: the change must end that too.
+      expect(await list(old)).toBe(200);
 
-    const changed = await ifw(['users', 'set-password', 'carol', '--password-stdin'], 'carol-password-0002\n');
-    expectSuccess(changed);
-    expect(changed.stdout).not.toMatch(GENERATED);
-    expect(await eventually(() => list(old), 401)).toBe(401);
-    expect(await list(basicAuth('carol', 'carol-password-0002'))).toBe(200);
+      const changed = await ifw(['users', 'set-password', 'carol', '--password-stdin'], 'carol-password-0002\n');
+      expectSuccess(changed);
+      expect(changed.stdout).not.toMatch(GENERATED);
+      expect(await eventually(() => list(old), 401)).toBe(401);
+      expect(await list(basicAuth('carol', 'carol-password-0002'))).toBe(200);
 
-    // Without --password-stdin a new password is generated and printed once.
-    const generated = await ifw(['users', 'set-password', 'carol']);
-    expectSuccess(generated);
-    expect(generated.stdout.match(new RegExp(GENERATED, 'gm'))).toHaveLength(1);
-    const password = GENERATED.exec(generated.stdout)![1]!;
-    expect(await eventually(() => list(basicAuth('carol', 'carol-password-0002')), 401)).toBe(401);
-    expect(await submit(basicAuth('carol', password))).toBe(202);
-  }, WAITS_TWICE_MS);
+      // Without --password-stdin a new password is generated and printed once.
+      const generated = await ifw(['users', 'set-password', 'carol']);
+      expectSuccess(generated);
+      expect(generated.stdout.match(new RegExp(GENERATED, 'gm'))).toHaveLength(1);
+      const password = GENERATED.exec(generated.stdout)![1]!;
+      expect(await eventually(() => list(basicAuth('carol', 'carol-password-0002')), 401)).toBe(401);
+      expect(await submit(basicAuth('carol', password))).toBe(202);
+    },
+    WAITS_TWICE_MS,
+  );
 
-  it('grant adds a permission set and revoke takes it away', async () => {
-    expectSuccess(await ifw(['users', 'add', 'dave', '-p', 'VENDOR IF STANDARD', '--password-stdin'], 'dave-password-0001'));
-    const dave = basicAuth('dave', 'dave-password-0001');
-    const refused = await errorOf('POST', dave);
-    expect(refused.status).toBe(403);
-    expect(refused.error.code).toBe('forbidden');
-    expect(refused.error.message).toContain("needs the permission 'bulkImport', granted by VENDOR IF ALL or SUPER");
-    expect(await list(dave)).toBe(200);
+  it(
+    'grant adds a permission set and revoke takes it away',
+    async () => {
+      expectSuccess(await ifw(['users', 'add', 'dave', '-p', 'VENDOR IF STANDARD', '--password-stdin'], 'dave-password-0001'));
+      const dave = basicAuth('dave', 'dave-password-0001');
+      const refused = await errorOf('POST', dave);
+      expect(refused.status).toBe(403);
+      expect(refused.error.code).toBe('forbidden');
+      expect(refused.error.message).toContain("needs the permission 'bulkImport', granted by VENDOR IF ALL or SUPER");
+      expect(await list(dave)).toBe(200);
 
-    const granted = await ifw(['users', 'grant', 'dave', 'VENDOR IF ALL']);
-    expectSuccess(granted);
-    expect(JSON.parse(granted.stdout)).toMatchObject({ permissionSets: ['VENDOR IF STANDARD', 'VENDOR IF ALL'] });
-    expect(await eventually(() => submit(dave), 202)).toBe(202);
+      const granted = await ifw(['users', 'grant', 'dave', 'VENDOR IF ALL']);
+      expectSuccess(granted);
+      expect(JSON.parse(granted.stdout)).toMatchObject({ permissionSets: ['VENDOR IF STANDARD', 'VENDOR IF ALL'] });
+      expect(await eventually(() => submit(dave), 202)).toBe(202);
 
-    expectSuccess(await ifw(['users', 'revoke', 'dave', 'VENDOR IF ALL']));
-    expect(await eventually(() => submit(dave), 403)).toBe(403);
-    expect(await list(dave)).toBe(200);
-  }, WAITS_TWICE_MS);
+      expectSuccess(await ifw(['users', 'revoke', 'dave', 'VENDOR IF ALL']));
+      expect(await eventually(() => submit(dave), 403)).toBe(403);
+      expect(await list(dave)).toBe(200);
+    },
+    WAITS_TWICE_MS,
+  );
 });
 
 describe('ifw apps and ifw token', () => {
-  it('a token for a registered application is accepted; a disabled application is refused with 403', async () => {
-    const added = await ifw(['apps', 'add', 'erp', '-p', 'VENDOR IF ALL', '--name', 'ERP connector']);
-    expectSuccess(added);
-    expect(JSON.parse(added.stdout)).toMatchObject({ clientId: 'erp', displayName: 'ERP connector', enabled: true, permissionSets: ['VENDOR IF ALL'] });
+  it(
+    'a token for a registered application is accepted; a disabled application is refused with 403',
+    async () => {
+      const added = await ifw(['apps', 'add', 'erp', '-p', 'VENDOR IF ALL', '--name', 'ERP connector']);
+      expectSuccess(added);
+      expect(JSON.parse(added.stdout)).toMatchObject({
+        clientId: 'erp',
+        displayName: 'ERP connector',
+        enabled: true,
+        permissionSets: ['VENDOR IF ALL'],
+      });
 
-    const token = await ifw(['token', '--app', 'erp', '--minutes', '5']);
-    expectSuccess(token);
-    expect(token.stderr).toBe('');
-    expect(token.stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
-    const erp = bearer(token.stdout.trim());
-    expect(await submit(erp)).toBe(202);
+      const token = await ifw(['token', '--app', 'erp', '--minutes', '5']);
+      expectSuccess(token);
+      expect(token.stderr).toBe('');
+      expect(token.stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
+      const erp = bearer(token.stdout.trim());
+      expect(await submit(erp)).toBe(202);
 
-    expectSuccess(await ifw(['apps', 'disable', 'erp']));
-    expect(await eventually(() => submit(erp), 403)).toBe(403);
-    expect(await errorOf('POST', erp)).toEqual({ status: 403, error: { code: 'forbidden', message: "Application 'erp' is disabled." } });
+      expectSuccess(await ifw(['apps', 'disable', 'erp']));
+      expect(await eventually(() => submit(erp), 403)).toBe(403);
+      expect(await errorOf('POST', erp)).toEqual({ status: 403, error: { code: 'forbidden', message: "Application 'erp' is disabled." } });
 
-    expectSuccess(await ifw(['apps', 'enable', 'erp']));
-    expect(await eventually(() => submit(erp), 202)).toBe(202);
-  }, WAITS_TWICE_MS);
+      expectSuccess(await ifw(['apps', 'enable', 'erp']));
+      expect(await eventually(() => submit(erp), 202)).toBe(202);
+    },
+    WAITS_TWICE_MS,
+  );
 
   it('a token for an unregistered application is printed with a warning and refused by the service', async () => {
     const token = await ifw(['token', '--app', 'stranger']);
@@ -226,7 +247,10 @@ describe('ifw apps and ifw token', () => {
     // Killed after 15 s if it served after all: the exit code is then null, not 1.
     const served = await runIfw(['serve'], production, { timeoutMs: 15_000 });
     expectRefused(served, /^ifw: IFW_DEV_TOKEN_ISSUER cannot be used with IFW_PRODUCTION=true/);
-    expectRefused(await runIfw(['token', '--app', 'erp'], production), /^ifw: IFW_DEV_TOKEN_ISSUER cannot be used with IFW_PRODUCTION=true/);
+    expectRefused(
+      await runIfw(['token', '--app', 'erp'], production),
+      /^ifw: IFW_DEV_TOKEN_ISSUER cannot be used with IFW_PRODUCTION=true/,
+    );
     // Refused before anything was created: no database, no signing key.
     expect(fs.readdirSync(empty)).toEqual([]);
   });
@@ -240,18 +264,63 @@ describe('invalid input to ifw users and ifw apps', () => {
       input: 'eve-password-0001',
       message: /^ifw: unknown permission set 'VENDOR IF NOTHING'; expected one of 'VENDOR IF ALL', 'VENDOR IF STANDARD', 'SUPER'\n$/,
     },
-    { what: 'a short password', args: ['users', 'add', 'eve', '--password-stdin'], input: 'short\n', message: /^ifw: The password must be at least 12 characters long\.\n$/ },
-    { what: 'an empty password', args: ['users', 'add', 'eve', '--password-stdin'], input: '', message: /^ifw: The password must be at least 12 characters long\.\n$/ },
-    { what: 'a user name with a colon', args: ['users', 'add', 'eve:x', '--password-stdin'], input: 'eve-password-0001', message: /^ifw: userName 'eve:x' is not valid: use 1 to 64 letters/ },
-    { what: 'a user name starting with a dot', args: ['users', 'add', '.eve', '--password-stdin'], input: 'eve-password-0001', message: /^ifw: userName '\.eve' is not valid/ },
-    { what: 'a user that exists', args: ['users', 'add', 'admin', '--password-stdin'], input: 'admin-password-0001', message: /^ifw: User 'admin' already exists\.\n$/ },
+    {
+      what: 'a short password',
+      args: ['users', 'add', 'eve', '--password-stdin'],
+      input: 'short\n',
+      message: /^ifw: The password must be at least 12 characters long\.\n$/,
+    },
+    {
+      what: 'an empty password',
+      args: ['users', 'add', 'eve', '--password-stdin'],
+      input: '',
+      message: /^ifw: The password must be at least 12 characters long\.\n$/,
+    },
+    {
+      what: 'a user name with a colon',
+      args: ['users', 'add', 'eve:x', '--password-stdin'],
+      input: 'eve-password-0001',
+      message: /^ifw: userName 'eve:x' is not valid: use 1 to 64 letters/,
+    },
+    {
+      what: 'a user name starting with a dot',
+      args: ['users', 'add', '.eve', '--password-stdin'],
+      input: 'eve-password-0001',
+      message: /^ifw: userName '\.eve' is not valid/,
+    },
+    {
+      what: 'a user that exists',
+      args: ['users', 'add', 'admin', '--password-stdin'],
+      input: 'admin-password-0001',
+      message: /^ifw: User 'admin' already exists\.\n$/,
+    },
     { what: 'granting to an unknown user', args: ['users', 'grant', 'nobody', 'SUPER'], message: /^ifw: No user 'nobody'\.\n$/ },
-    { what: 'granting an unknown permission set', args: ['users', 'grant', 'admin', 'ADMIN'], message: /^ifw: unknown permission set 'ADMIN'/ },
-    { what: 'disabling the last administrator', args: ['users', 'disable', 'admin'], message: /^ifw: Changing user 'admin' would leave no enabled user or application holding SUPER/ },
-    { what: 'a client id with a space', args: ['apps', 'add', 'erp two', '-p', 'VENDOR IF ALL'], message: /^ifw: clientId 'erp two' is not valid/ },
-    { what: 'an application with an unknown permission set', args: ['apps', 'add', 'crm', '-p', 'ALL'], message: /^ifw: unknown permission set 'ALL'/ },
+    {
+      what: 'granting an unknown permission set',
+      args: ['users', 'grant', 'admin', 'ADMIN'],
+      message: /^ifw: unknown permission set 'ADMIN'/,
+    },
+    {
+      what: 'disabling the last administrator',
+      args: ['users', 'disable', 'admin'],
+      message: /^ifw: Changing user 'admin' would leave no enabled user or application holding SUPER/,
+    },
+    {
+      what: 'a client id with a space',
+      args: ['apps', 'add', 'erp two', '-p', 'VENDOR IF ALL'],
+      message: /^ifw: clientId 'erp two' is not valid/,
+    },
+    {
+      what: 'an application with an unknown permission set',
+      args: ['apps', 'add', 'crm', '-p', 'ALL'],
+      message: /^ifw: unknown permission set 'ALL'/,
+    },
     { what: 'disabling an unknown application', args: ['apps', 'disable', 'nothing'], message: /^ifw: No application 'nothing'\.\n$/ },
-    { what: 'a token lifetime of 0 minutes', args: ['token', '--app', 'erp', '--minutes', '0'], message: /^ifw: --minutes must be a whole number of minutes, got "0"\n$/ },
+    {
+      what: 'a token lifetime of 0 minutes',
+      args: ['token', '--app', 'erp', '--minutes', '0'],
+      message: /^ifw: --minutes must be a whole number of minutes, got "0"\n$/,
+    },
   ])('refuses $what with a clear message', async ({ args, input, message }) => {
     expectRefused(await ifw(args, input), message);
   });
@@ -259,7 +328,10 @@ describe('invalid input to ifw users and ifw apps', () => {
   it('ifw serve refuses a short IFW_ADMIN_PASSWORD on the first start', async () => {
     const empty = fs.mkdtempSync(path.join(dir, 'first-start-'));
     const result = await runIfw(['serve'], { IFW_DATA_DIR: empty, IFW_PORT: '0', IFW_ADMIN_PASSWORD: 'short' }, { timeoutMs: 15_000 });
-    expectRefused(result, /^ifw: The initial administrator \(IFW_ADMIN_USER \/ IFW_ADMIN_PASSWORD\): The password must be at least 12 characters long\.\n$/);
+    expectRefused(
+      result,
+      /^ifw: The initial administrator \(IFW_ADMIN_USER \/ IFW_ADMIN_PASSWORD\): The password must be at least 12 characters long\.\n$/,
+    );
   });
 
   it('left no trace of the refused changes', async () => {
@@ -305,7 +377,11 @@ describe('ifw submit and ifw status with credentials', () => {
     await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
     try {
       const url = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}`;
-      const result = await runIfw(['submit', '-i', '10', '-f', PAYLOAD_FILE, '--url', url, '--wait'], { IFW_USER: 'admin', IFW_PASSWORD: 'x' }, { timeoutMs: 10_000 });
+      const result = await runIfw(
+        ['submit', '-i', '10', '-f', PAYLOAD_FILE, '--url', url, '--wait'],
+        { IFW_USER: 'admin', IFW_PASSWORD: 'x' },
+        { timeoutMs: 10_000 },
+      );
       expect(result.code, 'killed after 10 s: still polling').toBe(1);
       expect(result.stdout).toContain('"code": "unauthorized"');
     } finally {

@@ -34,7 +34,17 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 function appClaims(overrides: JWTPayload = {}): JWTPayload {
   const now = nowSeconds();
-  return { iss: ISSUER, aud: AUDIENCE, sub: 'service-principal', azp: 'erp-connector', roles: [PERMISSION], iat: now - 60, nbf: now - 60, exp: now + 3600, ...overrides };
+  return {
+    iss: ISSUER,
+    aud: AUDIENCE,
+    sub: 'service-principal',
+    azp: 'erp-connector',
+    roles: [PERMISSION],
+    iat: now - 60,
+    nbf: now - 60,
+    exp: now + 3600,
+    ...overrides,
+  };
 }
 
 function delegatedClaims(overrides: JWTPayload = {}): JWTPayload {
@@ -68,7 +78,11 @@ let t: TestService;
 beforeAll(async () => {
   idp = await startJwksServer('idp');
   t = await startTestService({
-    config: { tokenIssuers: [{ issuer: ISSUER, audience: AUDIENCE, jwksUrl: idp.jwksUrl }], tokenClockSkewSeconds: 60, adminPassword: ADMIN_PASSWORD },
+    config: {
+      tokenIssuers: [{ issuer: ISSUER, audience: AUDIENCE, jwksUrl: idp.jwksUrl }],
+      tokenClockSkewSeconds: 60,
+      adminPassword: ADMIN_PASSWORD,
+    },
   });
   await t.service.accounts.createApplication({ clientId: 'erp-connector', displayName: 'ERP', permissionSets: ['VENDOR IF ALL'] });
   await t.service.accounts.createApplication({ clientId: 'rest-only', permissionSets: ['VENDOR IF STANDARD'] });
@@ -116,15 +130,15 @@ describe('bearer tokens from a configured issuer', () => {
   });
 
   const invalidTokens: [string, () => string | Promise<string>, RegExp][] = [
-    ['expired beyond the clock skew', () => signToken(idp.keys[0]!, appClaims({ iat: nowSeconds() - 7200, nbf: nowSeconds() - 7200, exp: nowSeconds() - 120 })), /expired/],
+    [
+      'expired beyond the clock skew',
+      () => signToken(idp.keys[0]!, appClaims({ iat: nowSeconds() - 7200, nbf: nowSeconds() - 7200, exp: nowSeconds() - 120 })),
+      /expired/,
+    ],
     ['not yet valid beyond the clock skew', () => signToken(idp.keys[0]!, appClaims({ nbf: nowSeconds() + 300 })), /not yet valid/],
     ['from an issuer that is not configured', () => signToken(idp.keys[0]!, appClaims({ iss: 'https://evil.example.test/' })), /issuer/],
     ['for another audience', () => signToken(idp.keys[0]!, appClaims({ aud: 'api://someone-else' })), /audience/],
-    [
-      'signed by another key under the same kid',
-      async () => signToken(await createSigningKey(idp.keys[0]!.kid), appClaims()),
-      /signature/,
-    ],
+    ['signed by another key under the same kid', async () => signToken(await createSigningKey(idp.keys[0]!.kid), appClaims()), /signature/],
     ['with alg none', () => `${json64({ alg: 'none', typ: 'JWT' })}.${json64(appClaims())}.`, /algorithm/],
     [
       "HS256 signed with the issuer's public key as the HMAC secret",
@@ -167,7 +181,12 @@ describe('bearer tokens from a configured issuer', () => {
     const authorization = bearer(await signToken(idp.keys[0]!, appClaims({ azp: 'soon-disabled' })));
     expect((await listAs(authorization)).statusCode).toBe(200);
     const patch = (enabled: boolean) =>
-      t.inject({ method: 'PATCH', url: `${API}/applications('soon-disabled')`, headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ enabled }) });
+      t.inject({
+        method: 'PATCH',
+        url: `${API}/applications('soon-disabled')`,
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify({ enabled }),
+      });
 
     expect((await patch(false)).statusCode).toBe(200);
     expect(errorOf(await listAs(authorization), 403, 'forbidden')).toMatch(/'soon-disabled' is disabled/);
@@ -233,7 +252,11 @@ describe('the identity provider’s keys', () => {
     try {
       await s.service.accounts.createApplication({ clientId: 'erp-connector', permissionSets: ['VENDOR IF ALL'] });
       await breakIt(down);
-      const res = await s.service.app.inject({ method: 'GET', url: REQUESTS, headers: { authorization: bearer(await signToken(key, appClaims())) } });
+      const res = await s.service.app.inject({
+        method: 'GET',
+        url: REQUESTS,
+        headers: { authorization: bearer(await signToken(key, appClaims())) },
+      });
       expect(errorOf(res, 503, 'serviceUnavailable')).toMatch(/could not be fetched/);
     } finally {
       await s.cleanup();
@@ -259,7 +282,13 @@ describe('Basic authentication', () => {
 
   it('runs exactly one argon2id verification for an unknown user (against the dummy hash), as for a wrong password', async () => {
     const verifier = vi.fn((storedHash: string, plain: string) => verify(storedHash, plain));
-    const authenticator = createAuthenticator({ directory: createDirectory(t.service.db.kysely, systemClock), clock: systemClock, basic: true, tokens: undefined, verifier });
+    const authenticator = createAuthenticator({
+      directory: createDirectory(t.service.db.kysely, systemClock),
+      clock: systemClock,
+      basic: true,
+      tokens: undefined,
+      verifier,
+    });
     const refusal = async (authorization: string, address: string) => {
       const err = await authenticator.authenticate(authorization, address).then(
         () => undefined,
@@ -288,15 +317,25 @@ describe('Basic authentication', () => {
 
   it('verifies the password of concurrent first requests once, then remembers it', async () => {
     const verifier = vi.fn((storedHash: string, plain: string) => verify(storedHash, plain));
-    const authenticator = createAuthenticator({ directory: createDirectory(t.service.db.kysely, systemClock), clock: systemClock, basic: true, tokens: undefined, verifier });
-    const principals = await Promise.all(Array.from({ length: 8 }, () => authenticator.authenticate(basic('carol', PASSWORD), '192.0.2.3')));
+    const authenticator = createAuthenticator({
+      directory: createDirectory(t.service.db.kysely, systemClock),
+      clock: systemClock,
+      basic: true,
+      tokens: undefined,
+      verifier,
+    });
+    const principals = await Promise.all(
+      Array.from({ length: 8 }, () => authenticator.authenticate(basic('carol', PASSWORD), '192.0.2.3')),
+    );
     expect(principals.map((p) => p.name)).toEqual(new Array(8).fill('carol'));
     expect(verifier).toHaveBeenCalledTimes(1);
   });
 
   it('refuses a disabled user, even with the right password', async () => {
     expect(errorOf(await listAs(basic('dora', PASSWORD), '198.51.100.12'), 401, 'unauthorized')).toMatch(/'dora' is disabled/);
-    expect(errorOf(await listAs(basic('dora', 'a wrong password!'), '198.51.100.12'), 401, 'unauthorized')).toBe('The user name or password is not valid.');
+    expect(errorOf(await listAs(basic('dora', 'a wrong password!'), '198.51.100.12'), 401, 'unauthorized')).toBe(
+      'The user name or password is not valid.',
+    );
   });
 
   it('refuses malformed Basic credentials and unsupported schemes with 401', async () => {
@@ -325,7 +364,9 @@ describe('Basic authentication', () => {
   });
 
   it('cannot be raced: concurrent guesses beyond the limit are refused with 429, not verified', async () => {
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => listAs(basic('connie', `parallel guess ${i}`), '198.51.100.40')));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => listAs(basic('connie', `parallel guess ${i}`), '198.51.100.40')),
+    );
     const statuses = answers.map((r) => r.statusCode);
     expect(statuses.filter((s) => s === 401)).toHaveLength(5);
     expect(statuses.filter((s) => s === 429)).toHaveLength(15);
@@ -334,7 +375,11 @@ describe('Basic authentication', () => {
   it('when switched off (basicAuth: false): 401 saying so, and no Basic challenge offered', async () => {
     const off = await startTestService({ applyExample: false, config: { basicAuth: false, adminPassword: ADMIN_PASSWORD } });
     try {
-      const res = await off.service.app.inject({ method: 'GET', url: `${API}/users`, headers: { authorization: basic('admin', ADMIN_PASSWORD) } });
+      const res = await off.service.app.inject({
+        method: 'GET',
+        url: `${API}/users`,
+        headers: { authorization: basic('admin', ADMIN_PASSWORD) },
+      });
       expect(errorOf(res, 401, 'unauthorized')).toMatch(/Basic authentication is switched off/);
       expect(res.headers['www-authenticate']).toBe('Bearer realm="ifw"');
       const bare = await off.service.app.inject({ method: 'GET', url: `${API}/users` });
@@ -385,7 +430,8 @@ describe('submittedBy', () => {
       const id = submitted.json<{ requestId: string }>().requestId;
       expect((await t.inject({ method: 'GET', url: `${REQUESTS}(${id})` })).json()).toMatchObject({ requestId: id, submittedBy });
       expect((await t.inject({ method: 'GET', url: `${REQUESTS}(${id})/details` })).json()).toMatchObject({ requestId: id, submittedBy });
-      const listed = (await t.inject({ method: 'GET', url: REQUESTS })).json<{ value: { requestId: string; submittedBy: string }[] }>().value;
+      const listed = (await t.inject({ method: 'GET', url: REQUESTS })).json<{ value: { requestId: string; submittedBy: string }[] }>()
+        .value;
       expect(listed.find((r) => r.requestId === id)?.submittedBy).toBe(submittedBy);
     }
 
@@ -400,7 +446,10 @@ describe('secrets in logs', () => {
   it('never logs passwords, tokens or Basic credentials, at trace level, over a real socket and through inject', async () => {
     const lines: string[] = [];
     // The service's own logger settings (level from the config, the same redaction), into memory.
-    const logger = pino({ level: 'trace', redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, { write: (line: string) => lines.push(line) });
+    const logger = pino(
+      { level: 'trace', redact: { paths: REDACT_PATHS, censor: '[redacted]' } },
+      { write: (line: string) => lines.push(line) },
+    );
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-auth-logs-'));
     const config = loadConfig({}, {
       dataDir: dir,
@@ -435,7 +484,13 @@ describe('secrets in logs', () => {
       expect(await send('GET', REQUESTS, wrongBasic)).toBe(401);
       expect(await send('GET', REQUESTS, bearer(validToken))).toBe(200);
       expect(await send('GET', REQUESTS, bearer(invalidToken))).toBe(401);
-      expect(await send('POST', `${API}/users`, bearer(validToken), { userName: 'logged-user', password: userPassword, permissionSets: ['VENDOR IF ALL'] })).toBe(201);
+      expect(
+        await send('POST', `${API}/users`, bearer(validToken), {
+          userName: 'logged-user',
+          password: userPassword,
+          permissionSets: ['VENDOR IF ALL'],
+        }),
+      ).toBe(201);
       expect(await send('PATCH', `${API}/users('logged-user')`, adminBasic, { password: `${userPassword}!` })).toBe(200);
       expect(await send('POST', `${API}/users`, adminBasic, { userName: 'short', password: 'short' })).toBe(400);
       const injected = await service.app.inject({ method: 'GET', url: REQUESTS, headers: { authorization: userBasic } });
@@ -457,14 +512,20 @@ describe('secrets in logs', () => {
 describe('configuration', () => {
   it('refuses the development token issuer in production', () => {
     expect(() => loadConfig({ IFW_DEV_TOKEN_ISSUER: 'true', IFW_PRODUCTION: 'true' })).toThrow(ConfigError);
-    expect(() => loadConfig({ IFW_DEV_TOKEN_ISSUER: 'true', IFW_PRODUCTION: 'true' })).toThrow(/IFW_DEV_TOKEN_ISSUER cannot be used with IFW_PRODUCTION=true/);
+    expect(() => loadConfig({ IFW_DEV_TOKEN_ISSUER: 'true', IFW_PRODUCTION: 'true' })).toThrow(
+      /IFW_DEV_TOKEN_ISSUER cannot be used with IFW_PRODUCTION=true/,
+    );
     expect(() => loadConfig({}, { devTokenIssuer: true, production: true })).toThrow(ConfigError);
   });
 
   it.each([
     ['malformed JSON', '[{"issuer": "https://idp.example.test/"', /IFW_OAUTH_ISSUERS must be a JSON array.*not valid JSON/],
     ['an object instead of an array', '{"issuer": "https://idp.example.test/"}', /IFW_OAUTH_ISSUERS must be a JSON array/],
-    ['an entry without jwksUrl', '[{"issuer": "https://idp.example.test/", "audience": "api://ifw"}]', /entry 1 lacks a string issuer, audience or jwksUrl/],
+    [
+      'an entry without jwksUrl',
+      '[{"issuer": "https://idp.example.test/", "audience": "api://ifw"}]',
+      /entry 1 lacks a string issuer, audience or jwksUrl/,
+    ],
   ])('refuses IFW_OAUTH_ISSUERS that is %s with a clear ConfigError', (_name, value, message) => {
     expect(() => loadConfig({ IFW_OAUTH_ISSUERS: value })).toThrow(ConfigError);
     expect(() => loadConfig({ IFW_OAUTH_ISSUERS: value })).toThrow(message);

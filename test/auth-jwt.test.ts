@@ -1,6 +1,13 @@
 import { base64url, exportSPKI, SignJWT, type JWTPayload } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createTokenValidator, principalFromClaims, TokenError, wwwAuthenticate, type TokenRefusal, type TokenValidatorOptions } from '../src/auth/jwt.js';
+import {
+  createTokenValidator,
+  principalFromClaims,
+  TokenError,
+  wwwAuthenticate,
+  type TokenRefusal,
+  type TokenValidatorOptions,
+} from '../src/auth/jwt.js';
 import { manualClock } from '../src/core/clock.js';
 import { ConfigError } from '../src/core/config.js';
 import { AppError } from '../src/core/errors.js';
@@ -31,7 +38,17 @@ afterAll(async () => {
 });
 
 function appClaims(overrides: JWTPayload = {}): JWTPayload {
-  return { iss: ISSUER, aud: AUDIENCE, sub: 'sp-object-id', azp: 'app-123', roles: [PERMISSION], iat: NOW_S - 60, nbf: NOW_S - 60, exp: NOW_S + 3600, ...overrides };
+  return {
+    iss: ISSUER,
+    aud: AUDIENCE,
+    sub: 'sp-object-id',
+    azp: 'app-123',
+    roles: [PERMISSION],
+    iat: NOW_S - 60,
+    nbf: NOW_S - 60,
+    exp: NOW_S + 3600,
+    ...overrides,
+  };
 }
 
 function delegatedClaims(overrides: JWTPayload = {}): JWTPayload {
@@ -83,7 +100,12 @@ describe('accepted tokens', () => {
 
   it('accepts a delegated token carrying API.ReadWrite.All in scp', async () => {
     const principal = await validator().validate(await signToken(idp.keys[0]!, delegatedClaims()));
-    expect(principal).toMatchObject({ kind: 'delegated', appId: 'app-123', subject: 'user-object-id', permissions: ['openid', PERMISSION, 'offline_access'] });
+    expect(principal).toMatchObject({
+      kind: 'delegated',
+      appId: 'app-123',
+      subject: 'user-object-id',
+      permissions: ['openid', PERMISSION, 'offline_access'],
+    });
   });
 
   it('accepts a token of a second issuer whose audience list includes one of the token audiences', async () => {
@@ -110,7 +132,9 @@ describe('validity window and clock tolerance', () => {
   });
 
   it('uses the configured clock tolerance', async () => {
-    const err = await refusal(validator({ clockToleranceSeconds: 0 }).validate(await signToken(idp.keys[0]!, appClaims({ exp: NOW_S - 1 }))));
+    const err = await refusal(
+      validator({ clockToleranceSeconds: 0 }).validate(await signToken(idp.keys[0]!, appClaims({ exp: NOW_S - 1 }))),
+    );
     expectRefused(err, 'expired');
   });
 
@@ -174,7 +198,9 @@ describe('issuer, audience and signature', () => {
     const v = validator();
     await v.validate(await signToken(key, appClaims())); // the keys are cached, as in a running service
     for (const secret of [await exportSPKI(key.publicKey), JSON.stringify(key.jwk)]) {
-      const token = await new SignJWT(appClaims()).setProtectedHeader({ alg: 'HS256', kid: key.kid }).sign(new TextEncoder().encode(secret));
+      const token = await new SignJWT(appClaims())
+        .setProtectedHeader({ alg: 'HS256', kid: key.kid })
+        .sign(new TextEncoder().encode(secret));
       expectRefused(await refusal(v.validate(token)), 'algorithm');
     }
   });
@@ -218,7 +244,9 @@ describe('calling application and permission', () => {
   it('checks the configured permission instead of the default', async () => {
     const v = validator({ requiredPermission: 'Ifw.Import' });
     expectRefused(await refusal(v.validate(await signToken(idp.keys[0]!, appClaims()))), 'missingPermission');
-    await expect(v.validate(await signToken(idp.keys[0]!, appClaims({ roles: ['Ifw.Import'] })))).resolves.toMatchObject({ permissions: ['Ifw.Import'] });
+    await expect(v.validate(await signToken(idp.keys[0]!, appClaims({ roles: ['Ifw.Import'] })))).resolves.toMatchObject({
+      permissions: ['Ifw.Import'],
+    });
   });
 
   it('refuses a token that does not name the calling application', async () => {
@@ -237,11 +265,27 @@ describe('principalFromClaims (after signature and time checks)', () => {
   const base = { iss: ISSUER, sub: 's', exp: NOW_S };
   const accepted: [string, JWTPayload, { kind: string; appId: string; permissions: string[] }][] = [
     ['roles only: application', { ...base, azp: 'a', roles: [PERMISSION] }, { kind: 'application', appId: 'a', permissions: [PERMISSION] }],
-    ['scp only: delegated', { ...base, azp: 'a', scp: `${PERMISSION}  openid` }, { kind: 'delegated', appId: 'a', permissions: [PERMISSION, 'openid'] }],
-    ['roles and scp: delegated, scp counts', { ...base, azp: 'a', roles: ['X'], scp: PERMISSION }, { kind: 'delegated', appId: 'a', permissions: [PERMISSION] }],
+    [
+      'scp only: delegated',
+      { ...base, azp: 'a', scp: `${PERMISSION}  openid` },
+      { kind: 'delegated', appId: 'a', permissions: [PERMISSION, 'openid'] },
+    ],
+    [
+      'roles and scp: delegated, scp counts',
+      { ...base, azp: 'a', roles: ['X'], scp: PERMISSION },
+      { kind: 'delegated', appId: 'a', permissions: [PERMISSION] },
+    ],
     ['appid when no azp', { ...base, appid: 'b', roles: [PERMISSION] }, { kind: 'application', appId: 'b', permissions: [PERMISSION] }],
-    ['client_id when no azp nor appid', { ...base, client_id: 'c', roles: [PERMISSION] }, { kind: 'application', appId: 'c', permissions: [PERMISSION] }],
-    ['azp before appid and client_id', { ...base, azp: 'a', appid: 'b', client_id: 'c', roles: [PERMISSION] }, { kind: 'application', appId: 'a', permissions: [PERMISSION] }],
+    [
+      'client_id when no azp nor appid',
+      { ...base, client_id: 'c', roles: [PERMISSION] },
+      { kind: 'application', appId: 'c', permissions: [PERMISSION] },
+    ],
+    [
+      'azp before appid and client_id',
+      { ...base, azp: 'a', appid: 'b', client_id: 'c', roles: [PERMISSION] },
+      { kind: 'application', appId: 'a', permissions: [PERMISSION] },
+    ],
   ];
   it.each(accepted)('%s', (_name, claims, expected) => {
     expect(principalFromClaims(claims, PERMISSION)).toMatchObject(expected);
@@ -271,7 +315,14 @@ describe('principalFromClaims (after signature and time checks)', () => {
 describe('malformed tokens and messages', () => {
   it('refuses malformed token strings', async () => {
     const v = validator();
-    const garbage = ['', 'not-a-token', 'a.b.c', 'a.b', `${json64({ alg: 'RS256' })}.bm90IGpzb24.`, `${json64({ alg: 'RS256' })}.${json64(appClaims())}.x`.repeat(400)];
+    const garbage = [
+      '',
+      'not-a-token',
+      'a.b.c',
+      'a.b',
+      `${json64({ alg: 'RS256' })}.bm90IGpzb24.`,
+      `${json64({ alg: 'RS256' })}.${json64(appClaims())}.x`.repeat(400),
+    ];
     for (const token of garbage) {
       expectRefused(await refusal(v.validate(token)), 'malformed', 'the access token is malformed');
     }
@@ -366,7 +417,10 @@ describe('TokenError and WWW-Authenticate', () => {
 
   it.each([
     [undefined, 'Bearer realm="ifw"'],
-    [new TokenError('expired', 'the access token has expired'), 'Bearer realm="ifw", error="invalid_token", error_description="the access token has expired"'],
+    [
+      new TokenError('expired', 'the access token has expired'),
+      'Bearer realm="ifw", error="invalid_token", error_description="the access token has expired"',
+    ],
     [
       new TokenError('missingPermission', 'the access token lacks the API permission API.ReadWrite.All'),
       'Bearer realm="ifw", error="insufficient_scope", error_description="the access token lacks the API permission API.ReadWrite.All"',

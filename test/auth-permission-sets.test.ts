@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { allows, parsePermissionSet, PERMISSION_SET_NAMES, PERMISSION_SETS, permissionsOf, type PermissionSetName } from '../src/auth/permission-sets.js';
+import {
+  allows,
+  parsePermissionSet,
+  PERMISSION_SET_NAMES,
+  PERMISSION_SETS,
+  permissionsOf,
+  type PermissionSetName,
+} from '../src/auth/permission-sets.js';
 import { AppError } from '../src/core/errors.js';
 import { PERMISSIONS, type Permission } from '../src/auth/permissions.js';
 
@@ -53,7 +60,10 @@ describe('the permission sets', () => {
 
   it('place every permission (public aside) in at least one set', () => {
     for (const p of PERMISSIONS.filter((x) => x !== 'public')) {
-      expect(PERMISSION_SET_NAMES.some((s) => PERMISSION_SETS[s].has(p)), p).toBe(true);
+      expect(
+        PERMISSION_SET_NAMES.some((s) => PERMISSION_SETS[s].has(p)),
+        p,
+      ).toBe(true);
     }
   });
 
@@ -87,15 +97,20 @@ describe('parsePermissionSet', () => {
     expect(parsePermissionSet(name)).toBe(name);
   });
 
-  it.each(['vendor if all', 'VENDOR_IF_ALL', ' SUPER', '', 'ADMIN'])('refuses %j with a 400 validationFailed naming the valid sets', (name) => {
-    let error: unknown;
-    try {
-      parsePermissionSet(name);
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toBeInstanceOf(AppError);
-    expect(error).toMatchObject({ status: 400, code: 'validationFailed' });
-    expect((error as AppError).message).toBe(`unknown permission set '${name}'; expected one of 'VENDOR IF ALL', 'VENDOR IF STANDARD', 'SUPER'`);
-  });
+  it.each(['vendor if all', 'VENDOR_IF_ALL', ' SUPER', '', 'ADMIN'])(
+    'refuses %j with a 400 validationFailed naming the valid sets',
+    (name) => {
+      let error: unknown;
+      try {
+        parsePermissionSet(name);
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(AppError);
+      expect(error).toMatchObject({ status: 400, code: 'validationFailed' });
+      expect((error as AppError).message).toBe(
+        `unknown permission set '${name}'; expected one of 'VENDOR IF ALL', 'VENDOR IF STANDARD', 'SUPER'`,
+      );
+    },
+  );
 });

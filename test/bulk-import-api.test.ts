@@ -17,8 +17,25 @@ beforeAll(async () => {
     t.service.db,
     {
       integrations: [
-        { sortingOrder: 20, name: 'Closed for bulk', type: 'file', targetTable: 'customer', acceptBulkImportRequests: false, fields: [], mappings: [] },
-        { sortingOrder: 30, name: 'Small payloads', type: 'file', targetTable: 'customer', acceptBulkImportRequests: true, maxPayloadSizeKb: 1, fields: [], mappings: [] },
+        {
+          sortingOrder: 20,
+          name: 'Closed for bulk',
+          type: 'file',
+          targetTable: 'customer',
+          acceptBulkImportRequests: false,
+          fields: [],
+          mappings: [],
+        },
+        {
+          sortingOrder: 30,
+          name: 'Small payloads',
+          type: 'file',
+          targetTable: 'customer',
+          acceptBulkImportRequests: true,
+          maxPayloadSizeKb: 1,
+          fields: [],
+          mappings: [],
+        },
       ],
     },
     systemClock,
@@ -27,10 +44,18 @@ beforeAll(async () => {
 afterAll(async () => t.cleanup());
 
 const submit = (body: unknown, headers: Record<string, string> = {}) =>
-  t.inject({ method: 'POST', url: SET, payload: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
+  t.inject({
+    method: 'POST',
+    url: SET,
+    payload: typeof body === 'string' ? body : JSON.stringify(body),
+    headers: { 'content-type': 'application/json', ...headers },
+  });
 
 const countRequests = async () => {
-  const row = await t.service.db.kysely.selectFrom('ifw_bulk_import_request').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const row = await t.service.db.kysely
+    .selectFrom('ifw_bulk_import_request')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 };
 
@@ -49,7 +74,10 @@ describe('POST bulkImportRequests', () => {
 
     // Another connection to the same file sees the row: it was committed before the answer.
     const other = new BetterSqlite3(path.join(t.dir, 'ifw.db'), { readonly: true });
-    const row = other.prepare('select status, payload from ifw_bulk_import_request where request_id = ?').get(body.requestId) as { status: string; payload: string };
+    const row = other.prepare('select status, payload from ifw_bulk_import_request where request_id = ?').get(body.requestId) as {
+      status: string;
+      payload: string;
+    };
     other.close();
     expect(row).toEqual({ status: 'Pending', payload: customers });
   });
@@ -73,8 +101,18 @@ describe('POST bulkImportRequests', () => {
     ['a payload that is a truncated JSON text', { integrationSortingOrder: 10, payload: '[{"no":"C1"' }, 400, 'payloadNotJson'],
     ['an unknown integrationSortingOrder', { integrationSortingOrder: 999, payload: '[]' }, 400, 'unknownIntegration'],
     ['an integration that does not accept bulk requests', { integrationSortingOrder: 20, payload: '[]' }, 400, 'bulkImportNotEnabled'],
-    ['a payload over the integration Max Payload Size', { integrationSortingOrder: 30, payload: JSON.stringify('x'.repeat(1100)) }, 413, 'payloadTooLarge'],
-    ['a body over the service body limit', { integrationSortingOrder: 10, payload: JSON.stringify('x'.repeat(300 * 1024)) }, 413, 'bodyTooLarge'],
+    [
+      'a payload over the integration Max Payload Size',
+      { integrationSortingOrder: 30, payload: JSON.stringify('x'.repeat(1100)) },
+      413,
+      'payloadTooLarge',
+    ],
+    [
+      'a body over the service body limit',
+      { integrationSortingOrder: 10, payload: JSON.stringify('x'.repeat(300 * 1024)) },
+      413,
+      'bodyTooLarge',
+    ],
   ];
 
   it.each(refusals)('refuses %s with %i %s and stores nothing', async (_what, body, status, code) => {

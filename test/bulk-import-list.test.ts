@@ -15,8 +15,16 @@ beforeAll(async () => {
     ids.push(res.json().requestId as string);
   }
   // Give some of them other states, so that the filters have something to tell apart.
-  await t.service.db.kysely.updateTable('ifw_bulk_import_request').set({ status: 'Completed' }).where('request_id', 'in', ids.slice(0, 30)).execute();
-  await t.service.db.kysely.updateTable('ifw_bulk_import_request').set({ status: 'Failed' }).where('request_id', 'in', ids.slice(30, 35)).execute();
+  await t.service.db.kysely
+    .updateTable('ifw_bulk_import_request')
+    .set({ status: 'Completed' })
+    .where('request_id', 'in', ids.slice(0, 30))
+    .execute();
+  await t.service.db.kysely
+    .updateTable('ifw_bulk_import_request')
+    .set({ status: 'Failed' })
+    .where('request_id', 'in', ids.slice(30, 35))
+    .execute();
 });
 afterAll(async () => t.cleanup());
 

@@ -12,7 +12,14 @@ let t: TestService;
 
 const model = {
   targetTables: [
-    { name: 'country', primaryKey: ['code'], fields: [{ name: 'code', type: 'code', maxLength: 10 }, { name: 'name', type: 'text', maxLength: 50 }] },
+    {
+      name: 'country',
+      primaryKey: ['code'],
+      fields: [
+        { name: 'code', type: 'code', maxLength: 10 },
+        { name: 'name', type: 'text', maxLength: 50 },
+      ],
+    },
     {
       name: 'contact',
       primaryKey: ['no'],
@@ -101,7 +108,14 @@ beforeAll(async () => {
     .set({ recurrence_seconds: 86_400, next_run_at: '2999-01-01T00:00:00.000Z' })
     .where('id', '=', 'bulk-import-processor')
     .execute();
-  expect((await submitAndWait(50, [{ code: 'NO', name: 'Norway' }, { code: 'FR', name: 'France' }])).status).toBe('Completed');
+  expect(
+    (
+      await submitAndWait(50, [
+        { code: 'NO', name: 'Norway' },
+        { code: 'FR', name: 'France' },
+      ])
+    ).status,
+  ).toBe('Completed');
 });
 afterAll(async () => t.cleanup());
 
@@ -127,9 +141,21 @@ async function submitAndWait(sortingOrder: number, records: unknown, wrap = true
 }
 
 const contacts = async () =>
-  (await t.service.db.kysely.selectFrom('contact' as never).selectAll().orderBy('no' as never).execute()) as unknown as Record<string, unknown>[];
+  (await t.service.db.kysely
+    .selectFrom('contact' as never)
+    .selectAll()
+    .orderBy('no' as never)
+    .execute()) as unknown as Record<string, unknown>[];
 
-const person = (id: string, extra: Record<string, unknown> = {}) => ({ id, person: { name: `Name ${id}` }, email: `${id}@example.com`, age: 30, status: 'Open', country: 'NO', ...extra });
+const person = (id: string, extra: Record<string, unknown> = {}) => ({
+  id,
+  person: { name: `Name ${id}` },
+  email: `${id}@example.com`,
+  age: 30,
+  status: 'Open',
+  country: 'NO',
+  ...extra,
+});
 
 describe('processing through the job queue', () => {
   it('goes Pending → Completed, woken by the submission, with processedAt and recordCount', async () => {
@@ -143,10 +169,26 @@ describe('processing through the job queue', () => {
 
   it.each([
     ['a missing required field', [person('b1'), person('b2', { person: {} })], 'record 2: field "name" is required'],
-    ['a text that is too long', [person('c1', { person: { name: 'x'.repeat(31) } })], `record 1: field "name" value "${'x'.repeat(31)}" exceeds 30 characters`],
-    ['a value of the wrong type', [person('d1'), person('d2'), person('d3', { age: 'thirty' })], 'record 3: field "age" value "thirty" is not an integer'],
-    ['an unknown option', [person('e1', { status: 'Pending' })], 'record 1: field "status" value "Pending" is not one of the allowed values: Open, Closed'],
-    ['a relation that does not exist', [person('f1', { country: 'XX' })], 'record 1: field "country" value "XX" does not exist in table "country" (field "code")'],
+    [
+      'a text that is too long',
+      [person('c1', { person: { name: 'x'.repeat(31) } })],
+      `record 1: field "name" value "${'x'.repeat(31)}" exceeds 30 characters`,
+    ],
+    [
+      'a value of the wrong type',
+      [person('d1'), person('d2'), person('d3', { age: 'thirty' })],
+      'record 3: field "age" value "thirty" is not an integer',
+    ],
+    [
+      'an unknown option',
+      [person('e1', { status: 'Pending' })],
+      'record 1: field "status" value "Pending" is not one of the allowed values: Open, Closed',
+    ],
+    [
+      'a relation that does not exist',
+      [person('f1', { country: 'XX' })],
+      'record 1: field "country" value "XX" does not exist in table "country" (field "code")',
+    ],
   ])('fails on %s with an exact errorMessage and writes nothing', async (_what, records, message) => {
     const before = await contacts();
     const polled = await submitAndWait(60, records);
@@ -164,7 +206,13 @@ describe('processing through the job queue', () => {
     );
     const details = (await t.inject({ url: `${SET}(${polled.requestId})/details` })).json();
     expect(details.errors).toHaveLength(6);
-    expect(details.errors[5]).toEqual({ recordNo: 6, field: 'age', value: '"x"', rule: 'is not an integer', message: 'record 6: field "age" value "x" is not an integer' });
+    expect(details.errors[5]).toEqual({
+      recordNo: 6,
+      field: 'age',
+      value: '"x"',
+      rule: 'is not an integer',
+      message: 'record 6: field "age" value "x" is not an integer',
+    });
   });
 
   it('fails a payload whose records path does not hold an array', async () => {

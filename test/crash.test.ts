@@ -89,7 +89,14 @@ async function submitWhileRunning(server: ServerProcess, firstNo: number, until:
 beforeAll(async () => {
   assertBuilt();
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-crash-'));
-  env = { IFW_DATA_DIR: dir, IFW_ADMIN_PASSWORD: ADMIN_PASSWORD, IFW_LEASE_SECONDS: '1', IFW_SCHEDULER_TICK_MS: '50', IFW_LOG_LEVEL: 'info', IFW_MAX_ATTEMPTS: '5' };
+  env = {
+    IFW_DATA_DIR: dir,
+    IFW_ADMIN_PASSWORD: ADMIN_PASSWORD,
+    IFW_LEASE_SECONDS: '1',
+    IFW_SCHEDULER_TICK_MS: '50',
+    IFW_LOG_LEVEL: 'info',
+    IFW_MAX_ATTEMPTS: '5',
+  };
   fs.writeFileSync(path.join(dir, 'crash.yaml'), config);
   const applied = await runIfw(['apply', path.join(dir, 'crash.yaml')], env);
   expect(applied.code, applied.stderr).toBe(0);
@@ -130,14 +137,17 @@ describe('kill -9 during submission and processing', () => {
       const deadline = Date.now() + 30_000;
       for (;;) {
         const count = async (status: string) => {
-          const res = await fetch(`${server.baseUrl}${API}/bulkImportRequests?$filter=${encodeURIComponent(`status eq '${status}'`)}`, { headers: admin });
+          const res = await fetch(`${server.baseUrl}${API}/bulkImportRequests?$filter=${encodeURIComponent(`status eq '${status}'`)}`, {
+            headers: admin,
+          });
           if (res.status !== 200) throw new Error(`listing ${status} requests answered ${res.status}: ${await res.text()}`);
           return ((await res.json()) as { value: unknown[] }).value.length;
         };
         const pending = await count('Pending');
         const processing = await count('Processing');
         if (pending === 0 && processing === 0) break;
-        if (Date.now() > deadline) throw new Error(`${pending} Pending and ${processing} Processing requests left\n${server.logs.slice(-20).join('\n')}`);
+        if (Date.now() > deadline)
+          throw new Error(`${pending} Pending and ${processing} Processing requests left\n${server.logs.slice(-20).join('\n')}`);
         await new Promise((r) => setTimeout(r, 100));
       }
 
@@ -174,7 +184,9 @@ describe('kill -9 during submission and processing', () => {
       // A request can be committed and then lose its 202 to the kill: it is processed like any other.
       // So the table holds exactly the records of all Completed requests, those the clients know of included.
       const completedRecords = (
-        db.prepare("select coalesce(sum(record_count), 0) as n from ifw_bulk_import_request where status = 'Completed'").get() as { n: number }
+        db.prepare("select coalesce(sum(record_count), 0) as n from ifw_bulk_import_request where status = 'Completed'").get() as {
+          n: number;
+        }
       ).n;
       expect(total).toBe(completedRecords);
       expect(total).toBeGreaterThanOrEqual(expectedRows);
@@ -182,7 +194,9 @@ describe('kill -9 during submission and processing', () => {
       expect(processingAtKill).toBeGreaterThan(0);
       expect(completed).toBeGreaterThan(0);
       expect(failed).toBeGreaterThan(0);
-      console.log(`crash test: ${sent.length} accepted, ${completed} Completed, ${failed} Failed, ${processingAtKill} Processing at the kills, ${retried} retried after lease expiry`);
+      console.log(
+        `crash test: ${sent.length} accepted, ${completed} Completed, ${failed} Failed, ${processingAtKill} Processing at the kills, ${retried} retried after lease expiry`,
+      );
     } finally {
       await server.stop();
     }

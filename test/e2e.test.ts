@@ -82,7 +82,9 @@ describe('the service over a real socket', () => {
     expect(polled).toMatchObject({ status: 'Completed', recordCount: records.length, errorMessage: '' });
     expect(polled!.processedAt).not.toBeNull();
 
-    const rows = (await (await fetch(`${server.baseUrl}${API}/targetTables('customer')/rows`, { headers: admin })).json()) as { value: { no: string }[] };
+    const rows = (await (await fetch(`${server.baseUrl}${API}/targetTables('customer')/rows`, { headers: admin })).json()) as {
+      value: { no: string }[];
+    };
     expect(rows.value.map((r) => r.no).sort()).toEqual(records.map((r) => r.no.toUpperCase()).sort());
 
     const db = new BetterSqlite3(path.join(dir, 'ifw.db'), { readonly: true });

@@ -11,7 +11,18 @@ import type { ImportRun } from '../src/import-runs/model.js';
 import { DEFAULT_STAGING_LIMITS } from '../src/import-runs/page-buffer.js';
 import type { SecretBox } from '../src/rest-source/secrets.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
-import { addEndpoint, ENDPOINTS, itemIds, range, runContext, setupItems, stagedPageCounts, testBox, testClock, watchingPages } from './helpers/import-fixtures.js';
+import {
+  addEndpoint,
+  ENDPOINTS,
+  itemIds,
+  range,
+  runContext,
+  setupItems,
+  stagedPageCounts,
+  testBox,
+  testClock,
+  watchingPages,
+} from './helpers/import-fixtures.js';
 import { startPagingServer, type PagingServer } from './helpers/paging-server.js';
 
 let server: PagingServer;
@@ -104,7 +115,9 @@ describe('a run lands every record of every page exactly once', () => {
     const run = await runEndpoint('numbered');
 
     expect(stagedPageCounts(t.db, run.runId)).toEqual({ pages: 10, staged: 0 });
-    const pages = t.db.sqlite.prepare('select page_no, url, record_count from ifw_import_run_page where run_id = ? order by page_no').all(run.runId);
+    const pages = t.db.sqlite
+      .prepare('select page_no, url, record_count from ifw_import_run_page where run_id = ? order by page_no')
+      .all(run.runId);
     expect(pages[0]).toEqual({ page_no: 1, url: `${server.origin}/page-number?page=1`, record_count: 10 });
     expect(pages[9]).toEqual({ page_no: 10, url: `${server.origin}/page-number?page=10`, record_count: 5 });
   });
@@ -129,7 +142,12 @@ describe('a page that fails imports nothing of the run', () => {
 
   it('a 4xx answer on page 3 fails at once (no retry): the error names the page, the URL and the status', async () => {
     await setup();
-    await addEndpoint(t.db, clock, 'linked', { path: '/next-absolute', paginationType: 'nextLink', nextLinkJsonPath: 'next', responseDataPath: 'data' });
+    await addEndpoint(t.db, clock, 'linked', {
+      path: '/next-absolute',
+      paginationType: 'nextLink',
+      nextLinkJsonPath: 'next',
+      responseDataPath: 'data',
+    });
     server.setFaults([{ kind: 'status', page: 3, status: 404, times: 1 }]);
 
     const run = await runEndpoint('linked');
@@ -187,14 +205,23 @@ describe('memory stays flat: pages are staged in the database as they arrive', (
     const watching = watchingPages(ctx, {
       before: (page) => {
         if (page.pageNo % 250 !== 0) return;
-        const table = t.db.sqlite.prepare("select name from temp.sqlite_master where type = 'table' and name like 'ifw_staged_%'").pluck().get() as string;
+        const table = t.db.sqlite
+          .prepare("select name from temp.sqlite_master where type = 'table' and name like 'ifw_staged_%'")
+          .pluck()
+          .get() as string;
         stagedBefore.push(t.db.sqlite.prepare(`select count(distinct page_no) from temp."${table}"`).pluck().get() as number);
       },
     });
 
     const run = await runEndpoint('thousand', watching);
 
-    expect(run).toMatchObject({ status: 'Completed', pagesFetched: 1000, recordCount: 1000, insertedCount: 1000, stopReason: 'noNextLink' });
+    expect(run).toMatchObject({
+      status: 'Completed',
+      pagesFetched: 1000,
+      recordCount: 1000,
+      insertedCount: 1000,
+      stopReason: 'noNextLink',
+    });
     const { maxPages } = DEFAULT_STAGING_LIMITS;
     expect(stagedBefore).toHaveLength(4);
     stagedBefore.forEach((staged, i) => {

@@ -2,7 +2,16 @@ import diagnostics from 'node:diagnostics_channel';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FetchError, fetchPages } from '../src/rest-source/fetch-pages.js';
 import type { FetchedPage } from '../src/rest-source/model.js';
-import { collector, connectionTo, endpointAt, fakeTime, paging, range, startPagingServer, type PagingServer } from './helpers/paging-server.js';
+import {
+  collector,
+  connectionTo,
+  endpointAt,
+  fakeTime,
+  paging,
+  range,
+  startPagingServer,
+  type PagingServer,
+} from './helpers/paging-server.js';
 
 let server: PagingServer;
 let other: PagingServer;
@@ -34,7 +43,12 @@ describe('fetchPages over each strategy', () => {
   it.each([
     { route: '/next-absolute', settings: paging.nextLink('next'), stop: 'noNextLink', requests: 10 },
     { route: '/next-relative', settings: paging.nextLink('next'), stop: 'noNextLink', requests: 10 },
-    { route: '/odata/Customers', settings: paging.nextLink('@odata.nextLink', { responseDataPath: 'value' }), stop: 'noNextLink', requests: 10 },
+    {
+      route: '/odata/Customers',
+      settings: paging.nextLink('@odata.nextLink', { responseDataPath: 'value' }),
+      stop: 'noNextLink',
+      requests: 10,
+    },
     { route: '/nested', settings: paging.nextLink('links.next', { responseDataPath: 'items' }), stop: 'noNextLink', requests: 10 },
     { route: '/page-number', settings: paging.pageNumber(), stop: 'shortPage', requests: 10 },
     { route: '/root-array', settings: paging.pageNumber({ responseDataPath: '' }), stop: 'shortPage', requests: 10 },
@@ -53,19 +67,38 @@ describe('fetchPages over each strategy', () => {
   it('Offset/Limit sends offset 0, 10, 20 … and limit Page Size on every request', async () => {
     server.reset({ records: 25 });
     await fetchPages(connectionTo(server.origin), endpointAt('/offset-limit', paging.offsetLimit()), () => {}, fakeTime().options);
-    expect(paths(server)).toEqual(['/offset-limit?offset=0&limit=10', '/offset-limit?offset=10&limit=10', '/offset-limit?offset=20&limit=10']);
+    expect(paths(server)).toEqual([
+      '/offset-limit?offset=0&limit=10',
+      '/offset-limit?offset=10&limit=10',
+      '/offset-limit?offset=20&limit=10',
+    ]);
   });
 
   it('Page Number requests one page past a full last page and stops at the empty one', async () => {
     server.reset({ records: 30 });
-    const summary = await fetchPages(connectionTo(server.origin), endpointAt('/page-number', paging.pageNumber()), () => {}, fakeTime().options);
+    const summary = await fetchPages(
+      connectionTo(server.origin),
+      endpointAt('/page-number', paging.pageNumber()),
+      () => {},
+      fakeTime().options,
+    );
     expect(paths(server)).toEqual(['/page-number?page=1', '/page-number?page=2', '/page-number?page=3', '/page-number?page=4']);
-    expect(summary).toMatchObject({ pagesFetched: 4, recordCount: 30, stopReason: 'shortPage', stopDetail: 'page 4 has 0 records, fewer than Page Size 10: the last page' });
+    expect(summary).toMatchObject({
+      pagesFetched: 4,
+      recordCount: 30,
+      stopReason: 'shortPage',
+      stopDetail: 'page 4 has 0 records, fewer than Page Size 10: the last page',
+    });
   });
 
   it('None makes one request and ignores the next link', async () => {
     const seen = collector();
-    const summary = await fetchPages(connectionTo(server.origin), endpointAt('/next-absolute', paging.none()), seen.onPage, fakeTime().options);
+    const summary = await fetchPages(
+      connectionTo(server.origin),
+      endpointAt('/next-absolute', paging.none()),
+      seen.onPage,
+      fakeTime().options,
+    );
     expect(summary).toMatchObject({ pagesFetched: 1, recordCount: 10, stopReason: 'singlePage' });
     expect(server.requests).toHaveLength(1);
   });
@@ -73,19 +106,34 @@ describe('fetchPages over each strategy', () => {
   it('hands over the parsed body, the counted records and the URL of each page', async () => {
     server.reset({ records: 3 });
     const seen = collector();
-    await fetchPages(connectionTo(server.origin), endpointAt('/odata/Customers', paging.nextLink('@odata.nextLink', { responseDataPath: '' })), seen.onPage, fakeTime().options);
+    await fetchPages(
+      connectionTo(server.origin),
+      endpointAt('/odata/Customers', paging.nextLink('@odata.nextLink', { responseDataPath: '' })),
+      seen.onPage,
+      fakeTime().options,
+    );
     const [page] = seen.pages as [FetchedPage];
     expect(page).toMatchObject({ pageNo: 1, url: `${server.origin}/odata/Customers`, records: null });
     expect(page.body).toMatchObject({ value: [{ id: 1 }, { id: 2 }, { id: 3 }] });
   });
 
   it('reports recordCount null when Response Data Path finds no array (Next Link goes on regardless)', async () => {
-    const summary = await fetchPages(connectionTo(server.origin), endpointAt('/next-absolute', paging.nextLink('next', { responseDataPath: '' })), () => {}, fakeTime().options);
+    const summary = await fetchPages(
+      connectionTo(server.origin),
+      endpointAt('/next-absolute', paging.nextLink('next', { responseDataPath: '' })),
+      () => {},
+      fakeTime().options,
+    );
     expect(summary).toMatchObject({ pagesFetched: 10, recordCount: null, stopReason: 'noNextLink' });
   });
 
   it('stops after page 1 with recordsNotCountable and says why when Response Data Path is wrong', async () => {
-    const summary = await fetchPages(connectionTo(server.origin), endpointAt('/page-number', paging.pageNumber({ responseDataPath: 'items' })), () => {}, fakeTime().options);
+    const summary = await fetchPages(
+      connectionTo(server.origin),
+      endpointAt('/page-number', paging.pageNumber({ responseDataPath: 'items' })),
+      () => {},
+      fakeTime().options,
+    );
     expect(summary.pagesFetched).toBe(1);
     expect(summary.stopReason).toBe('recordsNotCountable');
     expect(summary.warnings).toEqual([
@@ -94,13 +142,26 @@ describe('fetchPages over each strategy', () => {
   });
 
   it('stops at Max Pages with the warning when the API has more', async () => {
-    const summary = await fetchPages(connectionTo(server.origin), endpointAt('/next-absolute', paging.nextLink('next', { maxPages: 4 })), () => {}, fakeTime().options);
-    expect(summary).toMatchObject({ pagesFetched: 4, recordCount: 40, stopReason: 'maxPages', warnings: ['Max Pages reached (4): the API has more pages; raise Max Pages or Page Size'] });
+    const summary = await fetchPages(
+      connectionTo(server.origin),
+      endpointAt('/next-absolute', paging.nextLink('next', { maxPages: 4 })),
+      () => {},
+      fakeTime().options,
+    );
+    expect(summary).toMatchObject({
+      pagesFetched: 4,
+      recordCount: 40,
+      stopReason: 'maxPages',
+      warnings: ['Max Pages reached (4): the API has more pages; raise Max Pages or Page Size'],
+    });
   });
 
   it('builds the first URL from base URL, path and both queries (endpoint wins) and sends headers (endpoint wins)', async () => {
     server.reset({ records: 5 });
-    const connection = connectionTo(`${server.origin}/`, { query: { sort: 'id', tenant: 'a' }, headers: { 'X-Tenant': 'a', 'X-Trace': 'c' } });
+    const connection = connectionTo(`${server.origin}/`, {
+      query: { sort: 'id', tenant: 'a' },
+      headers: { 'X-Tenant': 'a', 'X-Trace': 'c' },
+    });
     const endpoint = endpointAt('page-number', paging.pageNumber(), { query: { tenant: 'b' }, headers: { 'x-tenant': 'b' } });
     await fetchPages(connection, endpoint, () => {}, fakeTime().options);
     expect(paths(server)).toEqual(['/page-number?sort=id&tenant=b&page=1']);
@@ -157,7 +218,12 @@ describe('fetchPages over each strategy', () => {
     diagnostics.subscribe('undici:client:sendHeaders', onSend);
     try {
       server.reset({ records: 40, pageSize: 10 });
-      await fetchPages(connectionTo(server.origin), endpointAt('/page-number', paging.pageNumber()), (page) => void events.push(`page ${page.pageNo}`), fakeTime().options);
+      await fetchPages(
+        connectionTo(server.origin),
+        endpointAt('/page-number', paging.pageNumber()),
+        (page) => void events.push(`page ${page.pageNo}`),
+        fakeTime().options,
+      );
     } finally {
       diagnostics.unsubscribe('undici:client:sendHeaders', onSend);
     }
@@ -236,13 +302,17 @@ describe('fetchPages faults', () => {
     expect(err.pageNo).toBe(2);
     expect(err.url).toBe(`${server.origin}/next-absolute?cursor=2`);
     expect(err.status).toBe(503);
-    expect(err.message).toBe(`page 2 (GET ${server.origin}/next-absolute?cursor=2): the service answered 503 Service Unavailable after 4 attempts: ${'x'.repeat(500)}…`);
+    expect(err.message).toBe(
+      `page 2 (GET ${server.origin}/next-absolute?cursor=2): the service answered 503 Service Unavailable after 4 attempts: ${'x'.repeat(500)}…`,
+    );
   });
 
   it('fails at once on a 404 without retrying', async () => {
     const time = fakeTime();
     const err = await rejection(fetchPages(connectionTo(server.origin), endpointAt('/missing', paging.none()), () => {}, time.options));
-    expect(err.message).toBe(`page 1 (GET ${server.origin}/missing): the service answered 404 Not Found: check the base URL and the endpoint path: {"error":"no route /missing"}`);
+    expect(err.message).toBe(
+      `page 1 (GET ${server.origin}/missing): the service answered 404 Not Found: check the base URL and the endpoint path: {"error":"no route /missing"}`,
+    );
     expect(time.delays).toEqual([]);
     expect(server.requests).toHaveLength(1);
   });
@@ -278,16 +348,22 @@ describe('fetchPages faults', () => {
     const connection = connectionTo(gone.origin, { retry: { maxRetries: 2, initialDelayMs: 10 } });
     const time = fakeTime();
     const err = await rejection(fetchPages(connection, nextAbsolute(), () => {}, time.options));
-    expect(err.message).toMatch(/^page 1 \(GET http:\/\/127\.0\.0\.1:\d+\/next-absolute\): network error: .*ECONNREFUSED.* after 3 attempts$/);
+    expect(err.message).toMatch(
+      /^page 1 \(GET http:\/\/127\.0\.0\.1:\d+\/next-absolute\): network error: .*ECONNREFUSED.* after 3 attempts$/,
+    );
     expect(time.delays).toHaveLength(2);
   });
 
   it('fails the page whose JSON is malformed', async () => {
     server.setFaults([{ kind: 'malformedJson', page: 3 }]);
     const pages: number[] = [];
-    const err = await rejection(fetchPages(connectionTo(server.origin), nextAbsolute(), (p) => void pages.push(p.pageNo), fakeTime().options));
+    const err = await rejection(
+      fetchPages(connectionTo(server.origin), nextAbsolute(), (p) => void pages.push(p.pageNo), fakeTime().options),
+    );
     expect(err.pageNo).toBe(3);
-    expect(err.message).toMatch(/^page 3 \(GET .*cursor=3\): the response is not valid JSON \(.*\); it begins: \{"data": \[\{"id": 1, "name": "trunc$/);
+    expect(err.message).toMatch(
+      /^page 3 \(GET .*cursor=3\): the response is not valid JSON \(.*\); it begins: \{"data": \[\{"id": 1, "name": "trunc$/,
+    );
     expect(pages).toEqual([1, 2]);
   });
 

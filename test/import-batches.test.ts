@@ -35,7 +35,14 @@ function plan(onRecordError: OnRecordError = 'fail', recordsPath = ''): Integrat
       writeMode: 'insert',
       onRecordError,
     },
-    fields: columns.map(([target, sourcePath], i) => ({ integrationSortingOrder: 1, fieldNo: i + 1, title: target, sourcePath, columnType: 'standard' as const, constantValue: null })),
+    fields: columns.map(([target, sourcePath], i) => ({
+      integrationSortingOrder: 1,
+      fieldNo: i + 1,
+      title: target,
+      sourcePath,
+      columnType: 'standard' as const,
+      constantValue: null,
+    })),
     mappings: columns.map(([target], i) => ({ integrationSortingOrder: 1, fieldNo: i + 1, targetField: target, required: false })),
   };
 }
@@ -66,7 +73,16 @@ describe('importRecordBatches', () => {
     const { committed, outcome, seen } = runBatches([items(1, 120), [], items(121, 130)]);
 
     expect(committed).toBe(true);
-    expect(outcome).toEqual({ ok: true, recordCount: 130, inserted: 130, updated: 0, skipped: 0, errors: [], errorCount: 0, errorMessage: '' });
+    expect(outcome).toEqual({
+      ok: true,
+      recordCount: 130,
+      inserted: 130,
+      updated: 0,
+      skipped: 0,
+      errors: [],
+      errorCount: 0,
+      errorMessage: '',
+    });
     expect(seen).toHaveLength(1);
     expect(ids()).toHaveLength(130);
   });

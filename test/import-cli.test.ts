@@ -30,7 +30,11 @@ afterEach(async () => {
 /** The CLI from sources (no build needed), as `ifw run-endpoint <code> --data-dir <dir>`. */
 function runEndpointCli(code: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const args = ['--import', 'tsx', path.join(ROOT, 'src/cli/main.ts'), 'run-endpoint', code, '--data-dir', t.dir];
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, IFW_SECRET_KEY: 'import-run-tests', IFW_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, IFW_SECRET_KEY: 'import-run-tests', IFW_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -43,7 +47,14 @@ describe('ifw run-endpoint', () => {
     const { code, stdout, stderr } = await runEndpointCli('numbered');
 
     expect(code, stderr).toBe(0);
-    expect(JSON.parse(stdout)).toMatchObject({ endpointCode: 'numbered', trigger: 'manual', status: 'Completed', pagesFetched: 3, recordCount: 25, insertedCount: 25 });
+    expect(JSON.parse(stdout)).toMatchObject({
+      endpointCode: 'numbered',
+      trigger: 'manual',
+      status: 'Completed',
+      pagesFetched: 3,
+      recordCount: 25,
+      insertedCount: 25,
+    });
     expect(itemIds(t.db)).toEqual(range(1, 25));
   });
 

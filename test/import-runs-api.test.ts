@@ -11,7 +11,19 @@ import { createTestAuth, type TestAuth } from './helpers/auth.js';
 import { createQueueRunner, type QueueRunner } from '../src/job-queue/runner.js';
 import { updateEndpoint } from '../src/rest-source/service.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
-import { addEndpoint, ENDPOINTS, itemIds, range, runContext, setupItems, silentLogger, START, testBox, testClock, type ManualClock } from './helpers/import-fixtures.js';
+import {
+  addEndpoint,
+  ENDPOINTS,
+  itemIds,
+  range,
+  runContext,
+  setupItems,
+  silentLogger,
+  START,
+  testBox,
+  testClock,
+  type ManualClock,
+} from './helpers/import-fixtures.js';
 import { startPagingServer, type PagingServer } from './helpers/paging-server.js';
 import { eventually } from './helpers/service.js';
 
@@ -42,7 +54,14 @@ beforeEach(async () => {
   await addEndpoint(t.db, clock, 'numbered', ENDPOINTS.pageNumber);
   await addEndpoint(t.db, clock, 'offsets', ENDPOINTS.offsetLimit);
   await t.db.kysely.updateTable('ifw_job_queue_entry').set({ next_run_at: START }).execute();
-  runner = createQueueRunner({ db: t.db, config, clock, logger: silentLogger, owner: 'runner-1', importSources: runContext(t.db, clock, box).sources });
+  runner = createQueueRunner({
+    db: t.db,
+    config,
+    clock,
+    logger: silentLogger,
+    owner: 'runner-1',
+    importSources: runContext(t.db, clock, box).sources,
+  });
   wakes = 0;
   autoRun = true;
   const wake = () => {
@@ -50,7 +69,8 @@ beforeEach(async () => {
     if (autoRun) void runner.wake();
   };
   auth = await createTestAuth(t.db.kysely);
-  app = await buildServer({ authenticator: auth.authenticator,
+  app = await buildServer({
+    authenticator: auth.authenticator,
     logger: silentLogger,
     bodyLimitBytes: 1024 * 1024,
     routes: [importRunRoutes({ db: t.db, clock, wake, maxPageSize: 2 }), jobQueueRoutes({ db: t.db, clock, queue: { wake } })],
@@ -63,7 +83,8 @@ afterEach(async () => {
   await t.cleanup();
 });
 
-const run = (code: string) => app.inject({ headers: auth.headers, method: 'POST', url: `${API}/restApiEndpoints('${code}')/Microsoft.NAV.run` });
+const run = (code: string) =>
+  app.inject({ headers: auth.headers, method: 'POST', url: `${API}/restApiEndpoints('${code}')/Microsoft.NAV.run` });
 const get = (url: string) => app.inject({ headers: auth.headers, method: 'GET', url: url.startsWith('http') ? url : `${API}/${url}` });
 
 type RunBody = Record<string, unknown> & { runId: string; status: string; errorMessage: string };
@@ -81,7 +102,13 @@ describe('POST restApiEndpoints(<code>)/Microsoft.NAV.run', () => {
 
     expect(res.statusCode).toBe(202);
     const queued = res.json();
-    expect(queued).toMatchObject({ '@odata.context': `${API}/$metadata#importRuns/$entity`, endpointCode: 'numbered', status: 'Queued', trigger: 'manual', queuedAt: START });
+    expect(queued).toMatchObject({
+      '@odata.context': `${API}/$metadata#importRuns/$entity`,
+      endpointCode: 'numbered',
+      status: 'Queued',
+      trigger: 'manual',
+      queuedAt: START,
+    });
     expect(res.headers.location).toBe(`${API}/importRuns(${queued.runId})`);
     expect(wakes).toBe(1);
 
@@ -192,9 +219,19 @@ describe('scheduled endpoints in the job queue API', () => {
     await updateEndpoint(t.db, 'numbered', { scheduleSeconds: 300 }, clock);
 
     const entry = (await get(`jobQueueEntries('endpoint:numbered')`)).json();
-    expect(entry).toMatchObject({ id: 'endpoint:numbered', kind: 'endpointImport', description: 'Import from REST API endpoint numbered', status: 'Ready', recurrenceSeconds: 300 });
+    expect(entry).toMatchObject({
+      id: 'endpoint:numbered',
+      kind: 'endpointImport',
+      description: 'Import from REST API endpoint numbered',
+      status: 'Ready',
+      recurrenceSeconds: 300,
+    });
 
-    const held = await app.inject({ headers: auth.headers, method: 'POST', url: `${API}/jobQueueEntries('endpoint:numbered')/Microsoft.NAV.setOnHold` });
+    const held = await app.inject({
+      headers: auth.headers,
+      method: 'POST',
+      url: `${API}/jobQueueEntries('endpoint:numbered')/Microsoft.NAV.setOnHold`,
+    });
     expect(held.json()).toMatchObject({ status: 'On Hold' });
   });
 });

@@ -30,7 +30,20 @@ import type { SecretBox } from '../src/rest-source/secrets.js';
 import { createConnection, createEndpoint } from '../src/rest-source/service.js';
 import { migrate, openDatabase, type Database } from '../src/storage/database.js';
 import { BACKENDS, POSTGRES_ADMIN_URL, type FreshDatabase } from './helpers/databases.js';
-import { addEndpoint, ENDPOINTS, ITEMS, range, runContext, setupItems, silentLogger, START, testBox, testClock, watchingPages, type ManualClock } from './helpers/import-fixtures.js';
+import {
+  addEndpoint,
+  ENDPOINTS,
+  ITEMS,
+  range,
+  runContext,
+  setupItems,
+  silentLogger,
+  START,
+  testBox,
+  testClock,
+  watchingPages,
+  type ManualClock,
+} from './helpers/import-fixtures.js';
 import { startPagingServer, type PagingServer } from './helpers/paging-server.js';
 import { assertBuilt, runIfw } from './helpers/process.js';
 
@@ -77,10 +90,14 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
       if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
     });
 
-    const itemIds = async (on: Database = db): Promise<number[]> => (await sql<{ id: number }>`select id from item order by id`.execute(on.kysely)).rows.map((r) => Number(r.id));
+    const itemIds = async (on: Database = db): Promise<number[]> =>
+      (await sql<{ id: number }>`select id from item order by id`.execute(on.kysely)).rows.map((r) => Number(r.id));
     const pageRows = async (runId: string): Promise<number> =>
-      Number((await sql<{ n: number }>`select count(*) as n from ifw_import_run_page where run_id = ${runId}`.execute(db.kysely)).rows[0]?.n);
-    const runRow = async (runId: string) => db.kysely.selectFrom('ifw_import_run').selectAll().where('run_id', '=', runId).executeTakeFirstOrThrow();
+      Number(
+        (await sql<{ n: number }>`select count(*) as n from ifw_import_run_page where run_id = ${runId}`.execute(db.kysely)).rows[0]?.n,
+      );
+    const runRow = async (runId: string) =>
+      db.kysely.selectFrom('ifw_import_run').selectAll().where('run_id', '=', runId).executeTakeFirstOrThrow();
     const steal = async (runId: string): Promise<void> => {
       await db.kysely.updateTable('ifw_import_run').set({ lease_owner: 'worker-2' }).where('run_id', '=', runId).execute();
     };
@@ -91,7 +108,10 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
      */
     async function stagedRecordsLeft(): Promise<number> {
       if (db.dialect === 'sqlite') {
-        const tables = db.sqlite.prepare("select name from temp.sqlite_master where type = 'table' and name like 'ifw_staged_%'").pluck().all() as string[];
+        const tables = db.sqlite
+          .prepare("select name from temp.sqlite_master where type = 'table' and name like 'ifw_staged_%'")
+          .pluck()
+          .all() as string[];
         let left = 0;
         for (const table of tables) left += db.sqlite.prepare(`select count(*) from temp."${table}"`).pluck().get() as number;
         return left;
@@ -103,7 +123,8 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
         let left = 0;
         for (const client of clients) {
           const { rows } = await client.query<{ t: string | null }>("select to_regclass('pg_temp.ifw_staged_records')::text as t");
-          if (rows[0]?.t != null) left += Number((await client.query<{ n: string }>('select count(*) as n from pg_temp.ifw_staged_records')).rows[0]?.n);
+          if (rows[0]?.t != null)
+            left += Number((await client.query<{ n: string }>('select count(*) as n from pg_temp.ifw_staged_records')).rows[0]?.n);
         }
         return left;
       } finally {
@@ -112,7 +133,8 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
     }
 
     /** The context with `before(page)` awaited as each page is handed to staging. */
-    const watching = (context: ImportRunContext, before: (page: FetchedPage) => void | Promise<void>): ImportRunContext => watchingPages(context, { before });
+    const watching = (context: ImportRunContext, before: (page: FetchedPage) => void | Promise<void>): ImportRunContext =>
+      watchingPages(context, { before });
 
     async function runEndpoint(code: string, context: ImportRunContext = ctx): Promise<ImportRun> {
       const queued = await queueEndpointRun(db, code, 'manual', clock());
@@ -161,9 +183,16 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
     });
 
     it("an endpoint's schedule is its job queue entry: re-saving never postpones the planned run, and no schedule removes it", async () => {
-      const entry = () => db.kysely.selectFrom('ifw_job_queue_entry').selectAll().where('id', '=', endpointEntryId('numbered')).executeTakeFirst();
+      const entry = () =>
+        db.kysely.selectFrom('ifw_job_queue_entry').selectAll().where('id', '=', endpointEntryId('numbered')).executeTakeFirst();
       await syncEndpointSchedule(db, 'numbered', 300, clock());
-      expect(await entry()).toMatchObject({ kind: 'endpointImport', status: 'Ready', recurrence_seconds: 300, next_run_at: iso(300_000), parameters: '{"endpointCode":"numbered"}' });
+      expect(await entry()).toMatchObject({
+        kind: 'endpointImport',
+        status: 'Ready',
+        recurrence_seconds: 300,
+        next_run_at: iso(300_000),
+        parameters: '{"endpointCode":"numbered"}',
+      });
       await syncEndpointSchedule(db, 'numbered', 600, new Date(iso(10_000)));
       expect(await entry()).toMatchObject({ recurrence_seconds: 600, next_run_at: iso(300_000) });
       await syncEndpointSchedule(db, 'numbered', 120, new Date(iso(10_000)));
@@ -175,7 +204,15 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
     it('a whole run lands every record once in the target table, and gives its connection back', async () => {
       const run = await runEndpoint('numbered');
 
-      expect(run).toMatchObject({ status: 'Completed', pagesFetched: 3, recordCount: 25, insertedCount: 25, stopReason: 'shortPage', errorMessage: '', attempts: 1 });
+      expect(run).toMatchObject({
+        status: 'Completed',
+        pagesFetched: 3,
+        recordCount: 25,
+        insertedCount: 25,
+        stopReason: 'shortPage',
+        errorMessage: '',
+        attempts: 1,
+      });
       expect(await itemIds()).toEqual(range(1, 25));
       expect((await listRunPages(db, run.runId, { skip: 0, limit: 10 })).map((p) => [p.pageNo, p.recordCount])).toEqual([
         [1, 10],
@@ -257,12 +294,33 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
       try {
         await store.discardStaged();
         const buffer = store.pageBuffer(DEFAULT_STAGING_LIMITS, compileMapping(target.plan, target.tables));
-        expect(await buffer.add({ pageNo: 1, url: 'http://x/?page=1', records: [{ id: 1, name: 'a' }, { id: 2, name: 'b' }] })).toBe(true);
+        expect(
+          await buffer.add({
+            pageNo: 1,
+            url: 'http://x/?page=1',
+            records: [
+              { id: 1, name: 'a' },
+              { id: 2, name: 'b' },
+            ],
+          }),
+        ).toBe(true);
         expect(await buffer.add({ pageNo: 2, url: 'http://x/?page=2', records: [{ id: 3, name: 'c' }] })).toBe(true);
         expect(await buffer.flush()).toBe(true);
         await buffer.close();
         const end = (outcome: ImportOutcome): RunEnd => ({
-          complete: { runId, owner: 'w1', now: clock(), durationMs: 1, inserted: outcome.inserted, updated: 0, skipped: 0, stopReason: 'shortPage', stopDetail: '', warnings: [], errorMessage: '' },
+          complete: {
+            runId,
+            owner: 'w1',
+            now: clock(),
+            durationMs: 1,
+            inserted: outcome.inserted,
+            updated: 0,
+            skipped: 0,
+            stopReason: 'shortPage',
+            stopDetail: '',
+            warnings: [],
+            errorMessage: '',
+          },
         });
 
         await steal(runId);
@@ -311,7 +369,10 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
       await addEndpoint(db, clock, 'other', ENDPOINTS.offsetLimit);
       const other = await queueEndpointRun(db, 'other', 'manual', clock());
       await claimNextRun(db, { owner: 'dead-1', now: clock(), leaseMs: LEASE_MS });
-      expect(await reapExpiredRuns(db, { now: new Date(clock().getTime() + LEASE_MS + 1), maxAttempts: 1 })).toEqual({ requeued: [], failed: [other.runId] });
+      expect(await reapExpiredRuns(db, { now: new Date(clock().getTime() + LEASE_MS + 1), maxAttempts: 1 })).toEqual({
+        requeued: [],
+        failed: [other.runId],
+      });
       const failed = (await getRun(db, other.runId))!;
       expect(failed).toMatchObject({ status: 'Failed', attempts: 1 });
       expect(failed.errorMessage).toContain('interrupted 1 times');
@@ -325,12 +386,25 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
       const run = await runEndpoint(
         'thousand',
         watching(ctx, async (page) => {
-          if (page.pageNo === 1) runId = (await db.kysely.selectFrom('ifw_import_run').select('run_id').where('endpoint_code', '=', 'thousand').executeTakeFirstOrThrow()).run_id;
+          if (page.pageNo === 1)
+            runId = (
+              await db.kysely
+                .selectFrom('ifw_import_run')
+                .select('run_id')
+                .where('endpoint_code', '=', 'thousand')
+                .executeTakeFirstOrThrow()
+            ).run_id;
           if (page.pageNo % 250 === 0) stagedBefore.push(await pageRows(runId));
         }),
       );
 
-      expect(run).toMatchObject({ status: 'Completed', pagesFetched: 1000, recordCount: 1000, insertedCount: 1000, stopReason: 'noNextLink' });
+      expect(run).toMatchObject({
+        status: 'Completed',
+        pagesFetched: 1000,
+        recordCount: 1000,
+        insertedCount: 1000,
+        stopReason: 'noNextLink',
+      });
       expect(stagedBefore).toHaveLength(4);
       stagedBefore.forEach((staged, i) => {
         const handedOver = (i + 1) * 250 - 1;
@@ -356,7 +430,11 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
         for (let polls = 0; polls < 300; polls++) {
           const run = (await getRun(poller, queued.runId))!;
           if (run.status === 'Completed' || run.status === 'Failed') break;
-          seen.push({ pagesFetched: run.pagesFetched, pages: (await listRunPages(poller, queued.runId, { skip: 0, limit: 100 })).length, page3Requests: page3Requests() });
+          seen.push({
+            pagesFetched: run.pagesFetched,
+            pages: (await listRunPages(poller, queued.runId, { skip: 0, limit: 100 })).length,
+            page3Requests: page3Requests(),
+          });
           await new Promise((resolve) => setTimeout(resolve, 10));
         }
         await draining;
@@ -375,7 +453,14 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
       const done = await runIfw(['run-endpoint', 'numbered', '--data-dir', dir], env, { timeoutMs: 60_000 });
 
       expect(done.code, done.stderr).toBe(0);
-      expect(JSON.parse(done.stdout)).toMatchObject({ endpointCode: 'numbered', trigger: 'manual', status: 'Completed', pagesFetched: 3, recordCount: 25, insertedCount: 25 });
+      expect(JSON.parse(done.stdout)).toMatchObject({
+        endpointCode: 'numbered',
+        trigger: 'manual',
+        status: 'Completed',
+        pagesFetched: 3,
+        recordCount: 25,
+        insertedCount: 25,
+      });
       expect(await itemIds()).toEqual(range(1, 25));
 
       server.setFaults([{ kind: 'malformedJson', page: 2 }]);
@@ -419,7 +504,9 @@ describe.skipIf(postgres.skip)('import runs on postgres only', () => {
 
       const run = (await getRun(single, queued.runId))!;
       expect(run).toMatchObject({ status: 'Failed', pagesFetched: 0, insertedCount: 0 });
-      expect(run.errorMessage).toBe('cannot start the run: an import run on PostgreSQL needs a pool of at least 2 connections (IFW_DATABASE_POOL_SIZE)');
+      expect(run.errorMessage).toBe(
+        'cannot start the run: an import run on PostgreSQL needs a pool of at least 2 connections (IFW_DATABASE_POOL_SIZE)',
+      );
       expect(server.requests).toEqual([]);
     } finally {
       await single.close();
@@ -473,7 +560,8 @@ describe.skipIf(postgres.skip)('import runs on postgres only', () => {
     it('a lease lost meanwhile cancels the import at once: nothing is committed, the run goes on with its new owner', async () => {
       const { db, other, ctx, runId } = await slowRun();
       const slept = async (): Promise<boolean> =>
-        (await sql<{ n: number }>`select count(*)::integer as n from pg_stat_activity where wait_event = 'PgSleep'`.execute(other.kysely)).rows[0]!.n > 0;
+        (await sql<{ n: number }>`select count(*)::integer as n from pg_stat_activity where wait_event = 'PgSleep'`.execute(other.kysely))
+          .rows[0]!.n > 0;
       // Once the import sleeps in its INSERT, another worker takes the run over.
       const thief = (async () => {
         for (let tries = 0; tries < 200 && !(await slept()); tries++) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -507,7 +595,8 @@ describe.skipIf(postgres.skip)('import runs on postgres only', () => {
       const admin = openUrl(POSTGRES_ADMIN_URL);
       const killing = watchingPages(ctx, {
         before: async (page) => {
-          if (page.pageNo === 2) await sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${database}`.execute(admin.kysely);
+          if (page.pageNo === 2)
+            await sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${database}`.execute(admin.kysely);
         },
       });
       try {
@@ -515,7 +604,8 @@ describe.skipIf(postgres.skip)('import runs on postgres only', () => {
       } finally {
         await admin.close();
       }
-      const items = async (): Promise<number> => Number((await sql<{ n: number }>`select count(*) as n from item`.execute(db.kysely)).rows[0]?.n);
+      const items = async (): Promise<number> =>
+        Number((await sql<{ n: number }>`select count(*) as n from item`.execute(db.kysely)).rows[0]?.n);
       expect(await items()).toBe(0);
 
       // Whatever the run's state (Failed, or Running until its lease expires), nothing was committed; once

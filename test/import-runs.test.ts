@@ -67,14 +67,29 @@ afterEach(async () => {
   await t.cleanup();
 });
 
-const runRow = (runId: string) => t.db.sqlite.prepare('select * from ifw_import_run where run_id = ?').get(runId) as Record<string, unknown>;
-const queue = (endpointCode = 'numbered', now = clock()) => queueRun(t.db, { endpointCode, integrationSortingOrder: 20, trigger: 'manual', now });
-const page = (pageNo: number, records: unknown[] = [{ id: pageNo, name: `p${pageNo}` }]) => ({ pageNo, url: `http://x/p?page=${pageNo}`, records });
+const runRow = (runId: string) =>
+  t.db.sqlite.prepare('select * from ifw_import_run where run_id = ?').get(runId) as Record<string, unknown>;
+const queue = (endpointCode = 'numbered', now = clock()) =>
+  queueRun(t.db, { endpointCode, integrationSortingOrder: 20, trigger: 'manual', now });
+const page = (pageNo: number, records: unknown[] = [{ id: pageNo, name: `p${pageNo}` }]) => ({
+  pageNo,
+  url: `http://x/p?page=${pageNo}`,
+  records,
+});
 
 describe('queueRun', () => {
   it('queues a run with a GUID id, the endpoint, its integration and the trigger', async () => {
     const run = await queue();
-    expect(run).toMatchObject({ endpointCode: 'numbered', integrationSortingOrder: 20, trigger: 'manual', status: 'Queued', queuedAt: START, pagesFetched: 0, warnings: [], errorMessage: '' });
+    expect(run).toMatchObject({
+      endpointCode: 'numbered',
+      integrationSortingOrder: 20,
+      trigger: 'manual',
+      status: 'Queued',
+      queuedAt: START,
+      pagesFetched: 0,
+      warnings: [],
+      errorMessage: '',
+    });
     expect(run.runId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
@@ -146,7 +161,15 @@ describe('staging and finishing, fenced by the lease', () => {
     const { runId } = await queue();
     await claimNextRun(t.db, { owner: 'w1', now: clock(), leaseMs: LEASE_MS });
 
-    expect(await stageItemsPage(t.db, { runId, owner: 'w1', now: new Date(iso(5000)), leaseMs: LEASE_MS, page: page(1, [{ id: 1, name: 'one' }, { id: 2 }]) })).toBe(true);
+    expect(
+      await stageItemsPage(t.db, {
+        runId,
+        owner: 'w1',
+        now: new Date(iso(5000)),
+        leaseMs: LEASE_MS,
+        page: page(1, [{ id: 1, name: 'one' }, { id: 2 }]),
+      }),
+    ).toBe(true);
 
     expect(runRow(runId)).toMatchObject({ pages_fetched: 1, record_count: 2, lease_expires_at: iso(5000 + LEASE_MS) });
     expect(t.db.sqlite.prepare('select page_no, url, record_count, records from ifw_import_run_page').all()).toEqual([
@@ -176,12 +199,31 @@ describe('staging and finishing, fenced by the lease', () => {
     const { runId } = await queue();
     await claimNextRun(t.db, { owner: 'w1', now: clock(), leaseMs: LEASE_MS });
     await stageItemsPage(t.db, { runId, owner: 'w1', now: clock(), leaseMs: LEASE_MS, page: page(1) });
-    const args = { runId, now: new Date(iso(1500)), durationMs: 1500, inserted: 1, updated: 0, skipped: 0, stopReason: 'maxPages', stopDetail: 'stopped', warnings: ['w'], errorMessage: '' } as const;
+    const args = {
+      runId,
+      now: new Date(iso(1500)),
+      durationMs: 1500,
+      inserted: 1,
+      updated: 0,
+      skipped: 0,
+      stopReason: 'maxPages',
+      stopDetail: 'stopped',
+      warnings: ['w'],
+      errorMessage: '',
+    } as const;
 
     expect(completeRun(t.db, { ...args, owner: 'w2' })).toBe(false);
     expect(completeRun(t.db, { ...args, owner: 'w1' })).toBe(true);
 
-    expect(await getRun(t.db, runId)).toMatchObject({ status: 'Completed', endedAt: iso(1500), durationMs: 1500, insertedCount: 1, stopReason: 'maxPages', stopDetail: 'stopped', warnings: ['w'] });
+    expect(await getRun(t.db, runId)).toMatchObject({
+      status: 'Completed',
+      endedAt: iso(1500),
+      durationMs: 1500,
+      insertedCount: 1,
+      stopReason: 'maxPages',
+      stopDetail: 'stopped',
+      warnings: ['w'],
+    });
     expect(runRow(runId)).toMatchObject({ lease_owner: null, lease_expires_at: null });
     expect(stagedPageCounts(t.db, runId)).toEqual({ pages: 1, staged: 0 });
   });
@@ -194,7 +236,12 @@ describe('staging and finishing, fenced by the lease', () => {
     expect(failRun(t.db, { runId, owner: 'w2', now: clock(), durationMs: 1, errorMessage: 'x' })).toBe(false);
     expect(failRun(t.db, { runId, owner: 'w1', now: clock(), durationMs: 7, errorMessage: 'page 2 (GET u): boom' })).toBe(true);
 
-    expect(await getRun(t.db, runId)).toMatchObject({ status: 'Failed', errorMessage: 'page 2 (GET u): boom', durationMs: 7, insertedCount: 0 });
+    expect(await getRun(t.db, runId)).toMatchObject({
+      status: 'Failed',
+      errorMessage: 'page 2 (GET u): boom',
+      durationMs: 7,
+      insertedCount: 0,
+    });
     expect(stagedPageCounts(t.db, runId)).toEqual({ pages: 1, staged: 0 });
   });
 });
@@ -219,13 +266,25 @@ describe('expired leases', () => {
   it('a run taken over after an interrupted attempt fetches again from page 1 and imports each record once', async () => {
     const { runId } = await queue();
     await claimNextRun(t.db, { owner: 'dead-worker', now: clock(), leaseMs: LEASE_MS });
-    await stageItemsPage(t.db, { runId, owner: 'dead-worker', now: clock(), leaseMs: LEASE_MS, page: page(1, [{ id: 999, name: 'stale' }]) });
+    await stageItemsPage(t.db, {
+      runId,
+      owner: 'dead-worker',
+      now: clock(),
+      leaseMs: LEASE_MS,
+      page: page(1, [{ id: 999, name: 'stale' }]),
+    });
     clock.advance(LEASE_MS + 1);
 
     const result = await runQueuedImports(ctx);
 
     expect(result).toMatchObject({ requeued: 1, completed: 1 });
-    expect(await getRun(t.db, runId)).toMatchObject({ status: 'Completed', attempts: 2, pagesFetched: 3, recordCount: 25, insertedCount: 25 });
+    expect(await getRun(t.db, runId)).toMatchObject({
+      status: 'Completed',
+      attempts: 2,
+      pagesFetched: 3,
+      recordCount: 25,
+      insertedCount: 25,
+    });
     expect(itemIds(t.db)).toEqual(range(1, 25));
   });
 
@@ -252,7 +311,8 @@ describe('expired leases', () => {
 });
 
 describe('endpoint schedules are job queue entries', () => {
-  const entry = (code: string) => t.db.kysely.selectFrom('ifw_job_queue_entry').selectAll().where('id', '=', endpointEntryId(code)).executeTakeFirst();
+  const entry = (code: string) =>
+    t.db.kysely.selectFrom('ifw_job_queue_entry').selectAll().where('id', '=', endpointEntryId(code)).executeTakeFirst();
 
   it('creates the entry endpoint:<code>: kind endpointImport, Ready, every scheduleSeconds, first run after one interval', async () => {
     await syncEndpointSchedule(t.db, 'numbered', 300, clock());
@@ -301,10 +361,16 @@ describe('the job queue runs import runs', () => {
     await runner.stop();
   });
 
-  const runsOf = (code: string) => t.db.kysely.selectFrom('ifw_import_run').selectAll().where('endpoint_code', '=', code).orderBy('queued_at').execute();
+  const runsOf = (code: string) =>
+    t.db.kysely.selectFrom('ifw_import_run').selectAll().where('endpoint_code', '=', code).orderBy('queued_at').execute();
 
   it('the seeded Import Run Processor entry drains Queued runs when woken', async () => {
-    expect(await getEntry(t.db, IMPORT_RUN_PROCESSOR_ENTRY)).toMatchObject({ description: 'VENDOR IF Import Run Processor', kind: 'importRunProcessor', status: 'Ready', recurrenceSeconds: 60 });
+    expect(await getEntry(t.db, IMPORT_RUN_PROCESSOR_ENTRY)).toMatchObject({
+      description: 'VENDOR IF Import Run Processor',
+      kind: 'importRunProcessor',
+      status: 'Ready',
+      recurrenceSeconds: 60,
+    });
     await runner.tick();
     const { runId } = await queue();
 
@@ -366,6 +432,9 @@ describe('the job queue runs import runs', () => {
 
     await runner.tick();
 
-    expect(await getEntry(t.db, endpointEntryId('ghost'))).toMatchObject({ status: 'Error', lastError: "No REST API endpoint with code 'ghost'." });
+    expect(await getEntry(t.db, endpointEntryId('ghost'))).toMatchObject({
+      status: 'Error',
+      lastError: "No REST API endpoint with code 'ghost'.",
+    });
   });
 });

@@ -12,7 +12,13 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { importPayload, importStagedRows, type ImportResult } from '../src/table-writer/sqlite/importer.js';
-import { createStagedRows, hasStagedRows, recordMapper, stagedRowsTable, stagedRowsWriter } from '../src/table-writer/sqlite/staged-rows.js';
+import {
+  createStagedRows,
+  hasStagedRows,
+  recordMapper,
+  stagedRowsTable,
+  stagedRowsWriter,
+} from '../src/table-writer/sqlite/staged-rows.js';
 import type { IntegrationPlan, OnRecordError, WriteMode } from '../src/integrations/model.js';
 import { compileMapping } from '../src/mapping/engine.js';
 import { createTableSql } from '../src/tables/ddl.js';
@@ -55,7 +61,14 @@ function plan({ writeMode = 'insert', onRecordError = 'fail', selfRelation = fal
       writeMode,
       onRecordError,
     },
-    fields: columns.map(([target, sourcePath], i) => ({ integrationSortingOrder: 1, fieldNo: i + 1, title: target, sourcePath, columnType: 'standard' as const, constantValue: null })),
+    fields: columns.map(([target, sourcePath], i) => ({
+      integrationSortingOrder: 1,
+      fieldNo: i + 1,
+      title: target,
+      sourcePath,
+      columnType: 'standard' as const,
+      constantValue: null,
+    })),
     mappings: columns.map(([target], i) => ({ integrationSortingOrder: 1, fieldNo: i + 1, targetField: target, required: false })),
   };
 }
@@ -97,7 +110,8 @@ function importAsRun(records: readonly unknown[], options: PlanOptions = {}): Im
   createStagedRows(staged, RUN, mapping.columns.length);
   const map = recordMapper(mapping);
   const write = stagedRowsWriter(staged, RUN, mapping.columns.length);
-  for (let from = 0, pageNo = 1; from < records.length; from += PAGE_RECORDS, pageNo++) write(map(pageNo, records.slice(from, from + PAGE_RECORDS)));
+  for (let from = 0, pageNo = 1; from < records.length; from += PAGE_RECORDS, pageNo++)
+    write(map(pageNo, records.slice(from, from + PAGE_RECORDS)));
   statements.length = 0;
   return importStagedRows(staged, { plan: p, tables, table: stagedRowsTable(RUN) }, () => true);
 }
@@ -114,7 +128,8 @@ function expectSameAsPayload(result: ImportResult, records: readonly unknown[], 
 const usedOneStatement = (): boolean => statements.some((sql) => /^insert into "customer" \(.*\) select c0, c1, c2/.test(sql));
 const usedRecordLoop = (): boolean => statements.some((sql) => /^INSERT INTO "customer"/.test(sql));
 
-const customers = (n: number, country: string | null = 'de') => Array.from({ length: n }, (_, i) => ({ no: `c${i + 1}`, name: `Name ${i + 1}`, country }));
+const customers = (n: number, country: string | null = 'de') =>
+  Array.from({ length: n }, (_, i) => ({ no: `c${i + 1}`, name: `Name ${i + 1}`, country }));
 
 describe('importStagedRows', () => {
   it('imports clean records in one INSERT … SELECT, in record order, with the counts of the record loop', () => {
@@ -123,12 +138,20 @@ describe('importStagedRows', () => {
     expect(result.outcome).toMatchObject({ ok: true, recordCount: 10, inserted: 10 });
     expect(usedOneStatement()).toBe(true);
     expect(usedRecordLoop()).toBe(false);
-    expect(staged.prepare('select rowid, no from customer order by rowid').all().map((r) => (r as { no: string }).no)).toEqual(records.map((r) => r.no.toUpperCase()));
+    expect(
+      staged
+        .prepare('select rowid, no from customer order by rowid')
+        .all()
+        .map((r) => (r as { no: string }).no),
+    ).toEqual(records.map((r) => r.no.toUpperCase()));
     expectSameAsPayload(result, records);
   });
 
   it('keeps the storage class the mapping gave each value (the target column affinity applies as to a parameter)', () => {
-    const records = [{ no: 7, name: 'Seven', country: null }, { no: 'x8', name: 12, country: 'fr' }];
+    const records = [
+      { no: 7, name: 'Seven', country: null },
+      { no: 'x8', name: 12, country: 'fr' },
+    ];
     const result = importAsRun(records);
     expect(usedOneStatement()).toBe(true);
     expectSameAsPayload(result, records);
@@ -139,7 +162,10 @@ describe('importStagedRows', () => {
   it('a record that broke a mapping rule: the record loop, with the message importPayload gives', () => {
     const records = [...customers(5), { no: 'c6', name: 'A name far too long' }, ...customers(3).map((r) => ({ ...r, no: `d${r.no}` }))];
     const result = importAsRun(records);
-    expect(result.outcome).toMatchObject({ ok: false, errorMessage: 'record 6: field "name" value "A name far too long" exceeds 10 characters' });
+    expect(result.outcome).toMatchObject({
+      ok: false,
+      errorMessage: 'record 6: field "name" value "A name far too long" exceeds 10 characters',
+    });
     expect(usedOneStatement()).toBe(false);
     expect(rows(staged)).toEqual([]);
     expectSameAsPayload(result, records);

@@ -16,7 +16,20 @@ import type { SecretBox } from '../src/rest-source/secrets.js';
 import { createConnection, createEndpoint } from '../src/rest-source/service.js';
 import { openDatabase } from '../src/storage/database.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
-import { addEndpoint, ENDPOINTS, ITEMS, itemIds, range, runContext, setupItems, stagedPageCounts, testBox, testClock, watchingPages, type ManualClock } from './helpers/import-fixtures.js';
+import {
+  addEndpoint,
+  ENDPOINTS,
+  ITEMS,
+  itemIds,
+  range,
+  runContext,
+  setupItems,
+  stagedPageCounts,
+  testBox,
+  testClock,
+  watchingPages,
+  type ManualClock,
+} from './helpers/import-fixtures.js';
 import { startPagingServer, type PagingServer } from './helpers/paging-server.js';
 
 const limits = (over: Partial<StagingLimits> = {}): StagingLimits => ({ maxPages: 4, maxBytes: 1 << 30, maxDelayMs: 60_000, ...over });
@@ -68,7 +81,12 @@ describe('the page buffer', () => {
 
   it('writes the records as prepared (serialised here), with their count and size', () => {
     const pages: SerialisedPage[] = [];
-    const buffer = createPageBuffer(serialisePage, (p) => pages.push(...p) > 0, limits(), () => now);
+    const buffer = createPageBuffer(
+      serialisePage,
+      (p) => pages.push(...p) > 0,
+      limits(),
+      () => now,
+    );
     buffer.add(page(1, [{ id: 1 }, { id: 2 }]));
     buffer.flush();
     expect(pages).toEqual([{ pageNo: 1, url: 'http://x/?page=1', recordCount: 2, json: '[{"id":1},{"id":2}]', bytes: 19 }]);
@@ -215,7 +233,12 @@ describe('the async page buffer (PostgreSQL: every write a round trip)', () => {
 
   it('throws the error of a timer write from the next add', async () => {
     let now = 0;
-    const buffer = createAsyncPageBuffer(serialisePage, () => Promise.reject(new Error('connection terminated')), limits({ maxDelayMs: 50 }), () => now);
+    const buffer = createAsyncPageBuffer(
+      serialisePage,
+      () => Promise.reject(new Error('connection terminated')),
+      limits({ maxDelayMs: 50 }),
+      () => now,
+    );
     await buffer.add(page(1));
     now = 50;
     vi.advanceTimersByTime(50);
@@ -316,7 +339,11 @@ describe('import runs stage pages in batches', () => {
       for (let polls = 0; polls < 300; polls++) {
         const run = (await getRun(poller, queued.runId))!;
         if (run.status === 'Completed' || run.status === 'Failed') break;
-        seen.push({ pagesFetched: run.pagesFetched, pages: (await listRunPages(poller, queued.runId, { skip: 0, limit: 100 })).length, page4Requests: page4Requests() });
+        seen.push({
+          pagesFetched: run.pagesFetched,
+          pages: (await listRunPages(poller, queued.runId, { skip: 0, limit: 100 })).length,
+          page4Requests: page4Requests(),
+        });
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
       await draining;

@@ -36,7 +36,12 @@ beforeEach(async () => {
   const config = loadConfig({}, { dataDir: t.dir, logLevel: 'silent', schedulerTickMs: 60_000, secretKey: 'import-run-tests' });
   host = await startQueueHost(config, { logger: silentLogger });
   auth = await createTestAuth(t.db.kysely);
-  app = await buildServer({ authenticator: auth.authenticator, logger: silentLogger, bodyLimitBytes: 1024 * 1024, routes: [importRunRoutes({ db: t.db, clock: systemClock, wake: () => host.wake() })] });
+  app = await buildServer({
+    authenticator: auth.authenticator,
+    logger: silentLogger,
+    bodyLimitBytes: 1024 * 1024,
+    routes: [importRunRoutes({ db: t.db, clock: systemClock, wake: () => host.wake() })],
+  });
 });
 afterEach(async () => {
   await app.close();
@@ -52,7 +57,9 @@ describe('import runs on the job queue worker thread', () => {
     const { runId } = res.json<{ runId: string }>();
 
     const done = await eventually(async () => {
-      const polled = (await app.inject({ headers: auth.headers, method: 'GET', url: `${API}/importRuns(${runId})` })).json<{ status: string }>();
+      const polled = (await app.inject({ headers: auth.headers, method: 'GET', url: `${API}/importRuns(${runId})` })).json<{
+        status: string;
+      }>();
       return polled.status === 'Completed' || polled.status === 'Failed' ? polled : undefined;
     });
 

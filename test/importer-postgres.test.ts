@@ -15,8 +15,14 @@ import { CHUNK_RECORDS, chunkRecordsFor } from '../src/table-writer/postgres/rec
 import type { IntegrationPlan, OnRecordError, WriteMode } from '../src/integrations/model.js';
 import type { TargetTable } from '../src/tables/model.js';
 import { SKIP_POSTGRES } from './helpers/databases.js';
-import { postgresBackend, sqliteBackend, type FinishSpec, type ImportBackend, type ImportRun, type PostgresImportBackend } from './helpers/import-backends.js';
-
+import {
+  postgresBackend,
+  sqliteBackend,
+  type FinishSpec,
+  type ImportBackend,
+  type ImportRun,
+  type PostgresImportBackend,
+} from './helpers/import-backends.js';
 
 type BackendName = ImportBackend['name'];
 const openers: [BackendName, () => Promise<ImportBackend>][] = [
@@ -125,19 +131,24 @@ function plan(options: PlanOptions = {}): IntegrationPlan {
   };
 }
 
-const itemPlan = (onRecordError: OnRecordError = 'fail', recordsPath = ''): IntegrationPlan => plan({ table: 'item', columns: itemColumns, onRecordError, recordsPath });
+const itemPlan = (onRecordError: OnRecordError = 'fail', recordsPath = ''): IntegrationPlan =>
+  plan({ table: 'item', columns: itemColumns, onRecordError, recordsPath });
 
 /** Messages written by the database itself, not by the importer. */
 const DATABASE_WORDS: Record<BackendName, { checkBalance: string; noCustomerTable: string }> = {
   sqlite: { checkBalance: 'CHECK constraint failed: balance', noCustomerTable: 'no such table: customer' },
   'sqlite, staged rows': { checkBalance: 'CHECK constraint failed: balance', noCustomerTable: 'no such table: customer' },
-  postgres: { checkBalance: 'new row for relation "customer" violates check constraint "customer_balance_check"', noCustomerTable: 'relation "customer" does not exist' },
+  postgres: {
+    checkBalance: 'new row for relation "customer" violates check constraint "customer_balance_check"',
+    noCustomerTable: 'relation "customer" does not exist',
+  },
 };
 
 const withBalanceCheck = (ddl: string): string => ddl.replace('"balance" NUMERIC', '"balance" NUMERIC CHECK ("balance" >= 0)');
 
 /** `n` valid customer records C0001… */
-const many = (n: number): { no: string; name: string }[] => Array.from({ length: n }, (_, i) => ({ no: `C${String(i + 1).padStart(4, '0')}`, name: `Customer ${i + 1}` }));
+const many = (n: number): { no: string; name: string }[] =>
+  Array.from({ length: n }, (_, i) => ({ no: `C${String(i + 1).padStart(4, '0')}`, name: `Customer ${i + 1}` }));
 const items = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => ({ id: from + i, name: `n${from + i}` }));
 
 // ---------------------------------------------------------------------------------------- the cases
@@ -159,7 +170,10 @@ describe.each(openers)('importer on %s', (name, open) => {
 
   /** Runs an import whose finish() logs what it saw, inside the transaction. */
   const run = (payload: unknown, options: PlanOptions = {}, finish: FinishSpec = { result: true, log: true }): Promise<ImportRun> =>
-    b.importPayload({ plan: plan(options), tables: customerTables, payload: typeof payload === 'string' ? payload : JSON.stringify(payload) }, finish);
+    b.importPayload(
+      { plan: plan(options), tables: customerTables, payload: typeof payload === 'string' ? payload : JSON.stringify(payload) },
+      finish,
+    );
 
   const byKey = (rows: unknown[], key: string): unknown[] =>
     rows.sort((x, y) => {
@@ -169,7 +183,8 @@ describe.each(openers)('importer on %s', (name, open) => {
     });
   const customers = async (): Promise<unknown[]> => byKey(await b.all('SELECT no, name, balance, country, "parentNo" FROM customer'), 'no');
   const count = async (table: string): Promise<number> => ((await b.all(`SELECT count(*) AS n FROM "${table}"`))[0] as { n: number }).n;
-  const seedCustomers = (...nos: string[]): Promise<void> => b.exec(`INSERT INTO customer (no, name, balance) VALUES ${nos.map((no) => `('${no}', 'Seeded', 10)`).join(', ')}`);
+  const seedCustomers = (...nos: string[]): Promise<void> =>
+    b.exec(`INSERT INTO customer (no, name, balance) VALUES ${nos.map((no) => `('${no}', 'Seeded', 10)`).join(', ')}`);
   const finishLog = async (): Promise<unknown[]> => b.all('SELECT message, customers FROM finish_log');
 
   describe('customers', () => {
@@ -184,7 +199,16 @@ describe.each(openers)('importer on %s', (name, open) => {
           { no: 'C2', name: 'Beta', balance: 3, parent: { no: 'c1' } },
         ]);
         expect(committed).toBe(true);
-        expect(outcome).toEqual({ ok: true, recordCount: 2, inserted: 2, updated: 0, skipped: 0, errors: [], errorCount: 0, errorMessage: '' });
+        expect(outcome).toEqual({
+          ok: true,
+          recordCount: 2,
+          inserted: 2,
+          updated: 0,
+          skipped: 0,
+          errors: [],
+          errorCount: 0,
+          errorMessage: '',
+        });
         expect(await customers()).toEqual([
           { no: 'C1', name: 'Alpha', balance: 12.5, country: 'DE', parentNo: null },
           { no: 'C2', name: 'Beta', balance: 3, parentNo: 'C1', country: null },
@@ -222,16 +246,28 @@ describe.each(openers)('importer on %s', (name, open) => {
 
       it('update only touches the mapped columns', async () => {
         await seedCustomers('C1');
-        const { outcome } = await run([{ no: 'C1', balance: 99 }], { writeMode: 'update', columns: [['no', 'no'], ['balance', 'balance']] });
+        const { outcome } = await run([{ no: 'C1', balance: 99 }], {
+          writeMode: 'update',
+          columns: [
+            ['no', 'no'],
+            ['balance', 'balance'],
+          ],
+        });
         expect(outcome.updated).toBe(1);
         expect(await customers()).toEqual([{ no: 'C1', name: 'Seeded', balance: 99, country: null, parentNo: null }]);
       });
 
       it('update with only the key mapped counts existing rows as updated', async () => {
         await seedCustomers('C1');
-        const { outcome } = await run([{ no: 'C1' }, { no: 'C2' }], { writeMode: 'update', onRecordError: 'skip', columns: [['no', 'no']] });
+        const { outcome } = await run([{ no: 'C1' }, { no: 'C2' }], {
+          writeMode: 'update',
+          onRecordError: 'skip',
+          columns: [['no', 'no']],
+        });
         expect(outcome).toMatchObject({ ok: true, updated: 1, skipped: 1 });
-        expect(outcome.errorMessage).toBe('1 record skipped: record 2: field "no" value "C2" does not exist in table "customer" (update needs an existing row)');
+        expect(outcome.errorMessage).toBe(
+          '1 record skipped: record 2: field "no" value "C2" does not exist in table "customer" (update needs an existing row)',
+        );
       });
 
       it('upsert inserts new rows and updates existing ones, counting each exactly', async () => {
@@ -273,7 +309,13 @@ describe.each(openers)('importer on %s', (name, open) => {
         expect(outcome).toMatchObject({ ok: false, recordCount: 0, inserted: 0, errorCount: 1 });
         expect(outcome.errorMessage).toBe('record 2: field "no" value "C001" already exists in table "customer"');
         expect(outcome.errors).toEqual([
-          { recordNo: 2, field: 'no', value: '"C001"', rule: 'already exists in table "customer"', message: 'record 2: field "no" value "C001" already exists in table "customer"' },
+          {
+            recordNo: 2,
+            field: 'no',
+            value: '"C001"',
+            rule: 'already exists in table "customer"',
+            message: 'record 2: field "no" value "C001" already exists in table "customer"',
+          },
         ]);
         expect(await customers()).toEqual([{ no: 'C001', name: 'Seeded', balance: 10, country: null, parentNo: null }]);
       });
@@ -303,7 +345,14 @@ describe.each(openers)('importer on %s', (name, open) => {
             { order: 'so1', line: 1, qty: 2 },
             { order: 'SO1', line: '1', qty: 3 },
           ],
-          { table: 'orderLine', columns: [['orderNo', 'order'], ['lineNo', 'line'], ['qty', 'qty']] },
+          {
+            table: 'orderLine',
+            columns: [
+              ['orderNo', 'order'],
+              ['lineNo', 'line'],
+              ['qty', 'qty'],
+            ],
+          },
         );
         expect(outcome.errorMessage).toBe('record 2: field "orderNo" value "SO1, 1" already exists in table "orderLine"');
       });
@@ -315,7 +364,15 @@ describe.each(openers)('importer on %s', (name, open) => {
             { order: 'SO1', line: 1, qty: 5 },
             { order: 'SO1', line: 2, qty: 6 },
           ],
-          { table: 'orderLine', writeMode: 'upsert', columns: [['orderNo', 'order'], ['lineNo', 'line'], ['qty', 'qty']] },
+          {
+            table: 'orderLine',
+            writeMode: 'upsert',
+            columns: [
+              ['orderNo', 'order'],
+              ['lineNo', 'line'],
+              ['qty', 'qty'],
+            ],
+          },
         );
         expect(outcome).toMatchObject({ ok: true, inserted: 1, updated: 1 });
         expect(byKey(await b.all('SELECT "orderNo", "lineNo", qty FROM "orderLine"'), 'lineNo')).toEqual([
@@ -334,7 +391,9 @@ describe.each(openers)('importer on %s', (name, open) => {
           { writeMode: 'update' },
         );
         expect(outcome).toMatchObject({ ok: false, updated: 0, errorCount: 1 });
-        expect(outcome.errorMessage).toBe('record 2: field "no" value "C404" does not exist in table "customer" (update needs an existing row)');
+        expect(outcome.errorMessage).toBe(
+          'record 2: field "no" value "C404" does not exist in table "customer" (update needs an existing row)',
+        );
         expect(await customers()).toEqual([{ no: 'C001', name: 'Seeded', balance: 10, country: null, parentNo: null }]);
       });
     });
@@ -497,7 +556,11 @@ describe.each(openers)('importer on %s', (name, open) => {
       it('judges duplicates and self-relations across chunks as in one run', async () => {
         const no = (i: number): string => `C${String(i).padStart(6, '0')}`;
         // Record i (1-based) has key no(i) and, after the first, refers to the record before it.
-        const records: Record<string, unknown>[] = Array.from({ length: n }, (_, i) => ({ no: no(i + 1), name: `Customer ${i + 1}`, ...(i > 0 && { parent: { no: no(i) } }) }));
+        const records: Record<string, unknown>[] = Array.from({ length: n }, (_, i) => ({
+          no: no(i + 1),
+          name: `Customer ${i + 1}`,
+          ...(i > 0 && { parent: { no: no(i) } }),
+        }));
         records[CHUNK_RECORDS + 5] = { no: no(3), name: 'Duplicate from the first chunk' };
         // The record after the refused one's child points back into the first chunk, so errors do not cascade.
         records[CHUNK_RECORDS + 7] = { ...records[CHUNK_RECORDS + 7]!, parent: { no: no(1) } };
@@ -510,7 +573,9 @@ describe.each(openers)('importer on %s', (name, open) => {
           `record ${n}: field "parentNo" value "NOBODY" does not exist in table "customer" (field "no")`,
         ]);
         expect(await count('customer')).toBe(n - 3);
-        expect(await b.all(`SELECT "parentNo" FROM customer WHERE no = '${no(CHUNK_RECORDS + 1)}'`)).toEqual([{ parentNo: no(CHUNK_RECORDS) }]);
+        expect(await b.all(`SELECT "parentNo" FROM customer WHERE no = '${no(CHUNK_RECORDS + 1)}'`)).toEqual([
+          { parentNo: no(CHUNK_RECORDS) },
+        ]);
       });
 
       it('upserts a key repeated within and across chunks in record order', async () => {
@@ -552,13 +617,22 @@ describe.each(openers)('importer on %s', (name, open) => {
       });
 
       it('fails an integration that does not fit its table', async () => {
-        const { outcome } = await run([], { columns: [['no', 'no'], ['name', 'name'], ['email', 'email']] });
+        const { outcome } = await run([], {
+          columns: [
+            ['no', 'no'],
+            ['name', 'name'],
+            ['email', 'email'],
+          ],
+        });
         expect(outcome.errorMessage).toBe('integration field 3 "email": target field "email" does not exist in table "customer"');
       });
 
       it('fails when the declared table is missing from the database, and still calls finish', async () => {
         await b.exec('DROP TABLE customer');
-        const { committed, outcome } = await b.importPayload({ plan: plan(), tables: customerTables, payload: '[{"no":"C1","name":"A"}]' }, { result: true });
+        const { committed, outcome } = await b.importPayload(
+          { plan: plan(), tables: customerTables, payload: '[{"no":"C1","name":"A"}]' },
+          { result: true },
+        );
         expect(committed).toBe(true);
         expect(outcome.errorMessage).toBe(`cannot write to table "customer": ${DATABASE_WORDS[name].noCustomerTable}`);
       });
@@ -586,7 +660,9 @@ describe.each(openers)('importer on %s', (name, open) => {
       });
 
       it('a throwing finish rolls everything back and the error reaches the caller', async () => {
-        await expect(run([{ no: 'C1', name: 'A' }], {}, { result: new Error('status write failed'), log: true })).rejects.toThrow('status write failed');
+        await expect(run([{ no: 'C1', name: 'A' }], {}, { result: new Error('status write failed'), log: true })).rejects.toThrow(
+          'status write failed',
+        );
         expect(await count('customer')).toBe(0);
         expect(await count('finish_log')).toBe(0);
       });
@@ -598,14 +674,24 @@ describe.each(openers)('importer on %s', (name, open) => {
       await b.reset([item]);
     });
 
-    const ids = async (): Promise<number[]> => (await b.all('SELECT id FROM item')).map((r) => (r as { id: number }).id).sort((x, y) => x - y);
+    const ids = async (): Promise<number[]> =>
+      (await b.all('SELECT id FROM item')).map((r) => (r as { id: number }).id).sort((x, y) => x - y);
     const runBatches = (batches: Iterable<readonly unknown[]>, onRecordError: OnRecordError = 'fail', result = true) =>
       b.importRecordBatches({ plan: itemPlan(onRecordError), tables: itemTables, batches }, { result });
 
     it('writes every record of every batch in one transaction, finish called once inside it', async () => {
       const { committed, outcome, seen } = await runBatches([items(1, 120), [], items(121, 130)]);
       expect(committed).toBe(true);
-      expect(outcome).toEqual({ ok: true, recordCount: 130, inserted: 130, updated: 0, skipped: 0, errors: [], errorCount: 0, errorMessage: '' });
+      expect(outcome).toEqual({
+        ok: true,
+        recordCount: 130,
+        inserted: 130,
+        updated: 0,
+        skipped: 0,
+        errors: [],
+        errorCount: 0,
+        errorMessage: '',
+      });
       expect(seen).toHaveLength(1);
       expect(await ids()).toHaveLength(130);
     });
@@ -622,7 +708,9 @@ describe.each(openers)('importer on %s', (name, open) => {
       const fromBatches = (await runBatches([records.slice(0, 7), records.slice(7, 61), records.slice(61)], 'skip')).outcome;
       const batchIds = await ids();
       await b.exec('DELETE FROM item');
-      const fromPayload = (await b.importPayload({ plan: itemPlan('skip'), tables: itemTables, payload: JSON.stringify(records) }, { result: true })).outcome;
+      const fromPayload = (
+        await b.importPayload({ plan: itemPlan('skip'), tables: itemTables, payload: JSON.stringify(records) }, { result: true })
+      ).outcome;
       expect(fromBatches).toEqual(fromPayload);
       expect(fromBatches).toMatchObject({ ok: true, inserted: 60, skipped: 3 });
       expect(await ids()).toEqual(batchIds);
@@ -663,7 +751,10 @@ describe.each(openers)('importer on %s', (name, open) => {
     });
 
     it('does not apply the integration records path: each batch is the record array', async () => {
-      const result = await b.importRecordBatches({ plan: itemPlan('fail', 'data'), tables: itemTables, batches: [items(1, 2)] }, { result: true });
+      const result = await b.importRecordBatches(
+        { plan: itemPlan('fail', 'data'), tables: itemTables, batches: [items(1, 2)] },
+        { result: true },
+      );
       expect(result.outcome).toMatchObject({ ok: true, inserted: 2 });
     });
 
@@ -695,11 +786,16 @@ describe.skipIf(SKIP_POSTGRES)('PostgreSQL importer in the caller’s transactio
     await b.reset([item]);
   });
 
-  const ids = async (): Promise<number[]> => (await b.all('SELECT id FROM item')).map((r) => (r as { id: number }).id).sort((x, y) => x - y);
-  const logged = async (): Promise<string[]> => (await b.all('SELECT message FROM finish_log')).map((r) => (r as { message: string }).message);
+  const ids = async (): Promise<number[]> =>
+    (await b.all('SELECT id FROM item')).map((r) => (r as { id: number }).id).sort((x, y) => x - y);
+  const logged = async (): Promise<string[]> =>
+    (await b.all('SELECT message FROM finish_log')).map((r) => (r as { message: string }).message);
 
   /** BEGIN; the caller's own write; the import; another write of the caller; COMMIT — on one client. */
-  async function callerTransaction(batches: Iterable<readonly unknown[]> | AsyncIterable<readonly unknown[]>, onRecordError: OnRecordError = 'skip') {
+  async function callerTransaction(
+    batches: Iterable<readonly unknown[]> | AsyncIterable<readonly unknown[]>,
+    onRecordError: OnRecordError = 'skip',
+  ) {
     const { client } = b;
     await client.query('BEGIN');
     await client.query(`INSERT INTO finish_log (message, customers) VALUES ('before', 0)`);
@@ -732,7 +828,12 @@ describe.skipIf(SKIP_POSTGRES)('PostgreSQL importer in the caller’s transactio
       const records = Array.from({ length: 12_000 }, (_, i) => ({ id: i + 1, name: 'x' }));
       await client.query('BEGIN');
       try {
-        const input = { plan: itemPlan(), tables: itemTables, batches: [records], ...(expectedRecords === undefined ? {} : { expectedRecords }) };
+        const input = {
+          plan: itemPlan(),
+          tables: itemTables,
+          batches: [records],
+          ...(expectedRecords === undefined ? {} : { expectedRecords }),
+        };
         const { outcome } = await importRecordBatchesPg(counting, input, () => true);
         expect(outcome).toMatchObject({ ok: true, inserted: 12_000 });
       } finally {
@@ -749,7 +850,9 @@ describe.skipIf(SKIP_POSTGRES)('PostgreSQL importer in the caller’s transactio
     await b.reset([item], (ddl) => ddl.replace('"name" TEXT NOT NULL', `"name" TEXT NOT NULL CHECK ("name" <> 'bad')`));
     const { outcome } = await callerTransaction([[...items(1, 3), { id: 4, name: 'bad' }, ...items(5, 6)]]);
     expect(outcome).toMatchObject({ ok: true, inserted: 5, skipped: 1 });
-    expect(outcome!.errorMessage).toBe('1 record skipped: record 4: new row for relation "item" violates check constraint "item_name_check"');
+    expect(outcome!.errorMessage).toBe(
+      '1 record skipped: record 4: new row for relation "item" violates check constraint "item_name_check"',
+    );
     expect(await ids()).toEqual([1, 2, 3, 5, 6]);
     expect(await logged()).toEqual(['before', 'after']);
   });
@@ -798,7 +901,9 @@ describe.skipIf(SKIP_POSTGRES)('PostgreSQL importer in the caller’s transactio
 
   it('refuses to run outside a transaction (savepoints need one)', async () => {
     const { client } = b;
-    await expect(importRecordBatchesPg(client, { plan: itemPlan(), tables: itemTables, batches: [items(1, 1)] }, () => true)).rejects.toThrow(/transaction block/);
+    await expect(
+      importRecordBatchesPg(client, { plan: itemPlan(), tables: itemTables, batches: [items(1, 1)] }, () => true),
+    ).rejects.toThrow(/transaction block/);
     expect(await ids()).toEqual([]);
   });
 });

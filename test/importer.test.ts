@@ -102,7 +102,11 @@ afterEach(async () => {
 });
 
 /** Runs an import whose finish() records what it saw, inside the transaction. */
-function run(payload: unknown, options: PlanOptions = {}, finishResult = true): { committed: boolean; outcome: ImportOutcome; seen: ImportOutcome[] } {
+function run(
+  payload: unknown,
+  options: PlanOptions = {},
+  finishResult = true,
+): { committed: boolean; outcome: ImportOutcome; seen: ImportOutcome[] } {
   const seen: ImportOutcome[] = [];
   const text = typeof payload === 'string' ? payload : JSON.stringify(payload);
   const result = importPayload(sqlite, { plan: plan(options), tables, payload: text }, (outcome) => {
@@ -122,7 +126,8 @@ function seedCustomers(...nos: string[]): void {
 }
 
 /** `n` valid customer records C0001… */
-const many = (n: number): { no: string; name: string }[] => Array.from({ length: n }, (_, i) => ({ no: `C${String(i + 1).padStart(4, '0')}`, name: `Customer ${i + 1}` }));
+const many = (n: number): { no: string; name: string }[] =>
+  Array.from({ length: n }, (_, i) => ({ no: `C${String(i + 1).padStart(4, '0')}`, name: `Customer ${i + 1}` }));
 
 describe('write modes', () => {
   it('insert writes every record converted and counts them as inserted', () => {
@@ -169,7 +174,13 @@ describe('write modes', () => {
 
   it('update only touches the mapped columns', () => {
     seedCustomers('C1');
-    const { outcome } = run([{ no: 'C1', balance: 99 }], { writeMode: 'update', columns: [['no', 'no'], ['balance', 'balance']] });
+    const { outcome } = run([{ no: 'C1', balance: 99 }], {
+      writeMode: 'update',
+      columns: [
+        ['no', 'no'],
+        ['balance', 'balance'],
+      ],
+    });
     expect(outcome.updated).toBe(1);
     expect(customers()).toEqual([{ no: 'C1', name: 'Seeded', balance: 99, country: null, parentNo: null }]);
   });
@@ -202,7 +213,13 @@ describe('primary key rules', () => {
     expect(outcome).toMatchObject({ ok: false, recordCount: 0, inserted: 0, errorCount: 1 });
     expect(outcome.errorMessage).toBe('record 2: field "no" value "C001" already exists in table "customer"');
     expect(outcome.errors).toEqual([
-      { recordNo: 2, field: 'no', value: '"C001"', rule: 'already exists in table "customer"', message: 'record 2: field "no" value "C001" already exists in table "customer"' },
+      {
+        recordNo: 2,
+        field: 'no',
+        value: '"C001"',
+        rule: 'already exists in table "customer"',
+        message: 'record 2: field "no" value "C001" already exists in table "customer"',
+      },
     ]);
     expect(customers()).toEqual([{ no: 'C001', name: 'Seeded', balance: 10, country: null, parentNo: null }]);
   });
@@ -232,7 +249,14 @@ describe('primary key rules', () => {
         { order: 'so1', line: 1, qty: 2 },
         { order: 'SO1', line: '1', qty: 3 },
       ],
-      { table: 'orderLine', columns: [['orderNo', 'order'], ['lineNo', 'line'], ['qty', 'qty']] },
+      {
+        table: 'orderLine',
+        columns: [
+          ['orderNo', 'order'],
+          ['lineNo', 'line'],
+          ['qty', 'qty'],
+        ],
+      },
     );
     expect(outcome.errorMessage).toBe('record 2: field "orderNo" value "SO1, 1" already exists in table "orderLine"');
   });
@@ -247,7 +271,9 @@ describe('primary key rules', () => {
       { writeMode: 'update' },
     );
     expect(outcome).toMatchObject({ ok: false, updated: 0, errorCount: 1 });
-    expect(outcome.errorMessage).toBe('record 2: field "no" value "C404" does not exist in table "customer" (update needs an existing row)');
+    expect(outcome.errorMessage).toBe(
+      'record 2: field "no" value "C404" does not exist in table "customer" (update needs an existing row)',
+    );
     expect(customers()).toEqual([{ no: 'C001', name: 'Seeded', balance: 10, country: null, parentNo: null }]);
   });
 });
@@ -394,7 +420,13 @@ describe('payload-level errors', () => {
   });
 
   it('fails an integration that does not fit its table', () => {
-    const { outcome } = run([], { columns: [['no', 'no'], ['name', 'name'], ['email', 'email']] });
+    const { outcome } = run([], {
+      columns: [
+        ['no', 'no'],
+        ['name', 'name'],
+        ['email', 'email'],
+      ],
+    });
     expect(outcome.errorMessage).toBe('integration field 3 "email": target field "email" does not exist in table "customer"');
   });
 
@@ -415,7 +447,9 @@ describe('finish', () => {
 
   it('runs after a failed import was rolled back, and its own writes commit', () => {
     run([{ no: 'C1', name: 'A' }, { no: 'C2' }]);
-    expect(sqlite.prepare('SELECT message, customers FROM finish_log').all()).toEqual([{ message: 'record 2: field "name" is required', customers: 0 }]);
+    expect(sqlite.prepare('SELECT message, customers FROM finish_log').all()).toEqual([
+      { message: 'record 2: field "name" is required', customers: 0 },
+    ]);
     expect(count('customer')).toBe(0);
   });
 

@@ -17,7 +17,12 @@ beforeEach(async () => {
   t = await openTestDatabase();
   const deps = { db: t.db, clock };
   auth = await createTestAuth(t.db.kysely);
-  app = await buildServer({ authenticator: auth.authenticator, logger: pino({ level: 'silent' }), bodyLimitBytes: 1 << 20, routes: [targetTableRoutes(deps), integrationRoutes(deps)] });
+  app = await buildServer({
+    authenticator: auth.authenticator,
+    logger: pino({ level: 'silent' }),
+    bodyLimitBytes: 1 << 20,
+    routes: [targetTableRoutes(deps), integrationRoutes(deps)],
+  });
 });
 afterEach(async () => {
   await app.close();
@@ -27,7 +32,12 @@ afterEach(async () => {
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 async function call(method: Method, path: string, body?: unknown) {
-  const res = await app.inject({ headers: auth.headers, method, url: `${API}/${path}`, ...(body !== undefined ? { payload: body as object } : {}) });
+  const res = await app.inject({
+    headers: auth.headers,
+    method,
+    url: `${API}/${path}`,
+    ...(body !== undefined ? { payload: body as object } : {}),
+  });
   return { status: res.statusCode, body: res.body === '' ? undefined : res.json(), headers: res.headers };
 }
 
@@ -41,7 +51,14 @@ const customer = {
     { name: 'city', type: 'text', maxLength: 30 },
   ],
 };
-const vendor = { name: 'vendor', primaryKey: ['no'], fields: [{ name: 'no', type: 'code' }, { name: 'name', type: 'text' }] };
+const vendor = {
+  name: 'vendor',
+  primaryKey: ['no'],
+  fields: [
+    { name: 'no', type: 'code' },
+    { name: 'name', type: 'text' },
+  ],
+};
 const integration = { sortingOrder: 10, name: 'Customers', type: 'file', targetTable: 'customer' };
 
 async function setUpCustomers() {
@@ -77,7 +94,10 @@ describe('targetTables', () => {
     expect(first).toMatchObject({ status: 201, body: { name: 'customer', change: { result: 'created' } } });
     const again = await call('PUT', "targetTables('customer')", customer);
     expect(again).toMatchObject({ status: 200, body: { change: { result: 'unchanged', addedFields: [] } } });
-    const wider = await call('PUT', "targetTables('customer')", { ...customer, fields: [...customer.fields, { name: 'country', type: 'code' }] });
+    const wider = await call('PUT', "targetTables('customer')", {
+      ...customer,
+      fields: [...customer.fields, { name: 'country', type: 'code' }],
+    });
     expect(wider).toMatchObject({ status: 200, body: { change: { result: 'updated', addedFields: ['country'] } } });
   });
 
@@ -90,7 +110,10 @@ describe('targetTables', () => {
 
   it('refuses an incompatible redeclaration with 409 naming the field', async () => {
     await call('PUT', "targetTables('customer')", customer);
-    const res = await call('PUT', "targetTables('customer')", { ...customer, fields: customer.fields.map((f) => (f.name === 'email' ? { ...f, type: 'integer', maxLength: undefined } : f)) });
+    const res = await call('PUT', "targetTables('customer')", {
+      ...customer,
+      fields: customer.fields.map((f) => (f.name === 'email' ? { ...f, type: 'integer', maxLength: undefined } : f)),
+    });
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe('incompatibleChange');
     expect(res.body.error.message).toContain('field "email": its type cannot change from text to integer');
@@ -100,7 +123,10 @@ describe('targetTables', () => {
     const res = await call('POST', 'targetTables', { ...customer, fields: [...customer.fields, { name: 'x', type: 'varchar' }] });
     expect(res).toMatchObject({ status: 400, body: { error: { code: 'validationFailed' } } });
     expect(res.body.error.message).toContain('fields[4].type: "varchar" is not a field type');
-    const relation = await call('POST', 'targetTables', { ...customer, fields: [...customer.fields, { name: 'country', type: 'code', relation: { table: 'country', field: 'code' } }] });
+    const relation = await call('POST', 'targetTables', {
+      ...customer,
+      fields: [...customer.fields, { name: 'country', type: 'code', relation: { table: 'country', field: 'code' } }],
+    });
     expect(relation.status).toBe(400);
     expect(relation.body.error.message).toContain('no target table "country" is declared');
   });
@@ -193,9 +219,16 @@ describe('integrations', () => {
   it('changes only the given settings with PATCH', async () => {
     await setUpCustomers();
     const res = await call('PATCH', 'integrations(10)', { acceptBulkImportRequests: true, maxPayloadSizeKb: 512, writeMode: 'upsert' });
-    expect(res).toMatchObject({ status: 200, body: { name: 'Customers', acceptBulkImportRequests: true, maxPayloadSizeKb: 512, writeMode: 'upsert' } });
+    expect(res).toMatchObject({
+      status: 200,
+      body: { name: 'Customers', acceptBulkImportRequests: true, maxPayloadSizeKb: 512, writeMode: 'upsert' },
+    });
     expect((await call('PATCH', 'integrations(10)', { maxPayloadSizeKb: null })).body.maxPayloadSizeKb).toBeNull();
-    expect((await call('GET', 'integrations(10)')).body).toMatchObject({ acceptBulkImportRequests: true, maxPayloadSizeKb: null, writeMode: 'upsert' });
+    expect((await call('GET', 'integrations(10)')).body).toMatchObject({
+      acceptBulkImportRequests: true,
+      maxPayloadSizeKb: null,
+      writeMode: 'upsert',
+    });
   });
 
   it('accepts a GET answer sent back with PATCH', async () => {
@@ -235,7 +268,9 @@ describe('integrations', () => {
   it('refuses deleting an integration while a bulk import request for it is Pending or Processing', async () => {
     await setUpCustomers();
     t.db.sqlite
-      .prepare("insert into ifw_bulk_import_request (request_id, integration_sorting_order, payload, status, submitted_at) values (?, 10, '[]', ?, '2025-01-01T00:00:00Z')")
+      .prepare(
+        "insert into ifw_bulk_import_request (request_id, integration_sorting_order, payload, status, submitted_at) values (?, 10, '[]', ?, '2025-01-01T00:00:00Z')",
+      )
       .run('00000000-0000-4000-8000-000000000001', 'Processing');
     const res = await call('DELETE', 'integrations(10)');
     expect(res).toMatchObject({ status: 409, body: { error: { code: 'conflict' } } });
@@ -250,7 +285,10 @@ describe('integration fields', () => {
     await setUpCustomers();
     expect((await call('GET', 'integrations(10)/fields')).body).toMatchObject({
       '@odata.context': `${API}/$metadata#integrations(10)/fields`,
-      value: [{ fieldNo: 1, sourcePath: 'no' }, { fieldNo: 2, sourcePath: 'name' }],
+      value: [
+        { fieldNo: 1, sourcePath: 'no' },
+        { fieldNo: 2, sourcePath: 'name' },
+      ],
     });
     expect((await call('GET', 'integrations(10)/fields(1)')).body).toEqual({
       '@odata.context': `${API}/$metadata#integrations(10)/fields/$entity`,
@@ -269,7 +307,13 @@ describe('integration fields', () => {
 
   it('stores a constant column with its value and no source path', async () => {
     await setUpCustomers();
-    const res = await call('POST', 'integrations(10)/fields', { fieldNo: 5, title: 'City', columnType: 'constant', constantValue: 'Oslo', sourcePath: 'ignored' });
+    const res = await call('POST', 'integrations(10)/fields', {
+      fieldNo: 5,
+      title: 'City',
+      columnType: 'constant',
+      constantValue: 'Oslo',
+      sourcePath: 'ignored',
+    });
     expect(res.body).toMatchObject({ columnType: 'constant', constantValue: 'Oslo', sourcePath: '' });
     const standard = await call('PATCH', 'integrations(10)/fields(5)', { columnType: 'standard', sourcePath: 'address.city' });
     expect(standard.body).toMatchObject({ columnType: 'standard', constantValue: null, sourcePath: 'address.city' });

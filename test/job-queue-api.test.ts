@@ -23,7 +23,12 @@ beforeEach(async () => {
   wakes = 0;
   const queue = { wake: () => void (wakes += 1) };
   auth = await createTestAuth(t.db.kysely);
-  app = await buildServer({ authenticator: auth.authenticator, logger: silentLogger, bodyLimitBytes: 1024 * 1024, routes: [jobQueueRoutes({ db: t.db, clock, queue })] });
+  app = await buildServer({
+    authenticator: auth.authenticator,
+    logger: silentLogger,
+    bodyLimitBytes: 1024 * 1024,
+    routes: [jobQueueRoutes({ db: t.db, clock, queue })],
+  });
 });
 afterEach(async () => {
   await app.close();
@@ -32,7 +37,8 @@ afterEach(async () => {
 });
 
 const patch = (url: string, payload: unknown) => app.inject({ headers: auth.headers, method: 'PATCH', url, payload: payload as object });
-const action = (name: string, key = "'bulk-import-processor'") => app.inject({ headers: auth.headers, method: 'POST', url: `${API}/jobQueueEntries(${key})/Microsoft.NAV.${name}` });
+const action = (name: string, key = "'bulk-import-processor'") =>
+  app.inject({ headers: auth.headers, method: 'POST', url: `${API}/jobQueueEntries(${key})/Microsoft.NAV.${name}` });
 
 describe('GET jobQueueEntries', () => {
   it('lists the entries with their schedule', async () => {
@@ -62,7 +68,11 @@ describe('GET jobQueueEntries', () => {
     const res = await app.inject({ headers: auth.headers, method: 'GET', url: PROCESSOR });
 
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ '@odata.context': `${API}/$metadata#jobQueueEntries/$entity`, id: 'bulk-import-processor', status: 'Ready' });
+    expect(res.json()).toMatchObject({
+      '@odata.context': `${API}/$metadata#jobQueueEntries/$entity`,
+      id: 'bulk-import-processor',
+      status: 'Ready',
+    });
   });
 
   it('answers 404 for an unknown entry or a malformed key', async () => {
@@ -106,7 +116,13 @@ describe('PATCH jobQueueEntries', () => {
   });
 
   it('refuses an unknown status, an out-of-range interval and unknown properties with 400', async () => {
-    for (const body of [{ status: 'Paused' }, { recurrenceSeconds: 0 }, { recurrenceSeconds: 86_401 }, { recurrenceSeconds: 1.5 }, { colour: 'red' }]) {
+    for (const body of [
+      { status: 'Paused' },
+      { recurrenceSeconds: 0 },
+      { recurrenceSeconds: 86_401 },
+      { recurrenceSeconds: 1.5 },
+      { colour: 'red' },
+    ]) {
       const res = await patch(PROCESSOR, body);
       expect(res.statusCode, JSON.stringify(body)).toBe(400);
       expect(res.json().error.code).toBe('invalidRequest');

@@ -35,7 +35,12 @@ function planFor(columns: readonly Column[], writeMode: WriteMode = 'insert', re
       columnType: c.constant === undefined ? 'standard' : 'constant',
       constantValue: c.constant ?? null,
     })),
-    mappings: columns.map((c, i) => ({ integrationSortingOrder: 7, fieldNo: (i + 1) * 10, targetField: c.field.name, required: c.required ?? false })),
+    mappings: columns.map((c, i) => ({
+      integrationSortingOrder: 7,
+      fieldNo: (i + 1) * 10,
+      targetField: c.field.name,
+      required: c.required ?? false,
+    })),
   };
 }
 
@@ -47,7 +52,19 @@ function map(
   record: unknown,
   options: { primaryKey?: readonly string[]; exists?: RelationExists } = {},
 ): { row?: SqlValue[]; messages?: string[] } {
-  const mapping = compileMapping(planFor(columns), new Map([['t', tableOf(columns.map((c) => c.field), options.primaryKey)], ['parent', parent]]));
+  const mapping = compileMapping(
+    planFor(columns),
+    new Map([
+      [
+        't',
+        tableOf(
+          columns.map((c) => c.field),
+          options.primaryKey,
+        ),
+      ],
+      ['parent', parent],
+    ]),
+  );
   const row: SqlValue[] = new Array<SqlValue>(columns.length).fill(null);
   const violations = mapRecord(mapping, record, row, options.exists ?? (() => true));
   return violations === null ? { row } : { messages: violations.map((v) => recordError(3, v.field, v.value, v.rule).message) };
@@ -170,7 +187,12 @@ describe('conversion to the target type', () => {
     ['datetime with one fraction digit', { type: 'datetime' }, '2024-01-02T03:04:05.5Z', '2024-01-02T03:04:05.500Z'],
     ['datetime with lowercase t and z', { type: 'datetime' }, '2024-01-02t03:04:05z', '2024-01-02T03:04:05.000Z'],
     ['option exactly', { type: 'option', options: ['Open', 'Closed', 'On Hold'] }, 'On Hold', 'On Hold'],
-    ['option in other case is stored in its canonical spelling', { type: 'option', options: ['Open', 'Closed', 'On Hold'] }, 'ON HOLD', 'On Hold'],
+    [
+      'option in other case is stored in its canonical spelling',
+      { type: 'option', options: ['Open', 'Closed', 'On Hold'] },
+      'ON HOLD',
+      'On Hold',
+    ],
     ['guid in braces, uppercase', { type: 'guid' }, '{6F9619FF-8B86-D011-B42D-00C04FC964FF}', '6f9619ff-8b86-d011-b42d-00c04fc964ff'],
     ['guid plain', { type: 'guid' }, '6f9619ff-8b86-d011-b42d-00c04fc964ff', '6f9619ff-8b86-d011-b42d-00c04fc964ff'],
   ])('%s', (_name, field, value, expected) => {
@@ -181,16 +203,41 @@ describe('conversion to the target type', () => {
     ['text refuses an object', { type: 'text' }, { a: 1 }, 'record 3: field "f" value {"a":1} is not a text value'],
     ['text refuses an array', { type: 'text' }, [1, 2], 'record 3: field "f" value [1,2] is not a text value'],
     ['text over its length', { type: 'text', maxLength: 5 }, 'abcdef', 'record 3: field "f" value "abcdef" exceeds 5 characters'],
-    ['text over the default length 250', { type: 'text' }, 'x'.repeat(251), `record 3: field "f" value "${'x'.repeat(60)}…" exceeds 250 characters`],
-    ['text shows a long value cut to 60 characters', { type: 'text', maxLength: 10 }, long, `record 3: field "f" value "${'a'.repeat(60)}…" exceeds 10 characters`],
-    ['code over its length after trimming', { type: 'code', maxLength: 4 }, ' abcde ', 'record 3: field "f" value " abcde " exceeds 4 characters'],
-    ['code over the default length 20', { type: 'code' }, 'c'.repeat(21), `record 3: field "f" value "${'c'.repeat(21)}" exceeds 20 characters`],
+    [
+      'text over the default length 250',
+      { type: 'text' },
+      'x'.repeat(251),
+      `record 3: field "f" value "${'x'.repeat(60)}…" exceeds 250 characters`,
+    ],
+    [
+      'text shows a long value cut to 60 characters',
+      { type: 'text', maxLength: 10 },
+      long,
+      `record 3: field "f" value "${'a'.repeat(60)}…" exceeds 10 characters`,
+    ],
+    [
+      'code over its length after trimming',
+      { type: 'code', maxLength: 4 },
+      ' abcde ',
+      'record 3: field "f" value " abcde " exceeds 4 characters',
+    ],
+    [
+      'code over the default length 20',
+      { type: 'code' },
+      'c'.repeat(21),
+      `record 3: field "f" value "${'c'.repeat(21)}" exceeds 20 characters`,
+    ],
     ['integer refuses a fraction', { type: 'integer' }, 1.5, 'record 3: field "f" value 1.5 is not an integer'],
     ['integer refuses "1.0"', { type: 'integer' }, '1.0', 'record 3: field "f" value "1.0" is not an integer'],
     ['integer refuses words', { type: 'integer' }, 'abc', 'record 3: field "f" value "abc" is not an integer'],
     ['integer refuses padding', { type: 'integer' }, ' 4', 'record 3: field "f" value " 4" is not an integer'],
     ['integer refuses an unsafe number', { type: 'integer' }, 2 ** 53, 'record 3: field "f" value 9007199254740992 is not an integer'],
-    ['integer refuses an unsafe string', { type: 'integer' }, '9007199254740993', 'record 3: field "f" value "9007199254740993" is not an integer'],
+    [
+      'integer refuses an unsafe string',
+      { type: 'integer' },
+      '9007199254740993',
+      'record 3: field "f" value "9007199254740993" is not an integer',
+    ],
     ['integer refuses a boolean', { type: 'integer' }, true, 'record 3: field "f" value true is not an integer'],
     ['decimal refuses a comma', { type: 'decimal' }, '1,5', 'record 3: field "f" value "1,5" is not a decimal number'],
     ['decimal refuses words', { type: 'decimal' }, 'ten', 'record 3: field "f" value "ten" is not a decimal number'],
@@ -199,10 +246,20 @@ describe('conversion to the target type', () => {
     ['boolean refuses 2', { type: 'boolean' }, 2, 'record 3: field "f" value 2 is not a boolean'],
     ['boolean refuses "y"', { type: 'boolean' }, 'y', 'record 3: field "f" value "y" is not a boolean'],
     ['boolean refuses an object', { type: 'boolean' }, {}, 'record 3: field "f" value {} is not a boolean'],
-    ['date refuses 29 February of a common year', { type: 'date' }, '2023-02-29', 'record 3: field "f" value "2023-02-29" is not a date (YYYY-MM-DD)'],
+    [
+      'date refuses 29 February of a common year',
+      { type: 'date' },
+      '2023-02-29',
+      'record 3: field "f" value "2023-02-29" is not a date (YYYY-MM-DD)',
+    ],
     ['date refuses month 13', { type: 'date' }, '2024-13-01', 'record 3: field "f" value "2024-13-01" is not a date (YYYY-MM-DD)'],
     ['date refuses a short month', { type: 'date' }, '2024-1-01', 'record 3: field "f" value "2024-1-01" is not a date (YYYY-MM-DD)'],
-    ['date refuses a date-time', { type: 'date' }, '2024-01-01T00:00:00Z', 'record 3: field "f" value "2024-01-01T00:00:00Z" is not a date (YYYY-MM-DD)'],
+    [
+      'date refuses a date-time',
+      { type: 'date' },
+      '2024-01-01T00:00:00Z',
+      'record 3: field "f" value "2024-01-01T00:00:00Z" is not a date (YYYY-MM-DD)',
+    ],
     ['date refuses a number', { type: 'date' }, 20240101, 'record 3: field "f" value 20240101 is not a date (YYYY-MM-DD)'],
     ...[
       '2024-01-02T03:04:05',
@@ -222,16 +279,36 @@ describe('conversion to the target type', () => {
       v,
       `record 3: field "f" value ${JSON.stringify(v)} is not an ISO 8601 date-time with time zone`,
     ]),
-    ['datetime refuses epoch milliseconds', { type: 'datetime' }, 1704164645000, 'record 3: field "f" value 1704164645000 is not an ISO 8601 date-time with time zone'],
+    [
+      'datetime refuses epoch milliseconds',
+      { type: 'datetime' },
+      1704164645000,
+      'record 3: field "f" value 1704164645000 is not an ISO 8601 date-time with time zone',
+    ],
     [
       'option refuses an unknown value and lists the allowed ones',
       { type: 'option', options: ['Open', 'Closed', 'On Hold'] },
       'Pending',
       'record 3: field "f" value "Pending" is not one of the allowed values: Open, Closed, On Hold',
     ],
-    ['guid refuses missing dashes', { type: 'guid' }, '6F9619FF8B86D011B42D00C04FC964FF', 'record 3: field "f" value "6F9619FF8B86D011B42D00C04FC964FF" is not a GUID'],
-    ['guid refuses an unbalanced brace', { type: 'guid' }, '{6f9619ff-8b86-d011-b42d-00c04fc964ff', 'record 3: field "f" value "{6f9619ff-8b86-d011-b42d-00c04fc964ff" is not a GUID'],
-    ['guid refuses non-hex digits', { type: 'guid' }, '6g9619ff-8b86-d011-b42d-00c04fc964ff', 'record 3: field "f" value "6g9619ff-8b86-d011-b42d-00c04fc964ff" is not a GUID'],
+    [
+      'guid refuses missing dashes',
+      { type: 'guid' },
+      '6F9619FF8B86D011B42D00C04FC964FF',
+      'record 3: field "f" value "6F9619FF8B86D011B42D00C04FC964FF" is not a GUID',
+    ],
+    [
+      'guid refuses an unbalanced brace',
+      { type: 'guid' },
+      '{6f9619ff-8b86-d011-b42d-00c04fc964ff',
+      'record 3: field "f" value "{6f9619ff-8b86-d011-b42d-00c04fc964ff" is not a GUID',
+    ],
+    [
+      'guid refuses non-hex digits',
+      { type: 'guid' },
+      '6g9619ff-8b86-d011-b42d-00c04fc964ff',
+      'record 3: field "f" value "6g9619ff-8b86-d011-b42d-00c04fc964ff" is not a GUID',
+    ],
   ])('%s', (_name, field, value, message) => {
     expect(convert(field, value)).toEqual({ messages: [message] });
   });
@@ -260,7 +337,9 @@ describe('absent values', () => {
     expect(map([{ field: { name: 'f', type: 'text', required: true } }], {})).toEqual({ messages: ['record 3: field "f" is required'] });
   });
   it('a primary key field is always required', () => {
-    expect(map([{ field: { name: 'no', type: 'code' } }], { no: '' }, { primaryKey: ['no'] })).toEqual({ messages: ['record 3: field "no" is required'] });
+    expect(map([{ field: { name: 'no', type: 'code' } }], { no: '' }, { primaryKey: ['no'] })).toEqual({
+      messages: ['record 3: field "no" is required'],
+    });
   });
 });
 
@@ -300,7 +379,10 @@ describe('records', () => {
   });
 
   it('gives a constant column its converted constant in every record', () => {
-    const constant: Column[] = [{ field: { name: 'no', type: 'code' } }, { field: { name: 'status', type: 'option', options: ['New', 'Done'] }, constant: 'new' }];
+    const constant: Column[] = [
+      { field: { name: 'no', type: 'code' } },
+      { field: { name: 'status', type: 'option', options: ['New', 'Done'] }, constant: 'new' },
+    ];
     expect(map(constant, { no: 'a', status: 'Done' })).toEqual({ row: ['A', 'New'] });
   });
 });
@@ -308,23 +390,55 @@ describe('records', () => {
 describe('compiling a plan', () => {
   const no: TargetField = { name: 'no', type: 'code' };
   const name: TargetField = { name: 'name', type: 'text', required: true };
-  const compile = (columns: readonly Column[], mode: WriteMode = 'insert', primaryKey: readonly string[] = ['no'], plan = planFor(columns, mode)) =>
-    compileMapping(plan, new Map([['t', tableOf([no, name, { name: 'extra', type: 'integer' }], primaryKey)]]));
+  const compile = (
+    columns: readonly Column[],
+    mode: WriteMode = 'insert',
+    primaryKey: readonly string[] = ['no'],
+    plan = planFor(columns, mode),
+  ) => compileMapping(plan, new Map([['t', tableOf([no, name, { name: 'extra', type: 'integer' }], primaryKey)]]));
 
   it('accepts a complete plan', () => {
     expect(compile([{ field: no }, { field: name }]).keyColumns).toEqual([0]);
   });
   it.each<[string, () => unknown, string]>([
-    ['an unknown target field', () => compile([{ field: no }, { field: name }, { field: { name: 'nope', type: 'text' } }]), 'integration field 30 "Field nope": target field "nope" does not exist in table "t"'],
+    [
+      'an unknown target field',
+      () => compile([{ field: no }, { field: name }, { field: { name: 'nope', type: 'text' } }]),
+      'integration field 30 "Field nope": target field "nope" does not exist in table "t"',
+    ],
     ['an unmapped primary key field', () => compile([{ field: name }]), 'primary key field "no" of table "t" is not mapped'],
     ['an unmapped required field on insert', () => compile([{ field: no }]), 'required field "name" of table "t" is not mapped'],
     ['an unmapped required field on upsert', () => compile([{ field: no }], 'upsert'), 'required field "name" of table "t" is not mapped'],
-    ['update without a primary key', () => compile([{ field: no }], 'update', []), 'write mode "update" needs a primary key, and table "t" has none'],
-    ['a bad source path', () => compile([{ field: no, source: 'a..b' }, { field: name }]), 'integration field 10 "Field no": source path: invalid path "a..b": empty name at position 2'],
-    ['a bad records path', () => compile([{ field: no }, { field: name }], 'insert', ['no'], planFor([{ field: no }, { field: name }], 'insert', '$[*]')), 'records path: invalid path "$[*]": only quoted names and non-negative indexes are supported in brackets (at position 1)'],
-    ['an invalid constant', () => compile([{ field: no }, { field: name }, { field: { name: 'extra', type: 'integer' }, constant: 'ten' }]), 'integration field 30 "Field extra": constant value "ten" for field "extra" is not an integer'],
-    ['an empty constant for a required field', () => compile([{ field: no }, { field: name, constant: '' }]), 'integration field 20 "Field name": field "name" is required, but the constant value is empty'],
-    ['a target field mapped twice', () => compile([{ field: no }, { field: name }, { field: name, source: 'other' }]), 'integration field 30 "Field name": target field "name" is already mapped by field 20'],
+    [
+      'update without a primary key',
+      () => compile([{ field: no }], 'update', []),
+      'write mode "update" needs a primary key, and table "t" has none',
+    ],
+    [
+      'a bad source path',
+      () => compile([{ field: no, source: 'a..b' }, { field: name }]),
+      'integration field 10 "Field no": source path: invalid path "a..b": empty name at position 2',
+    ],
+    [
+      'a bad records path',
+      () => compile([{ field: no }, { field: name }], 'insert', ['no'], planFor([{ field: no }, { field: name }], 'insert', '$[*]')),
+      'records path: invalid path "$[*]": only quoted names and non-negative indexes are supported in brackets (at position 1)',
+    ],
+    [
+      'an invalid constant',
+      () => compile([{ field: no }, { field: name }, { field: { name: 'extra', type: 'integer' }, constant: 'ten' }]),
+      'integration field 30 "Field extra": constant value "ten" for field "extra" is not an integer',
+    ],
+    [
+      'an empty constant for a required field',
+      () => compile([{ field: no }, { field: name, constant: '' }]),
+      'integration field 20 "Field name": field "name" is required, but the constant value is empty',
+    ],
+    [
+      'a target field mapped twice',
+      () => compile([{ field: no }, { field: name }, { field: name, source: 'other' }]),
+      'integration field 30 "Field name": target field "name" is already mapped by field 20',
+    ],
     ['no mappings', () => compile([]), 'integration 7 has no mappings'],
   ])('refuses %s', (_name, run, message) => {
     expect(run).toThrow(message);
@@ -335,7 +449,9 @@ describe('compiling a plan', () => {
   it('refuses a relation to an undeclared table', () => {
     const plan = planFor([{ field: no }, { field: name }, { field: { name: 'extra', type: 'integer' } }]);
     const table = tableOf([no, name, { name: 'extra', type: 'integer', relation: { table: 'ghost', field: 'id' } }], ['no']);
-    expect(() => compileMapping(plan, new Map([['t', table]]))).toThrow('field "extra" relates to field "id" of table "ghost", which is not declared');
+    expect(() => compileMapping(plan, new Map([['t', table]]))).toThrow(
+      'field "extra" relates to field "id" of table "ghost", which is not declared',
+    );
   });
 });
 
@@ -357,7 +473,9 @@ describe('payload records', () => {
     expect(error.message).toMatch(/^payload is not valid JSON: ./);
   });
   it('refuses a root that is not an array', () => {
-    expect(extractRecords('{"a":1}', '', get(''))).toMatchObject({ message: "payload: the root is not an array (set the integration's records path)" });
+    expect(extractRecords('{"a":1}', '', get(''))).toMatchObject({
+      message: "payload: the root is not an array (set the integration's records path)",
+    });
   });
   it('refuses a records path that does not point to an array', () => {
     expect(extractRecords('{"data":{"items":{}}}', 'data.items', get('data.items'))).toMatchObject({

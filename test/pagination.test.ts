@@ -14,12 +14,30 @@ import {
 
 const common = { maxPages: 100, pageSize: null, responseDataPath: '' };
 const none = (over: Partial<PaginationSettings> = {}): PaginationSettings => ({ ...common, type: 'none', ...over }) as PaginationSettings;
-const nextLink = (nextLinkPath: string, over: Record<string, unknown> = {}): PaginationSettings =>
-  ({ ...common, type: 'nextLink', nextLinkPath, allowCrossOrigin: false, ...over });
-const pageNumber = (over: Record<string, unknown> = {}): PaginationSettings =>
-  ({ ...common, type: 'pageNumber', pageParam: 'page', pageSize: 10, responseDataPath: 'data', ...over });
-const offsetLimit = (over: Record<string, unknown> = {}): PaginationSettings =>
-  ({ ...common, type: 'offsetLimit', offsetParam: 'offset', limitParam: 'limit', pageSize: 10, responseDataPath: 'results.items', ...over });
+const nextLink = (nextLinkPath: string, over: Record<string, unknown> = {}): PaginationSettings => ({
+  ...common,
+  type: 'nextLink',
+  nextLinkPath,
+  allowCrossOrigin: false,
+  ...over,
+});
+const pageNumber = (over: Record<string, unknown> = {}): PaginationSettings => ({
+  ...common,
+  type: 'pageNumber',
+  pageParam: 'page',
+  pageSize: 10,
+  responseDataPath: 'data',
+  ...over,
+});
+const offsetLimit = (over: Record<string, unknown> = {}): PaginationSettings => ({
+  ...common,
+  type: 'offsetLimit',
+  offsetParam: 'offset',
+  limitParam: 'limit',
+  pageSize: 10,
+  responseDataPath: 'results.items',
+  ...over,
+});
 
 type Api = (url: URL, callNo: number) => unknown;
 
@@ -58,7 +76,12 @@ function byPage(total: number, size: number, shape: (records: unknown[]) => unkn
 }
 
 /** A next-link API: page P (cursor) links to `link(P + 1)` while records remain. */
-function linked(total: number, size: number, build: (records: unknown[], next: string | null, page: number) => unknown, link: (page: number) => string): Api {
+function linked(
+  total: number,
+  size: number,
+  build: (records: unknown[], next: string | null, page: number) => unknown,
+  link: (page: number) => string,
+): Api {
   const pages = Math.max(1, Math.ceil(total / size));
   return (url) => {
     const page = Number(url.searchParams.get('cursor') ?? url.searchParams.get('$skiptoken') ?? 1);
@@ -84,7 +107,12 @@ describe('Next Link', () => {
     {
       name: 'follows absolute links in a flat property until it is null',
       settings: nextLink('next'),
-      api: linked(25, 10, (data, next) => ({ data, next }), (p) => `${BASE}?cursor=${p}`),
+      api: linked(
+        25,
+        10,
+        (data, next) => ({ data, next }),
+        (p) => `${BASE}?cursor=${p}`,
+      ),
       urls: [BASE, `${BASE}?cursor=2`, `${BASE}?cursor=3`],
     },
     {
@@ -101,39 +129,73 @@ describe('Next Link', () => {
     {
       name: "reads $['@odata.nextLink'] as RFC 9535 JSONPath",
       settings: nextLink("$['@odata.nextLink']"),
-      api: linked(20, 10, (value, next) => ({ value, '@odata.nextLink': next }), (p) => `${BASE}?$skiptoken=${p}`),
+      api: linked(
+        20,
+        10,
+        (value, next) => ({ value, '@odata.nextLink': next }),
+        (p) => `${BASE}?$skiptoken=${p}`,
+      ),
       urls: [BASE, `${BASE}?$skiptoken=2`],
     },
     {
       name: 'reads a nested dot path (links.next)',
       settings: nextLink('links.next'),
-      api: linked(30, 10, (items, next) => ({ items, links: { next } }), (p) => `${BASE}?cursor=${p}`),
+      api: linked(
+        30,
+        10,
+        (items, next) => ({ items, links: { next } }),
+        (p) => `${BASE}?cursor=${p}`,
+      ),
       urls: [BASE, `${BASE}?cursor=2`, `${BASE}?cursor=3`],
     },
     {
       name: 'reads a nested JSONPath ($.links.next)',
       settings: nextLink('$.links.next'),
-      api: linked(20, 10, (items, next) => ({ items, links: { next } }), (p) => `${BASE}?cursor=${p}`),
+      api: linked(
+        20,
+        10,
+        (items, next) => ({ items, links: { next } }),
+        (p) => `${BASE}?cursor=${p}`,
+      ),
       urls: [BASE, `${BASE}?cursor=2`],
     },
     {
       name: 'resolves a relative link against the URL of the page that contained it',
       settings: nextLink('next'),
       first: 'https://api.example.com/v1/items?cursor=1',
-      api: linked(30, 10, (data, next) => ({ data, next }), (p) => `items?cursor=${p}`),
-      urls: ['https://api.example.com/v1/items?cursor=1', 'https://api.example.com/v1/items?cursor=2', 'https://api.example.com/v1/items?cursor=3'],
+      api: linked(
+        30,
+        10,
+        (data, next) => ({ data, next }),
+        (p) => `items?cursor=${p}`,
+      ),
+      urls: [
+        'https://api.example.com/v1/items?cursor=1',
+        'https://api.example.com/v1/items?cursor=2',
+        'https://api.example.com/v1/items?cursor=3',
+      ],
     },
     {
       name: 'resolves a root-relative link against the page origin',
       settings: nextLink('next'),
-      api: linked(20, 10, (data, next) => ({ data, next }), (p) => `/v2/items?cursor=${p}`),
+      api: linked(
+        20,
+        10,
+        (data, next) => ({ data, next }),
+        (p) => `/v2/items?cursor=${p}`,
+      ),
       urls: [BASE, 'https://api.example.com/v2/items?cursor=2'],
     },
     {
       name: 'uses the link as the whole next URL: the first query is not re-appended',
       settings: nextLink('next'),
       first: `${BASE}?$top=10&filter=active`,
-      api: linked(20, 10, (data, next) => ({ data, next }), (p) => `${BASE}?cursor=${p}`),
+      api: linked(
+        20,
+        10,
+        (data, next) => ({ data, next }),
+        (p) => `${BASE}?cursor=${p}`,
+      ),
       urls: [`${BASE}?$top=10&filter=active`, `${BASE}?cursor=2`],
     },
     {
@@ -148,7 +210,12 @@ describe('Next Link', () => {
     {
       name: 'treats Page Size as informational (pages smaller than it go on)',
       settings: nextLink('next', { pageSize: 100 }),
-      api: linked(9, 3, (data, next) => ({ data, next }), (p) => `${BASE}?cursor=${p}`),
+      api: linked(
+        9,
+        3,
+        (data, next) => ({ data, next }),
+        (p) => `${BASE}?cursor=${p}`,
+      ),
       urls: [BASE, `${BASE}?cursor=2`, `${BASE}?cursor=3`],
     },
   ];
@@ -208,7 +275,10 @@ describe('Next Link', () => {
     };
     const { last, urls } = drive(nextLink('next'), BASE, api);
     expect(urls).toEqual([BASE, `${BASE}?cursor=2`, `${BASE}?cursor=3`]);
-    expect(last).toEqual({ kind: 'fail', error: `the next page's URL ${BASE}?cursor=2 was already requested as page 2: the API's next links loop` });
+    expect(last).toEqual({
+      kind: 'fail',
+      error: `the next page's URL ${BASE}?cursor=2 was already requested as page 2: the API's next links loop`,
+    });
   });
 
   it('treats a link to the page itself as a loop', () => {
@@ -217,14 +287,24 @@ describe('Next Link', () => {
   });
 
   it('stops at Max Pages with the warning when a next link is still present', () => {
-    const api = linked(1000, 10, (data, next) => ({ data, next }), (p) => `${BASE}?cursor=${p}`);
+    const api = linked(
+      1000,
+      10,
+      (data, next) => ({ data, next }),
+      (p) => `${BASE}?cursor=${p}`,
+    );
     const { urls, last } = drive(nextLink('next', { maxPages: 3 }), BASE, api);
     expect(urls).toHaveLength(3);
     expect(last).toMatchObject({ kind: 'stop', reason: 'maxPages', warning: MAX_PAGES_WARNING(3) });
   });
 
   it('stops without a warning when the last page is exactly page Max Pages', () => {
-    const api = linked(30, 10, (data, next) => ({ data, next }), (p) => `${BASE}?cursor=${p}`);
+    const api = linked(
+      30,
+      10,
+      (data, next) => ({ data, next }),
+      (p) => `${BASE}?cursor=${p}`,
+    );
     const { urls, last } = drive(nextLink('next', { maxPages: 3 }), BASE, api);
     expect(urls).toHaveLength(3);
     expect(last).toEqual({ kind: 'stop', reason: 'noNextLink', detail: 'page 3 has no next link at "next": the last page' });
@@ -235,33 +315,59 @@ describe('Page Number', () => {
   const pageOf = (url: URL): number => Number(url.searchParams.get('page'));
   it.each([
     { name: 'stops at the first short page', total: 25, size: 10, pages: 3, reason: 'shortPage' },
-    { name: 'requests one more page when the last page is full, and stops at the empty one', total: 30, size: 10, pages: 4, reason: 'shortPage' },
+    {
+      name: 'requests one more page when the last page is full, and stops at the empty one',
+      total: 30,
+      size: 10,
+      pages: 4,
+      reason: 'shortPage',
+    },
     { name: 'stops after page 1 when it is already short', total: 4, size: 10, pages: 1, reason: 'shortPage' },
     { name: 'stops after page 1 of an empty dataset', total: 0, size: 10, pages: 1, reason: 'shortPage' },
   ])('$name', ({ total, size, pages, reason }) => {
-    const { urls, last } = drive(pageNumber({ pageSize: size }), BASE, byPage(total, size, (data) => ({ data }), pageOf));
+    const { urls, last } = drive(
+      pageNumber({ pageSize: size }),
+      BASE,
+      byPage(total, size, (data) => ({ data }), pageOf),
+    );
     expect(urls).toEqual(Array.from({ length: pages }, (_, i) => `${BASE}?page=${i + 1}`));
     expect(last).toMatchObject({ kind: 'stop', reason });
   });
 
   it('replaces a page parameter already in the endpoint query and keeps the others', () => {
-    const { urls } = drive(pageNumber(), `${BASE}?page=7&sort=id`, byPage(15, 10, (data) => ({ data }), pageOf));
+    const { urls } = drive(
+      pageNumber(),
+      `${BASE}?page=7&sort=id`,
+      byPage(15, 10, (data) => ({ data }), pageOf),
+    );
     expect(urls).toEqual([`${BASE}?page=1&sort=id`, `${BASE}?page=2&sort=id`]);
   });
 
   it('counts a root array when Response Data Path is blank', () => {
-    const { urls } = drive(pageNumber({ responseDataPath: '' }), BASE, byPage(15, 10, (data) => data, pageOf));
+    const { urls } = drive(
+      pageNumber({ responseDataPath: '' }),
+      BASE,
+      byPage(15, 10, (data) => data, pageOf),
+    );
     expect(urls).toHaveLength(2);
   });
 
   it('stops at Max Pages with the warning while pages are full', () => {
-    const { urls, last } = drive(pageNumber({ maxPages: 2 }), BASE, byPage(100, 10, (data) => ({ data }), pageOf));
+    const { urls, last } = drive(
+      pageNumber({ maxPages: 2 }),
+      BASE,
+      byPage(100, 10, (data) => ({ data }), pageOf),
+    );
     expect(urls).toEqual([`${BASE}?page=1`, `${BASE}?page=2`]);
     expect(last).toMatchObject({ kind: 'stop', reason: 'maxPages', warning: MAX_PAGES_WARNING(2) });
   });
 
   it('stops without a warning when page Max Pages is short', () => {
-    const { last } = drive(pageNumber({ maxPages: 2 }), BASE, byPage(15, 10, (data) => ({ data }), pageOf));
+    const { last } = drive(
+      pageNumber({ maxPages: 2 }),
+      BASE,
+      byPage(15, 10, (data) => ({ data }), pageOf),
+    );
     expect(last).toMatchObject({ kind: 'stop', reason: 'shortPage' });
     expect(last.kind === 'stop' && last.warning).toBeFalsy();
   });
@@ -270,18 +376,32 @@ describe('Page Number', () => {
 describe('Offset/Limit', () => {
   const pageOf = (url: URL): number => Number(url.searchParams.get('offset')) / Number(url.searchParams.get('limit')) + 1;
   it('starts at offset 0, adds Page Size, and always sends Page Size as the limit', () => {
-    const { urls, last } = drive(offsetLimit({ pageSize: 20 }), BASE, byPage(50, 20, (items) => ({ results: { items } }), pageOf));
+    const { urls, last } = drive(
+      offsetLimit({ pageSize: 20 }),
+      BASE,
+      byPage(50, 20, (items) => ({ results: { items } }), pageOf),
+    );
     expect(urls).toEqual([`${BASE}?offset=0&limit=20`, `${BASE}?offset=20&limit=20`, `${BASE}?offset=40&limit=20`]);
-    expect(last).toMatchObject({ kind: 'stop', reason: 'shortPage', detail: 'page 3 has 10 records, fewer than Page Size 20: the last page' });
+    expect(last).toMatchObject({
+      kind: 'stop',
+      reason: 'shortPage',
+      detail: 'page 3 has 10 records, fewer than Page Size 20: the last page',
+    });
   });
 
   it('uses the configured parameter names', () => {
-    const { urls } = drive(offsetLimit({ offsetParam: '$skip', limitParam: '$top', pageSize: 5 }), BASE, () => ({ results: { items: [] } }));
+    const { urls } = drive(offsetLimit({ offsetParam: '$skip', limitParam: '$top', pageSize: 5 }), BASE, () => ({
+      results: { items: [] },
+    }));
     expect(urls).toEqual([`${BASE}?%24skip=0&%24top=5`]);
   });
 
   it('stops at Max Pages with the warning while pages are full', () => {
-    const { urls, last } = drive(offsetLimit({ maxPages: 3 }), BASE, byPage(1000, 10, (items) => ({ results: { items } }), pageOf));
+    const { urls, last } = drive(
+      offsetLimit({ maxPages: 3 }),
+      BASE,
+      byPage(1000, 10, (items) => ({ results: { items } }), pageOf),
+    );
     expect(urls.at(-1)).toBe(`${BASE}?offset=20&limit=10`);
     expect(last).toMatchObject({ kind: 'stop', reason: 'maxPages', warning: MAX_PAGES_WARNING(3) });
   });
@@ -329,13 +449,22 @@ describe('the spec\'s "Pagination problems" table', () => {
       expect(last).toEqual({
         kind: 'stop',
         reason: 'shortPage',
-        detail: 'page 1 has 50 records, fewer than Page Size 100: the last page; if the API has more records, Page Size is larger than its real page size',
+        detail:
+          'page 1 has 50 records, fewer than Page Size 100: the last page; if the API has more records, Page Size is larger than its real page size',
       });
     });
     it.each([
-      ['a path that finds nothing', 'items', 'Response Data Path "items" finds nothing in the response (the response has properties "data")'],
+      [
+        'a path that finds nothing',
+        'items',
+        'Response Data Path "items" finds nothing in the response (the response has properties "data")',
+      ],
       ['a path to a non-array', 'data.0', 'Response Data Path "data.0" points to an object, not to the record array'],
-      ['a blank path on an object root', '', 'Response Data Path is blank, so the response root must be the record array, but it is an object with properties "data"'],
+      [
+        'a blank path on an object root',
+        '',
+        'Response Data Path is blank, so the response root must be the record array, but it is an object with properties "data"',
+      ],
     ])('wrong Response Data Path (%s): recordsNotCountable after page 1, with the reason as a warning', (_, path, why) => {
       const { urls, last, warnings } = drive(pageNumber({ pageSize: 50, responseDataPath: path }), BASE, api);
       expect(urls).toHaveLength(1);
@@ -358,7 +487,12 @@ describe('the spec\'s "Pagination problems" table', () => {
       expect(last.kind).toBe('fail');
     });
     it('Page Size below the real page size with an API that repeats its last page: maxPages, and a Page Size warning', () => {
-      const clamped = byPage(120, 50, (data) => ({ data }), (url) => Math.min(3, pageOf(url)));
+      const clamped = byPage(
+        120,
+        50,
+        (data) => ({ data }),
+        (url) => Math.min(3, pageOf(url)),
+      );
       const { urls, last, warnings } = drive(pageNumber({ pageSize: 20, maxPages: 5 }), BASE, clamped);
       expect(urls).toHaveLength(5);
       expect(last).toMatchObject({ reason: 'maxPages', warning: MAX_PAGES_WARNING(5) });
@@ -411,8 +545,16 @@ describe('pagination settings validation', () => {
     ['Max Pages fractional', none({ maxPages: 2.5 }), ['Max Pages must be a whole number from 1 to 100000']],
     ['Page Size 0', pageNumber({ pageSize: 0 }), ['Page Size must be a whole number from 1 to 100000']],
     ['missing Next Link JSON Path', nextLink(' '), ['Next Link JSON Path is required for Pagination Type Next Link']],
-    ['bad JSONPath', nextLink('$.links['), ['Next Link JSON Path: invalid JSONPath "$.links[": unclosed bracketed selection (\'$.links[\':8)']],
-    ['bad Response Data Path', pageNumber({ responseDataPath: 'a..b' }), ['Response Data Path: invalid path "a..b": empty name at position 2']],
+    [
+      'bad JSONPath',
+      nextLink('$.links['),
+      ['Next Link JSON Path: invalid JSONPath "$.links[": unclosed bracketed selection (\'$.links[\':8)'],
+    ],
+    [
+      'bad Response Data Path',
+      pageNumber({ responseDataPath: 'a..b' }),
+      ['Response Data Path: invalid path "a..b": empty name at position 2'],
+    ],
     ['missing Page Parameter Name', pageNumber({ pageParam: '' }), ['Page Parameter Name is required']],
     ['same offset and limit names', offsetLimit({ limitParam: 'offset' }), ['Offset Parameter Name and Limit Parameter Name must differ']],
   ])('%s', (_, settings, problems) => {

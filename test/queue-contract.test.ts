@@ -59,9 +59,12 @@ describe.each(BACKENDS)('job queue contract on $name', (backend) => {
       await fresh?.cleanup();
     });
 
-    const customerNos = async (): Promise<string[]> => (await sql<{ no: string }>`select no from customer order by no`.execute(db.kysely)).rows.map((r) => r.no);
-    const complete = (requestId: string, owner: string, now: Date) => completeRequest(connectionOf(db), { requestId, owner, now, ...counts });
-    const fail = (requestId: string, owner: string, now: Date, errorMessage = 'failed') => failRequest(connectionOf(db), { requestId, owner, now, errorMessage });
+    const customerNos = async (): Promise<string[]> =>
+      (await sql<{ no: string }>`select no from customer order by no`.execute(db.kysely)).rows.map((r) => r.no);
+    const complete = (requestId: string, owner: string, now: Date) =>
+      completeRequest(connectionOf(db), { requestId, owner, now, ...counts });
+    const fail = (requestId: string, owner: string, now: Date, errorMessage = 'failed') =>
+      failRequest(connectionOf(db), { requestId, owner, now, errorMessage });
 
     describe('claims', () => {
       it('take the oldest Pending request first, then the next, then nothing; other statuses are never claimed', async () => {
@@ -77,7 +80,12 @@ describe.each(BACKENDS)('job queue contract on $name', (backend) => {
         expect(a).toMatchObject({ requestId: older, attempts: 1, leaseOwner: 'w1', leaseExpiresAt: at(LEASE_MS).toISOString() });
         expect(b?.requestId).toBe(newer);
         expect(c).toBeUndefined();
-        expect(await getRequest(db, older)).toMatchObject({ status: 'Processing', lease_owner: 'w1', started_at: T0.toISOString(), attempts: 1 });
+        expect(await getRequest(db, older)).toMatchObject({
+          status: 'Processing',
+          lease_owner: 'w1',
+          started_at: T0.toISOString(),
+          attempts: 1,
+        });
       });
 
       it('never hand one request to two of 8 concurrent claim loops over 200 requests (each claimed exactly once)', async () => {
@@ -103,7 +111,8 @@ describe.each(BACKENDS)('job queue contract on $name', (backend) => {
           expect(row.attempts).toBe(1);
           expect(claimedBy[Number(row.lease_owner!.slice(4))]).toContain(row.request_id);
         }
-        if (backend.name === 'postgres') expect(claimedBy.filter((mine) => mine.length > 0).length, 'loops that claimed something').toBeGreaterThan(1);
+        if (backend.name === 'postgres')
+          expect(claimedBy.filter((mine) => mine.length > 0).length, 'loops that claimed something').toBeGreaterThan(1);
       });
     });
 
@@ -119,7 +128,11 @@ describe.each(BACKENDS)('job queue contract on $name', (backend) => {
         expect((await getRequest(db, id)).status).toBe('Processing');
 
         expect(await heartbeatRequest(db, { requestId: id, owner: 'w2', now: at(40_000), leaseMs: LEASE_MS })).toBe(false);
-        await db.kysely.updateTable('ifw_bulk_import_request').set({ status: 'Cancelled', lease_owner: null, lease_expires_at: null }).where('request_id', '=', id).execute();
+        await db.kysely
+          .updateTable('ifw_bulk_import_request')
+          .set({ status: 'Cancelled', lease_owner: null, lease_expires_at: null })
+          .where('request_id', '=', id)
+          .execute();
         expect(await heartbeatRequest(db, { requestId: id, owner: 'w1', now: at(45_000), leaseMs: LEASE_MS })).toBe(false);
       });
 
@@ -150,7 +163,10 @@ describe.each(BACKENDS)('job queue contract on $name', (backend) => {
         await claimNextRequest(db, { owner: 'w1', now: T0, leaseMs: LEASE_MS });
         // w1 stalled past its lease; the reaper returned the request and w2 claimed it.
         await reapExpiredLeases(db, { now: at(LEASE_MS + 1), maxAttempts: 3 });
-        expect(await claimNextRequest(another(), { owner: 'w2', now: at(LEASE_MS + 2), leaseMs: LEASE_MS })).toMatchObject({ requestId: id, attempts: 2 });
+        expect(await claimNextRequest(another(), { owner: 'w2', now: at(LEASE_MS + 2), leaseMs: LEASE_MS })).toMatchObject({
+          requestId: id,
+          attempts: 2,
+        });
 
         expect(await complete(id, 'w1', at(LEASE_MS + 3))).toBe(false);
         expect(await fail(id, 'w1', at(LEASE_MS + 3), 'late')).toBe(false);
@@ -159,7 +175,13 @@ describe.each(BACKENDS)('job queue contract on $name', (backend) => {
 
         // The new owner's completion counts.
         expect(await complete(id, 'w2', at(LEASE_MS + 4))).toBe(true);
-        expect(await getRequest(db, id)).toMatchObject({ status: 'Completed', lease_owner: null, record_count: 3, inserted_count: 2, updated_count: 1 });
+        expect(await getRequest(db, id)).toMatchObject({
+          status: 'Completed',
+          lease_owner: null,
+          record_count: 3,
+          inserted_count: 2,
+          updated_count: 1,
+        });
       });
 
       it('a worker that must exit returns its leases to Pending without counting the attempt', async () => {
@@ -181,7 +203,10 @@ describe.each(BACKENDS)('job queue contract on $name', (backend) => {
       const failed = await insertRequest(db, { submittedAt: old, status: 'Failed', endedAt: old });
       const recent = await insertRequest(db, { submittedAt: old, status: 'Completed', endedAt: '2025-02-28T00:00:00.000Z' });
       const pending = await insertRequest(db, { submittedAt: old });
-      await db.kysely.insertInto('ifw_bulk_import_error').values({ request_id: failed, seq: 1, record_no: 1, field: null, value: null, rule: 'required', message: 'x' }).execute();
+      await db.kysely
+        .insertInto('ifw_bulk_import_error')
+        .values({ request_id: failed, seq: 1, record_no: 1, field: null, value: null, rule: 'required', message: 'x' })
+        .execute();
 
       expect(await runRetentionCleanup(db, { now: T0, retentionDays: 30, batchSize: 1 })).toBe(2);
 
@@ -228,17 +253,31 @@ describe.each(BACKENDS)('job queue contract on $name', (backend) => {
       it('imports a request: Completed with counts, the rows in the target table', async () => {
         const id = await insertRequest(db, { submittedAt: submitted(1), payload: customersPayload('C1', 'C2', 'C3') });
         expect(await processPendingRequests(ctx)).toMatchObject({ completed: 1, failed: 0, lost: 0 });
-        expect(await getRequest(db, id)).toMatchObject({ status: 'Completed', record_count: 3, inserted_count: 3, lease_owner: null, error_message: '' });
+        expect(await getRequest(db, id)).toMatchObject({
+          status: 'Completed',
+          record_count: 3,
+          inserted_count: 3,
+          lease_owner: null,
+          error_message: '',
+        });
         expect(await customerNos()).toEqual(['C1', 'C2', 'C3']);
       });
 
       it('fails a request with its error message and per-record errors, writing nothing', async () => {
-        const id = await insertRequest(db, { submittedAt: submitted(1), payload: JSON.stringify([{ no: 'C1', name: 'ok' }, { no: 'C2' }]) });
+        const id = await insertRequest(db, {
+          submittedAt: submitted(1),
+          payload: JSON.stringify([{ no: 'C1', name: 'ok' }, { no: 'C2' }]),
+        });
         expect(await processPendingRequests(ctx)).toMatchObject({ completed: 0, failed: 1 });
         const row = await getRequest(db, id);
         expect(row).toMatchObject({ status: 'Failed', record_count: 0, lease_owner: null });
         expect(row.error_message).toMatch(/record 2: field "name" is required/);
-        const errors = await db.kysely.selectFrom('ifw_bulk_import_error').selectAll().where('request_id', '=', id).orderBy('seq').execute();
+        const errors = await db.kysely
+          .selectFrom('ifw_bulk_import_error')
+          .selectAll()
+          .where('request_id', '=', id)
+          .orderBy('seq')
+          .execute();
         expect(errors).toMatchObject([{ seq: 1, record_no: 2, field: 'name', rule: 'is required' }]);
         expect(await customerNos()).toEqual([]);
       });
@@ -255,12 +294,24 @@ describe.each(BACKENDS)('job queue contract on $name', (backend) => {
         const sqliteImport: ImportFn = (sqlite, input, finish) => {
           // SQLite: the import's transaction is synchronous; the takeover commits before it (one writer).
           sqlite.prepare(`update ifw_bulk_import_request set lease_expires_at = '2000-01-01T00:00:00.000Z' where request_id = ?`).run(id);
-          sqlite.prepare(`update ifw_bulk_import_request set status = 'Pending', lease_owner = null, lease_expires_at = null where request_id = ?`).run(id);
-          sqlite.prepare(`update ifw_bulk_import_request set status = 'Processing', lease_owner = 'worker-2', attempts = attempts + 1 where request_id = ?`).run(id);
+          sqlite
+            .prepare(
+              `update ifw_bulk_import_request set status = 'Pending', lease_owner = null, lease_expires_at = null where request_id = ?`,
+            )
+            .run(id);
+          sqlite
+            .prepare(
+              `update ifw_bulk_import_request set status = 'Processing', lease_owner = 'worker-2', attempts = attempts + 1 where request_id = ?`,
+            )
+            .run(id);
           return importPayload(sqlite, input, finish);
         };
         const pgImport: ImportFnPg = async (client, input, finish) => {
-          await db.kysely.updateTable('ifw_bulk_import_request').set({ lease_expires_at: '2000-01-01T00:00:00.000Z' }).where('request_id', '=', id).execute();
+          await db.kysely
+            .updateTable('ifw_bulk_import_request')
+            .set({ lease_expires_at: '2000-01-01T00:00:00.000Z' })
+            .where('request_id', '=', id)
+            .execute();
           takenOver = takeOver();
           await takenOver;
           return importPayloadPg(client, input, finish);
@@ -288,14 +339,27 @@ describe.each(BACKENDS)('job queue contract on $name', (backend) => {
           const slow: ImportFnPg = async (client, input, finish) => {
             // Writes, then stalls; an administrator cancels the request meanwhile.
             const result = importPayloadPg(client, input, async (outcome) => {
-              await db.kysely.updateTable('ifw_bulk_import_request').set({ status: 'Cancelled', lease_owner: null, lease_expires_at: null }).where('request_id', '=', id).execute();
+              await db.kysely
+                .updateTable('ifw_bulk_import_request')
+                .set({ status: 'Cancelled', lease_owner: null, lease_expires_at: null })
+                .where('request_id', '=', id)
+                .execute();
               await client.query('select pg_sleep(20)');
               return finish(outcome);
             });
             return result;
           };
           const started = Date.now();
-          const result = await processPendingRequests({ db, clock, logger: silentLogger, owner: 'worker-1', leaseMs: 300_000, maxAttempts: 3, importPayloadPg: slow, heartbeatMs: 50 });
+          const result = await processPendingRequests({
+            db,
+            clock,
+            logger: silentLogger,
+            owner: 'worker-1',
+            leaseMs: 300_000,
+            maxAttempts: 3,
+            importPayloadPg: slow,
+            heartbeatMs: 50,
+          });
           expect(result).toMatchObject({ completed: 0, failed: 0, lost: 1 });
           expect(Date.now() - started).toBeLessThan(10_000);
           expect((await getRequest(db, id)).status).toBe('Cancelled');
@@ -314,7 +378,16 @@ describe.each(BACKENDS)('job queue contract on $name', (backend) => {
             }
             return importPayloadPg(client, input, finish);
           };
-          const result = await processPendingRequests({ db, clock: real, logger: silentLogger, owner: 'worker-1', leaseMs: 60_000, maxAttempts: 3, importPayloadPg: slow, heartbeatMs: 20 });
+          const result = await processPendingRequests({
+            db,
+            clock: real,
+            logger: silentLogger,
+            owner: 'worker-1',
+            leaseMs: 60_000,
+            maxAttempts: 3,
+            importPayloadPg: slow,
+            heartbeatMs: 20,
+          });
           expect(result).toMatchObject({ completed: 1 });
           expect(new Set(expiries).size).toBeGreaterThan(1);
           expect((await getRequest(db, id)).status).toBe('Completed');

@@ -69,7 +69,15 @@ describe('startQueueHost', () => {
 
     // The worker's first tick ran the (due) retention entry: it is alive and ticking.
     const deadline = Date.now() + 10_000;
-    while ((await db.kysely.selectFrom('ifw_job_queue_entry').select('last_ended_at').where('id', '=', 'retention-cleanup').executeTakeFirstOrThrow()).last_ended_at === null) {
+    while (
+      (
+        await db.kysely
+          .selectFrom('ifw_job_queue_entry')
+          .select('last_ended_at')
+          .where('id', '=', 'retention-cleanup')
+          .executeTakeFirstOrThrow()
+      ).last_ended_at === null
+    ) {
       if (Date.now() > deadline) throw new Error('the worker never ran the retention entry');
       await new Promise((resolve) => setTimeout(resolve, 10));
     }

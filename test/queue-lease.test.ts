@@ -48,7 +48,9 @@ describe('claimNextRequest', () => {
 
   it('never hands the same request to two claimers, however many ask at once', async () => {
     for (let i = 0; i < 20; i++) await insertRequest(t.db, { submittedAt: `2025-03-01T09:00:${String(i).padStart(2, '0')}.000Z` });
-    const claims = await Promise.all(Array.from({ length: 30 }, (_, i) => claimNextRequest(t.db, { owner: `w${i}`, now: T0, leaseMs: LEASE_MS })));
+    const claims = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => claimNextRequest(t.db, { owner: `w${i}`, now: T0, leaseMs: LEASE_MS })),
+    );
     const ids = claims.flatMap((c) => (c === undefined ? [] : [c.requestId]));
     expect(ids).toHaveLength(20);
     expect(new Set(ids).size).toBe(20);
@@ -160,7 +162,13 @@ describe('reapExpiredLeases', () => {
     const reaped = await reapExpiredLeases(t.db, { now: T0, maxAttempts: 3 });
 
     expect(reaped).toEqual({ requeued: [expired], failed: [] });
-    expect(await getRequest(t.db, expired)).toMatchObject({ status: 'Pending', attempts: 1, lease_owner: null, lease_expires_at: null, ended_at: null });
+    expect(await getRequest(t.db, expired)).toMatchObject({
+      status: 'Pending',
+      attempts: 1,
+      lease_owner: null,
+      lease_expires_at: null,
+      ended_at: null,
+    });
     expect(await getRequest(t.db, alive)).toMatchObject({ status: 'Processing', lease_owner: 'alive' });
   });
 

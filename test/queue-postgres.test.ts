@@ -23,7 +23,7 @@ const customers = (...records: object[]) => ({ integrationSortingOrder: 10, payl
 async function submit(t: TestService, body: object): Promise<string> {
   const res = await t.inject({ method: 'POST', url: SET, payload: body });
   expect(res.statusCode, res.body).toBe(202);
-  return (res.json<{ requestId: string }>()).requestId;
+  return res.json<{ requestId: string }>().requestId;
 }
 
 async function poll(t: TestService, requestId: string): Promise<{ status: string; errorMessage: string; recordCount: number }> {
@@ -38,7 +38,10 @@ const ended = (t: TestService, requestId: string, ms?: number) =>
 
 async function rows(t: TestService): Promise<string[]> {
   const res = await t.inject({ method: 'GET', url: `${API}/targetTables('customer')/rows?$top=100` });
-  return res.json<{ value: { no: string }[] }>().value.map((r) => r.no).sort();
+  return res
+    .json<{ value: { no: string }[] }>()
+    .value.map((r) => r.no)
+    .sort();
 }
 
 describe.skipIf(postgres.skip)('processing on PostgreSQL', () => {
@@ -131,12 +134,16 @@ describe.skipIf(postgres.skip)('processing on PostgreSQL', () => {
       };
       expect(await wakeups()).toEqual({ status: 200, wakeups: 'ok' });
       // The API-only service does not listen, and says nothing about it.
-      expect((await api.inject({ method: 'GET', url: '/health/ready' })).json<{ checks: Record<string, string> }>().checks.wakeups).toBeUndefined();
+      expect(
+        (await api.inject({ method: 'GET', url: '/health/ready' })).json<{ checks: Record<string, string> }>().checks.wakeups,
+      ).toBeUndefined();
 
       const admin = new pg.Client({ connectionString: fresh.url });
       await admin.connect();
       try {
-        const { rowCount } = await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query like 'LISTEN %'`);
+        const { rowCount } = await admin.query(
+          `select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query like 'LISTEN %'`,
+        );
         expect(rowCount).toBe(1);
       } finally {
         await admin.end();
@@ -146,7 +153,10 @@ describe.skipIf(postgres.skip)('processing on PostgreSQL', () => {
         return now.wakeups?.startsWith('degraded') === true ? now : undefined;
       });
       // Still ready: requests are processed, at the scheduler tick.
-      expect(degraded).toEqual({ status: 200, wakeups: 'degraded: the LISTEN connection is reconnecting; workers start at their scheduler tick meanwhile' });
+      expect(degraded).toEqual({
+        status: 200,
+        wakeups: 'degraded: the LISTEN connection is reconnecting; workers start at their scheduler tick meanwhile',
+      });
       await eventually(async () => ((await wakeups()).wakeups === 'ok' ? true : undefined));
 
       const id = await submit(api, customers({ no: 'N9', name: 'After the reconnect' }));

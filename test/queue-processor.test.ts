@@ -113,7 +113,10 @@ describe('processPendingRequests', () => {
     const result = await processPendingRequests({ ...ctx, importPayload: flaky });
 
     expect(result).toMatchObject({ completed: 1, failed: 1 });
-    expect(await getRequest(t.db, broken)).toMatchObject({ status: 'Failed', error_message: 'internal error while processing: disk on fire' });
+    expect(await getRequest(t.db, broken)).toMatchObject({
+      status: 'Failed',
+      error_message: 'internal error while processing: disk on fire',
+    });
     expect((await getRequest(t.db, fine)).status).toBe('Completed');
     expect(customerNos(t.db)).toEqual(['C2']);
   });
@@ -145,7 +148,10 @@ describe('processPendingRequests', () => {
 
   it('replaces the per-record errors of an earlier attempt', async () => {
     const id = await insertRequest(t.db, { submittedAt: submitted(1), payload: JSON.stringify([{ no: 'C1' }]) });
-    await t.db.kysely.insertInto('ifw_bulk_import_error').values({ request_id: id, seq: 1, record_no: 9, field: 'x', value: null, rule: 'old', message: 'old' }).execute();
+    await t.db.kysely
+      .insertInto('ifw_bulk_import_error')
+      .values({ request_id: id, seq: 1, record_no: 9, field: 'x', value: null, rule: 'old', message: 'old' })
+      .execute();
 
     await processPendingRequests(ctx);
 

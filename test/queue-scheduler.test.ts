@@ -6,7 +6,11 @@ import { claimNextDueEntry } from '../src/job-queue/claim-entry.js';
 import { failEntryRun } from '../src/job-queue/fail-entry.js';
 import { finishEntryRun } from '../src/job-queue/finish-entry.js';
 import { holdEntry } from '../src/job-queue/hold-entry.js';
-import { BULK_IMPORT_PROCESSOR_ENTRY as PROCESSOR, IMPORT_RUN_PROCESSOR_ENTRY as IMPORT_RUNS, RETENTION_CLEANUP_ENTRY as RETENTION } from '../src/job-queue/model.js';
+import {
+  BULK_IMPORT_PROCESSOR_ENTRY as PROCESSOR,
+  IMPORT_RUN_PROCESSOR_ENTRY as IMPORT_RUNS,
+  RETENTION_CLEANUP_ENTRY as RETENTION,
+} from '../src/job-queue/model.js';
 import type { ImportFn } from '../src/bulk-import/processor.js';
 import { readyEntry } from '../src/job-queue/ready-entry.js';
 import { runEntryNow } from '../src/job-queue/run-entry-now.js';
@@ -41,7 +45,8 @@ afterEach(async () => {
   await t.cleanup();
 });
 
-const setStatus = (id: string, status: string) => t.db.kysely.updateTable('ifw_job_queue_entry').set({ status }).where('id', '=', id).execute();
+const setStatus = (id: string, status: string) =>
+  t.db.kysely.updateTable('ifw_job_queue_entry').set({ status }).where('id', '=', id).execute();
 
 describe('a tick', () => {
   it('runs the due Bulk Import Processor: the request is Completed and the entry Ready for its next run', async () => {
@@ -87,7 +92,11 @@ describe('a tick', () => {
   });
 
   it('runs the retention cleanup entry when it is due', async () => {
-    const old = await insertRequest(t.db, { submittedAt: '2025-01-01T00:00:00.000Z', status: 'Completed', endedAt: '2025-01-01T00:00:01.000Z' });
+    const old = await insertRequest(t.db, {
+      submittedAt: '2025-01-01T00:00:00.000Z',
+      status: 'Completed',
+      endedAt: '2025-01-01T00:00:01.000Z',
+    });
 
     await runner.tick();
 
@@ -144,7 +153,9 @@ describe('wake', () => {
         for (const no of ['L1', 'L2', 'L3']) {
           const id = crypto.randomUUID();
           sqlite
-            .prepare(`insert into ifw_bulk_import_request (request_id, integration_sorting_order, payload, status, submitted_at) values (?, 10, ?, 'Pending', ?)`)
+            .prepare(
+              `insert into ifw_bulk_import_request (request_id, integration_sorting_order, payload, status, submitted_at) values (?, 10, ?, 'Pending', ?)`,
+            )
             .run(id, customersPayload(no), iso());
           late.push(id);
           wakes.push(runner.wake());
@@ -174,7 +185,8 @@ describe('a long drain', () => {
       return importPayload(sqlite, input, finish);
     };
     runner = newRunner(slowImport);
-    for (const s of [1, 2, 3]) await insertRequest(t.db, { submittedAt: `2025-03-01T09:00:0${s}.000Z`, payload: customersPayload(`C${s}`) });
+    for (const s of [1, 2, 3])
+      await insertRequest(t.db, { submittedAt: `2025-03-01T09:00:0${s}.000Z`, payload: customersPayload(`C${s}`) });
 
     await runner.tick();
 
@@ -187,7 +199,9 @@ describe('a long drain', () => {
 describe('an administrator acting on an entry during its run', () => {
   it('puts it On Hold: the drain stops before the next request and the entry stays On Hold', async () => {
     const holdDuringImport: ImportFn = (sqlite, input, finish) => {
-      sqlite.prepare(`update ifw_job_queue_entry set status = 'On Hold', lease_owner = null, lease_expires_at = null where id = ?`).run(PROCESSOR);
+      sqlite
+        .prepare(`update ifw_job_queue_entry set status = 'On Hold', lease_owner = null, lease_expires_at = null where id = ?`)
+        .run(PROCESSOR);
       return importPayload(sqlite, input, finish);
     };
     runner = newRunner(holdDuringImport);
@@ -206,7 +220,11 @@ describe('job queue entry transitions', () => {
   const lease = { owner: 'r1', leaseMs: 300_000 };
 
   it('claims only due entries, the earliest first, and never one On Hold', async () => {
-    await t.db.kysely.updateTable('ifw_job_queue_entry').set({ next_run_at: iso(-1000) }).where('id', '=', RETENTION).execute();
+    await t.db.kysely
+      .updateTable('ifw_job_queue_entry')
+      .set({ next_run_at: iso(-1000) })
+      .where('id', '=', RETENTION)
+      .execute();
     await setStatus(PROCESSOR, 'On Hold');
     await setStatus(IMPORT_RUNS, 'On Hold');
 
@@ -215,7 +233,12 @@ describe('job queue entry transitions', () => {
 
     expect(first).toMatchObject({ id: RETENTION, kind: 'retentionCleanup', recurrenceSeconds: 3600 });
     expect(second).toBeUndefined();
-    expect(await entryRow(t.db, RETENTION)).toMatchObject({ status: 'In Process', lease_owner: 'r1', lease_expires_at: iso(300_000), next_run_at: null });
+    expect(await entryRow(t.db, RETENTION)).toMatchObject({
+      status: 'In Process',
+      lease_owner: 'r1',
+      lease_expires_at: iso(300_000),
+      next_run_at: null,
+    });
   });
 
   it('takes over an In Process entry whose lease expired, but not one whose lease holds', async () => {
@@ -243,7 +266,10 @@ describe('job queue entry transitions', () => {
   });
 
   it('makes a Ready or running processor due now on wake, but not one On Hold or in Error', async () => {
-    await t.db.kysely.updateTable('ifw_job_queue_entry').set({ next_run_at: iso(60_000) }).execute();
+    await t.db.kysely
+      .updateTable('ifw_job_queue_entry')
+      .set({ next_run_at: iso(60_000) })
+      .execute();
     expect(await wakeEntry(t.db, { id: PROCESSOR, now: clock() })).toBe(true);
     expect((await entryRow(t.db, PROCESSOR)).next_run_at).toBe(iso());
 
@@ -252,7 +278,11 @@ describe('job queue entry transitions', () => {
     expect(await entryRow(t.db, PROCESSOR)).toMatchObject({ status: 'In Process', next_run_at: iso() });
 
     for (const status of ['On Hold', 'Error']) {
-      await t.db.kysely.updateTable('ifw_job_queue_entry').set({ status, next_run_at: iso(60_000) }).where('id', '=', PROCESSOR).execute();
+      await t.db.kysely
+        .updateTable('ifw_job_queue_entry')
+        .set({ status, next_run_at: iso(60_000) })
+        .where('id', '=', PROCESSOR)
+        .execute();
       expect(await wakeEntry(t.db, { id: PROCESSOR, now: clock() })).toBe(false);
       expect((await entryRow(t.db, PROCESSOR)).next_run_at).toBe(iso(60_000));
     }
@@ -274,7 +304,10 @@ describe('job queue entry transitions', () => {
   });
 
   it('brings the next run forward when the interval gets shorter, and leaves it when it gets longer', async () => {
-    await t.db.kysely.updateTable('ifw_job_queue_entry').set({ next_run_at: iso(3_600_000) }).execute();
+    await t.db.kysely
+      .updateTable('ifw_job_queue_entry')
+      .set({ next_run_at: iso(3_600_000) })
+      .execute();
 
     await setEntryRecurrence(t.db, { id: RETENTION, now: clock(), recurrenceSeconds: 60 });
     await setEntryRecurrence(t.db, { id: PROCESSOR, now: clock(), recurrenceSeconds: 7200 });

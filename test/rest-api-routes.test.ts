@@ -26,7 +26,12 @@ beforeEach(async () => {
   await applyConfigFile(t.db, EXAMPLE, clock); // integration 10
   box = createSecretBox({ secretKey: 'routes-test-key', dataDir: t.dir });
   auth = await createTestAuth(t.db.kysely);
-  app = await buildServer({ authenticator: auth.authenticator, logger: pino({ level: 'silent' }), bodyLimitBytes: 1 << 20, routes: [restApiRoutes({ db: t.db, clock, secrets: box, activeRunOf: findActiveRun })] });
+  app = await buildServer({
+    authenticator: auth.authenticator,
+    logger: pino({ level: 'silent' }),
+    bodyLimitBytes: 1 << 20,
+    routes: [restApiRoutes({ db: t.db, clock, secrets: box, activeRunOf: findActiveRun })],
+  });
 });
 afterEach(async () => {
   await app.close();
@@ -36,14 +41,29 @@ afterEach(async () => {
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 async function call(method: Method, url: string, body?: unknown) {
-  const res = await app.inject({ headers: auth.headers, method, url: `${API}/${url}`, ...(body !== undefined ? { payload: body as object } : {}) });
+  const res = await app.inject({
+    headers: auth.headers,
+    method,
+    url: `${API}/${url}`,
+    ...(body !== undefined ? { payload: body as object } : {}),
+  });
   return { status: res.statusCode, body: res.body === '' ? undefined : res.json(), text: res.body, headers: res.headers };
 }
 
 const PASSWORD = 'pa55-w0rd-never-shown';
 const crm = { code: 'crm', baseUrl: 'https://api.example.com/v1', authType: 'basic', username: 'svc', password: PASSWORD };
-const customers = { code: 'crm.customers', connectionCode: 'crm', path: 'customers', integrationSortingOrder: 10, paginationType: 'pageNumber', pageParameterName: 'page', pageSize: 100, responseDataPath: 'data' };
-const storedSecrets = () => (t.db.sqlite.prepare('select secrets from ifw_rest_connection where code = ?').get('crm') as { secrets: string | null }).secrets;
+const customers = {
+  code: 'crm.customers',
+  connectionCode: 'crm',
+  path: 'customers',
+  integrationSortingOrder: 10,
+  paginationType: 'pageNumber',
+  pageParameterName: 'page',
+  pageSize: 100,
+  responseDataPath: 'data',
+};
+const storedSecrets = () =>
+  (t.db.sqlite.prepare('select secrets from ifw_rest_connection where code = ?').get('crm') as { secrets: string | null }).secrets;
 
 describe('restApiConnections', () => {
   it('creates a connection; no answer ever carries a secret, only …IsSet flags', async () => {
@@ -107,7 +127,10 @@ describe('restApiConnections', () => {
   it('switches the auth type, dropping the old settings and secrets', async () => {
     await call('POST', 'restApiConnections', crm);
     const refused = await call('PATCH', "restApiConnections('crm')", { authType: 'bearer' });
-    expect(refused).toMatchObject({ status: 400, body: { error: { code: 'validationFailed', message: 'token: bearer authentication needs a token' } } });
+    expect(refused).toMatchObject({
+      status: 400,
+      body: { error: { code: 'validationFailed', message: 'token: bearer authentication needs a token' } },
+    });
     const switched = await call('PATCH', "restApiConnections('crm')", { authType: 'bearer', token: 'tok' });
     expect(switched.body).toMatchObject({ authType: 'bearer', username: null, passwordIsSet: false, tokenIsSet: true });
     expect((await loadConnection(t.db, 'crm', box)).auth).toEqual({ type: 'bearer', token: 'tok' });
@@ -119,12 +142,29 @@ describe('restApiConnections', () => {
   it('re-enters secrets sealed under a lost key by sending them again', async () => {
     await call('POST', 'restApiConnections', crm);
     const otherKey = createSecretBox({ secretKey: 'a different key', dataDir: t.dir });
-    const other = await buildServer({ authenticator: auth.authenticator, logger: pino({ level: 'silent' }), bodyLimitBytes: 1 << 20, routes: [restApiRoutes({ db: t.db, clock, secrets: otherKey, activeRunOf: findActiveRun })] });
+    const other = await buildServer({
+      authenticator: auth.authenticator,
+      logger: pino({ level: 'silent' }),
+      bodyLimitBytes: 1 << 20,
+      routes: [restApiRoutes({ db: t.db, clock, secrets: otherKey, activeRunOf: findActiveRun })],
+    });
     try {
-      const kept = await other.inject({ headers: auth.headers, method: 'PATCH', url: `${API}/restApiConnections('crm')`, payload: { timeoutMs: 1000 } });
+      const kept = await other.inject({
+        headers: auth.headers,
+        method: 'PATCH',
+        url: `${API}/restApiConnections('crm')`,
+        payload: { timeoutMs: 1000 },
+      });
       expect(kept.statusCode).toBe(500);
-      expect(kept.json().error.message).toContain('stored secrets cannot be decrypted: IFW_SECRET_KEY differs from the key they were saved with');
-      const resent = await other.inject({ headers: auth.headers, method: 'PATCH', url: `${API}/restApiConnections('crm')`, payload: { password: 'again' } });
+      expect(kept.json().error.message).toContain(
+        'stored secrets cannot be decrypted: IFW_SECRET_KEY differs from the key they were saved with',
+      );
+      const resent = await other.inject({
+        headers: auth.headers,
+        method: 'PATCH',
+        url: `${API}/restApiConnections('crm')`,
+        payload: { password: 'again' },
+      });
       expect(resent.statusCode).toBe(200);
       expect((await loadConnection(t.db, 'crm', otherKey)).auth).toMatchObject({ password: 'again' });
     } finally {
@@ -134,9 +174,14 @@ describe('restApiConnections', () => {
 
   it('answers 400 for invalid settings, naming the property', async () => {
     const ftp = await call('POST', 'restApiConnections', { ...crm, baseUrl: 'ftp://files.example.com' });
-    expect(ftp).toMatchObject({ status: 400, body: { error: { code: 'validationFailed', message: 'baseUrl: must be an http or https URL, not ftp' } } });
+    expect(ftp).toMatchObject({
+      status: 400,
+      body: { error: { code: 'validationFailed', message: 'baseUrl: must be an http or https URL, not ftp' } },
+    });
     const userinfo = await call('POST', 'restApiConnections', { ...crm, baseUrl: 'https://me:pw@api.example.com' });
-    expect(userinfo.body.error.message).toBe('baseUrl: must not carry credentials (user:password@); set them in the authentication settings');
+    expect(userinfo.body.error.message).toBe(
+      'baseUrl: must not carry credentials (user:password@); set them in the authentication settings',
+    );
     const unknown = await call('POST', 'restApiConnections', { ...crm, secret: 'x' });
     expect(unknown).toMatchObject({ status: 400, body: { error: { code: 'invalidRequest' } } });
     expect(unknown.body.error.message).toContain('unknown property "secret"');
@@ -145,7 +190,9 @@ describe('restApiConnections', () => {
   it('refuses a second connection with the same code and a change of code', async () => {
     await call('POST', 'restApiConnections', crm);
     expect(await call('POST', 'restApiConnections', crm)).toMatchObject({ status: 409, body: { error: { code: 'conflict' } } });
-    expect((await call('PATCH', "restApiConnections('crm')", { code: 'crm2' })).body.error.message).toBe('code: cannot change from "crm" to "crm2"; create a new one instead');
+    expect((await call('PATCH', "restApiConnections('crm')", { code: 'crm2' })).body.error.message).toBe(
+      'code: cannot change from "crm" to "crm2"; create a new one instead',
+    );
   });
 
   it('answers 404 for unknown codes and malformed keys', async () => {
@@ -167,7 +214,9 @@ describe('restApiConnections', () => {
     await call('POST', 'restApiEndpoints', customers);
     const refused = await call('DELETE', "restApiConnections('crm')");
     expect(refused).toMatchObject({ status: 409, body: { error: { code: 'conflict' } } });
-    expect(refused.body.error.message).toBe("REST API connection 'crm' is used by endpoint(s) 'crm.customers'; delete them or move them to another connection first.");
+    expect(refused.body.error.message).toBe(
+      "REST API connection 'crm' is used by endpoint(s) 'crm.customers'; delete them or move them to another connection first.",
+    );
     expect((await call('DELETE', "restApiEndpoints('crm.customers')")).status).toBe(204);
     expect((await call('DELETE', "restApiConnections('crm')")).status).toBe(204);
     expect((await call('GET', "restApiConnections('crm')")).status).toBe(404);
@@ -178,7 +227,9 @@ describe('restApiConnections', () => {
     await call('POST', 'restApiEndpoints', { ...customers, path: 'https://api.example.com/v2/customers' });
     const moved = await call('PATCH', "restApiConnections('crm')", { baseUrl: 'https://crm.example.org/v1' });
     expect(moved.status).toBe(409);
-    expect(moved.body.error.message).toContain("REST API endpoint 'crm.customers' would no longer be valid with this connection: path: is on https://api.example.com");
+    expect(moved.body.error.message).toContain(
+      "REST API endpoint 'crm.customers' would no longer be valid with this connection: path: is on https://api.example.com",
+    );
   });
 });
 
@@ -222,7 +273,10 @@ describe('restApiEndpoints', () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ pageSize: undefined }, 'pageSize: Page Number pagination needs a Page Size'],
       [{ pageParameterName: undefined }, 'pageParameterName: Page Number pagination needs a Page Parameter Name'],
-      [{ responseDataPath: '' }, 'responseDataPath: Page Number pagination needs a Response Data Path (the JSON path of the data array, e.g. "data" or "value") to count records; use "$" when the response root is the array'],
+      [
+        { responseDataPath: '' },
+        'responseDataPath: Page Number pagination needs a Response Data Path (the JSON path of the data array, e.g. "data" or "value") to count records; use "$" when the response root is the array',
+      ],
     ];
     for (const [change, message] of cases) {
       const res = await call('POST', 'restApiEndpoints', { ...customers, ...change });
@@ -233,7 +287,9 @@ describe('restApiEndpoints', () => {
   });
 
   it('refuses an unknown connection or integration', async () => {
-    expect((await call('POST', 'restApiEndpoints', { ...customers, connectionCode: 'nope' })).body.error.message).toBe('connectionCode: no REST API connection "nope"; create it first');
+    expect((await call('POST', 'restApiEndpoints', { ...customers, connectionCode: 'nope' })).body.error.message).toBe(
+      'connectionCode: no REST API connection "nope"; create it first',
+    );
     expect((await call('POST', 'restApiEndpoints', { ...customers, integrationSortingOrder: 99 })).body.error.message).toBe(
       'integrationSortingOrder: no integration with sortingOrder 99; create it first',
     );
@@ -243,10 +299,29 @@ describe('restApiEndpoints', () => {
     await call('POST', 'restApiEndpoints', customers);
     const refused = await call('PATCH', "restApiEndpoints('crm.customers')", { paginationType: 'nextLink' });
     expect(refused.body.error.message).toContain('nextLinkJsonPath: Next Link pagination needs a Next Link JSON Path');
-    const next = await call('PATCH', "restApiEndpoints('crm.customers')", { paginationType: 'nextLink', nextLinkJsonPath: '@odata.nextLink', responseDataPath: 'value' });
-    expect(next.body).toMatchObject({ paginationType: 'nextLink', nextLinkJsonPath: '@odata.nextLink', pageParameterName: null, pageSize: 100, responseDataPath: 'value' });
-    const offset = await call('PATCH', "restApiEndpoints('crm.customers')", { paginationType: 'offsetLimit', offsetParameterName: '$skip', limitParameterName: '$top' });
-    expect(offset.body).toMatchObject({ paginationType: 'offsetLimit', nextLinkJsonPath: null, offsetParameterName: '$skip', limitParameterName: '$top' });
+    const next = await call('PATCH', "restApiEndpoints('crm.customers')", {
+      paginationType: 'nextLink',
+      nextLinkJsonPath: '@odata.nextLink',
+      responseDataPath: 'value',
+    });
+    expect(next.body).toMatchObject({
+      paginationType: 'nextLink',
+      nextLinkJsonPath: '@odata.nextLink',
+      pageParameterName: null,
+      pageSize: 100,
+      responseDataPath: 'value',
+    });
+    const offset = await call('PATCH', "restApiEndpoints('crm.customers')", {
+      paginationType: 'offsetLimit',
+      offsetParameterName: '$skip',
+      limitParameterName: '$top',
+    });
+    expect(offset.body).toMatchObject({
+      paginationType: 'offsetLimit',
+      nextLinkJsonPath: null,
+      offsetParameterName: '$skip',
+      limitParameterName: '$top',
+    });
     const post = await call('PATCH', "restApiEndpoints('crm.customers')", { method: 'POST', body: '{"active":true}' });
     expect(post.body).toMatchObject({ method: 'POST', body: '{"active":true}' });
     expect((await call('PATCH', "restApiEndpoints('crm.customers')", { method: 'GET' })).body).toMatchObject({ method: 'GET', body: null });
@@ -314,12 +389,18 @@ describe('probes', () => {
 
   it('tests a connection that is not saved, validated like one that is', async () => {
     const { code: _code, ...unsaved } = local();
-    const ok = await call('POST', 'restApiConnections/Microsoft.NAV.testConnection', { ...unsaved, baseUrl: `${server.origin}/status/401` });
+    const ok = await call('POST', 'restApiConnections/Microsoft.NAV.testConnection', {
+      ...unsaved,
+      baseUrl: `${server.origin}/status/401`,
+    });
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ ok: false, status: 401 });
     expect(ok.body.message).toContain('check the credentials');
     const invalid = await call('POST', 'restApiConnections/Microsoft.NAV.testConnection', { ...unsaved, token: undefined });
-    expect(invalid).toMatchObject({ status: 400, body: { error: { code: 'validationFailed', message: 'token: bearer authentication needs a token' } } });
+    expect(invalid).toMatchObject({
+      status: 400,
+      body: { error: { code: 'validationFailed', message: 'token: bearer authentication needs a token' } },
+    });
     expect((await call('GET', 'restApiConnections')).body.value).toEqual([]);
   });
 
@@ -328,7 +409,13 @@ describe('probes', () => {
     await call('POST', 'restApiEndpoints', { ...customers, code: 'pages', connectionCode: 'local', path: '/page-number', pageSize: 10 });
     const res = await call('POST', "restApiEndpoints('pages')/Microsoft.NAV.previewFirstPage");
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ ok: true, status: 200, url: `${server.origin}/page-number?page=1`, recordCount: 10, next: { kind: 'next', url: `${server.origin}/page-number?page=2` } });
+    expect(res.body).toMatchObject({
+      ok: true,
+      status: 200,
+      url: `${server.origin}/page-number?page=1`,
+      recordCount: 10,
+      next: { kind: 'next', url: `${server.origin}/page-number?page=2` },
+    });
     expect(res.body.records[0]).toEqual({ id: 1, name: 'Record 1' });
     expect(res.text).not.toContain(TOKEN);
     expect(server.requests).toHaveLength(1);
@@ -336,7 +423,14 @@ describe('probes', () => {
 
   it('previews an endpoint that is not saved (a root array with "$")', async () => {
     await call('POST', 'restApiConnections', local());
-    const body = { connectionCode: 'local', path: 'root-array', paginationType: 'pageNumber', pageParameterName: 'page', pageSize: 10, responseDataPath: '$' };
+    const body = {
+      connectionCode: 'local',
+      path: 'root-array',
+      paginationType: 'pageNumber',
+      pageParameterName: 'page',
+      pageSize: 10,
+      responseDataPath: '$',
+    };
     const res = await call('POST', 'restApiEndpoints/Microsoft.NAV.previewFirstPage', body);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ ok: true, recordCount: 10, next: { kind: 'next' } });
@@ -347,7 +441,14 @@ describe('probes', () => {
   });
 
   it('answers 200 with ok false and the page error when the remote fails', async () => {
-    await call('POST', 'restApiConnections', { ...local(), authType: 'apiKey', token: undefined, apiKeyName: 'api_key', apiKeyIn: 'query', apiKey: 'query-key-never-shown' });
+    await call('POST', 'restApiConnections', {
+      ...local(),
+      authType: 'apiKey',
+      token: undefined,
+      apiKeyName: 'api_key',
+      apiKeyIn: 'query',
+      apiKey: 'query-key-never-shown',
+    });
     const res = await call('POST', 'restApiEndpoints/Microsoft.NAV.previewFirstPage', { connectionCode: 'local', path: 'status/404' });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ ok: false, error: { pageNo: 1, status: 404 } });

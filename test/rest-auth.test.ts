@@ -26,10 +26,20 @@ async function rejection(promise: Promise<unknown>): Promise<FetchError> {
 
 describe('static credentials', () => {
   it.each<[string, ConnectionAuth, (r: (typeof server.requests)[number]) => unknown, unknown]>([
-    ['basic', { type: 'basic', username: 'ann', password: 'pä ss' }, (r) => r.headers.authorization, `Basic ${Buffer.from('ann:pä ss').toString('base64')}`],
+    [
+      'basic',
+      { type: 'basic', username: 'ann', password: 'pä ss' },
+      (r) => r.headers.authorization,
+      `Basic ${Buffer.from('ann:pä ss').toString('base64')}`,
+    ],
     ['bearer', { type: 'bearer', token: 'tok-123' }, (r) => r.headers.authorization, 'Bearer tok-123'],
     ['API key in a header', { type: 'apiKey', in: 'header', name: 'X-Api-Key', value: 'k-123' }, (r) => r.headers['x-api-key'], 'k-123'],
-    ['API key in the query', { type: 'apiKey', in: 'query', name: 'apikey', value: 'k 123' }, (r) => new URL(r.url, 'http://x').searchParams.get('apikey'), 'k 123'],
+    [
+      'API key in the query',
+      { type: 'apiKey', in: 'query', name: 'apikey', value: 'k 123' },
+      (r) => new URL(r.url, 'http://x').searchParams.get('apikey'),
+      'k 123',
+    ],
     ['none', { type: 'none' }, (r) => r.headers.authorization, undefined],
   ])('%s: sent with every page request', async (_, auth, read, expected) => {
     await fetchPages(connectionTo(server.origin, { auth }), endpoint, () => {}, fakeTime().options);
@@ -41,7 +51,9 @@ describe('static credentials', () => {
     const seen = collector();
     await fetchPages(connectionTo(server.origin, { auth }), endpoint, seen.onPage, fakeTime().options);
     expect(seen.pages[1]!.url).toBe(`${server.origin}/next-absolute?cursor=2&apikey=[redacted]`);
-    const err = await rejection(fetchPages(connectionTo(server.origin, { auth }), endpointAt('/missing', paging.none()), () => {}, fakeTime().options));
+    const err = await rejection(
+      fetchPages(connectionTo(server.origin, { auth }), endpointAt('/missing', paging.none()), () => {}, fakeTime().options),
+    );
     expect(err.url).toBe(`${server.origin}/missing?apikey=[redacted]`);
     expect(err.message).not.toContain('k-secret-1');
   });
@@ -131,8 +143,16 @@ describe('OAuth2 client credentials', () => {
 describe('readTokenResponse', () => {
   const now = 1_000_000;
   it.each([
-    ['a bearer token with expires_in', '{"access_token":"a","token_type":"Bearer","expires_in":3600}', { accessToken: 'a', refreshAt: now + 3_540_000 }],
-    ['token_type in lower case', '{"access_token":"a","token_type":"bearer","expires_in":3600}', { accessToken: 'a', refreshAt: now + 3_540_000 }],
+    [
+      'a bearer token with expires_in',
+      '{"access_token":"a","token_type":"Bearer","expires_in":3600}',
+      { accessToken: 'a', refreshAt: now + 3_540_000 },
+    ],
+    [
+      'token_type in lower case',
+      '{"access_token":"a","token_type":"bearer","expires_in":3600}',
+      { accessToken: 'a', refreshAt: now + 3_540_000 },
+    ],
     ['expires_in as a string', '{"access_token":"a","expires_in":"600"}', { accessToken: 'a', refreshAt: now + 540_000 }],
     ['a short-lived token keeps half its lifetime', '{"access_token":"a","expires_in":60}', { accessToken: 'a', refreshAt: now + 30_000 }],
     ['no expires_in: reused until a 401', '{"access_token":"a"}', { accessToken: 'a', refreshAt: null }],
@@ -143,7 +163,11 @@ describe('readTokenResponse', () => {
   it.each([
     ['not JSON', '<html>', "the token endpoint's answer is not JSON: <html>"],
     ['no access_token', '{"token_type":"Bearer"}', "the token endpoint's answer has no access_token"],
-    ['another token type', '{"access_token":"a","token_type":"mac"}', 'the token endpoint issued a token of type "mac"; only Bearer tokens are supported'],
+    [
+      'another token type',
+      '{"access_token":"a","token_type":"mac"}',
+      'the token endpoint issued a token of type "mac"; only Bearer tokens are supported',
+    ],
   ])('refuses %s', (_, text, message) => {
     expect(() => readTokenResponse(text, now)).toThrow(new AuthError(message));
   });

@@ -8,7 +8,13 @@ import { AppError } from '../src/core/errors.js';
 import { getEntry } from '../src/job-queue/entries.js';
 import { createSecretBox, SecretDecryptionError, SECRET_KEY_FILE } from '../src/rest-source/secrets.js';
 import { loadConnection, loadEndpoint } from '../src/rest-source/store.js';
-import { validateConnection, validateEndpoint, type ConnectionInput, type ConnectionSettings, type EndpointInput } from '../src/rest-source/validate.js';
+import {
+  validateConnection,
+  validateEndpoint,
+  type ConnectionInput,
+  type ConnectionSettings,
+  type EndpointInput,
+} from '../src/rest-source/validate.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 
 const EXAMPLE = path.resolve(import.meta.dirname, '../examples/customers.yaml');
@@ -143,38 +149,153 @@ describe('connection validation', () => {
 
   const cases: [string, ConnectionInput, string][] = [
     ['a base URL with another scheme', { ...basic, baseUrl: 'ftp://files.example.com/' }, 'baseUrl: must be an http or https URL, not ftp'],
-    ['a base URL with credentials', { ...basic, baseUrl: 'https://user:pw@api.example.com/' }, 'baseUrl: must not carry credentials (user:password@); set them in the authentication settings'],
+    [
+      'a base URL with credentials',
+      { ...basic, baseUrl: 'https://user:pw@api.example.com/' },
+      'baseUrl: must not carry credentials (user:password@); set them in the authentication settings',
+    ],
     ['a relative base URL', { ...basic, baseUrl: '/v1/customers' }, 'baseUrl: "/v1/customers" is not an absolute URL'],
-    ['a base URL with a query', { ...basic, baseUrl: 'https://api.example.com/?key=1' }, 'baseUrl: must not carry a query; put query parameters in "query"'],
+    [
+      'a base URL with a query',
+      { ...basic, baseUrl: 'https://api.example.com/?key=1' },
+      'baseUrl: must not carry a query; put query parameters in "query"',
+    ],
     ['a code with a space', { ...basic, code: 'my crm' }, 'code: "my crm" is not a valid code'],
     ['a code of 51 characters', { ...basic, code: 'a'.repeat(51) }, 'code: "aaaa'],
     ['a timeout below 100 ms', { ...basic, timeoutMs: 99 }, 'timeoutMs: must be a whole number from 100 to 300000, got 99'],
     ['a timeout above 5 minutes', { ...basic, timeoutMs: 300_001 }, 'timeoutMs: must be a whole number from 100 to 300000, got 300001'],
     ['more than 10 retries', { ...basic, maxRetries: 11 }, 'maxRetries: must be a whole number from 0 to 10, got 11'],
     ['a negative delay', { ...basic, initialDelayMs: -1 }, 'initialDelayMs: must be a whole number from 0 to 60000, got -1'],
-    ['an unknown auth type', { ...basic, authType: 'digest' }, 'authType: "digest" is not allowed; use one of none, basic, bearer, apiKey, oauth2ClientCredentials'],
+    [
+      'an unknown auth type',
+      { ...basic, authType: 'digest' },
+      'authType: "digest" is not allowed; use one of none, basic, bearer, apiKey, oauth2ClientCredentials',
+    ],
     ['basic without a username', { ...basic, username: undefined }, 'username: basic authentication needs a username'],
     ['basic without a password', { ...basic, password: undefined }, 'password: basic authentication needs a password'],
     ['a username with a colon', { ...basic, username: 'a:b' }, 'username: must not contain ":"'],
-    ['bearer without a token', { code: 'x', baseUrl: 'https://a.example', authType: 'bearer' }, 'token: bearer authentication needs a token'],
-    ['bearer with an empty token', { code: 'x', baseUrl: 'https://a.example', authType: 'bearer', token: '' }, 'token: bearer authentication needs a token'],
-    ['a setting of another auth type', { ...basic, authType: 'bearer', token: 't' }, 'username: only authType basic uses username; authType is bearer'],
-    ['a secret of another auth type', { code: 'x', baseUrl: 'https://a.example', authType: 'bearer', token: 't', clientSecret: 's' }, 'clientSecret: only authType oauth2ClientCredentials uses clientSecret; authType is bearer'],
-    ['apiKey without a name', { code: 'x', baseUrl: 'https://a.example', authType: 'apiKey', apiKeyIn: 'header', apiKey: 'k' }, 'apiKeyName: API key authentication needs apiKeyName'],
-    ['apiKey without where it goes', { code: 'x', baseUrl: 'https://a.example', authType: 'apiKey', apiKeyName: 'X-Key', apiKey: 'k' }, 'apiKeyIn: API key authentication needs apiKeyIn: header or query'],
-    ['apiKey in a cookie', { code: 'x', baseUrl: 'https://a.example', authType: 'apiKey', apiKeyName: 'k', apiKeyIn: 'cookie', apiKey: 'k' }, 'apiKeyIn: "cookie" is not allowed; use one of header, query'],
-    ['apiKey without the key', { code: 'x', baseUrl: 'https://a.example', authType: 'apiKey', apiKeyName: 'X-Key', apiKeyIn: 'header' }, 'apiKey: API key authentication needs apiKey (the key itself)'],
-    ['apiKey header also configured', { code: 'x', baseUrl: 'https://a.example', authType: 'apiKey', apiKeyName: 'X-Key', apiKeyIn: 'header', apiKey: 'k', headers: { 'x-key': 'v' } }, 'headers.x-key: the API key is sent in header X-Key; remove it from headers'],
-    ['apiKey query parameter also configured', { code: 'x', baseUrl: 'https://a.example', authType: 'apiKey', apiKeyName: 'key', apiKeyIn: 'query', apiKey: 'k', query: { key: 'v' } }, 'query.key: the API key is sent in query parameter key; remove it from query'],
-    ['oauth2 without a token URL', { code: 'x', baseUrl: 'https://a.example', authType: 'oauth2ClientCredentials', clientId: 'c', clientSecret: 's' }, 'tokenUrl: OAuth2 client credentials need a tokenUrl'],
-    ['oauth2 with a token URL of another scheme', { code: 'x', baseUrl: 'https://a.example', authType: 'oauth2ClientCredentials', tokenUrl: 'file:///etc/passwd', clientId: 'c', clientSecret: 's' }, 'tokenUrl: must be an http or https URL, not file'],
-    ['oauth2 without a client id', { code: 'x', baseUrl: 'https://a.example', authType: 'oauth2ClientCredentials', tokenUrl: 'https://login.example/token', clientSecret: 's' }, 'clientId: OAuth2 client credentials need a clientId'],
-    ['oauth2 without a client secret', { code: 'x', baseUrl: 'https://a.example', authType: 'oauth2ClientCredentials', tokenUrl: 'https://login.example/token', clientId: 'c' }, 'clientSecret: OAuth2 client credentials need a clientSecret'],
+    [
+      'bearer without a token',
+      { code: 'x', baseUrl: 'https://a.example', authType: 'bearer' },
+      'token: bearer authentication needs a token',
+    ],
+    [
+      'bearer with an empty token',
+      { code: 'x', baseUrl: 'https://a.example', authType: 'bearer', token: '' },
+      'token: bearer authentication needs a token',
+    ],
+    [
+      'a setting of another auth type',
+      { ...basic, authType: 'bearer', token: 't' },
+      'username: only authType basic uses username; authType is bearer',
+    ],
+    [
+      'a secret of another auth type',
+      { code: 'x', baseUrl: 'https://a.example', authType: 'bearer', token: 't', clientSecret: 's' },
+      'clientSecret: only authType oauth2ClientCredentials uses clientSecret; authType is bearer',
+    ],
+    [
+      'apiKey without a name',
+      { code: 'x', baseUrl: 'https://a.example', authType: 'apiKey', apiKeyIn: 'header', apiKey: 'k' },
+      'apiKeyName: API key authentication needs apiKeyName',
+    ],
+    [
+      'apiKey without where it goes',
+      { code: 'x', baseUrl: 'https://a.example', authType: 'apiKey', apiKeyName: 'X-Key', apiKey: 'k' },
+      'apiKeyIn: API key authentication needs apiKeyIn: header or query',
+    ],
+    [
+      'apiKey in a cookie',
+      { code: 'x', baseUrl: 'https://a.example', authType: 'apiKey', apiKeyName: 'k', apiKeyIn: 'cookie', apiKey: 'k' },
+      'apiKeyIn: "cookie" is not allowed; use one of header, query',
+    ],
+    [
+      'apiKey without the key',
+      { code: 'x', baseUrl: 'https://a.example', authType: 'apiKey', apiKeyName: 'X-Key', apiKeyIn: 'header' },
+      'apiKey: API key authentication needs apiKey (the key itself)',
+    ],
+    [
+      'apiKey header also configured',
+      {
+        code: 'x',
+        baseUrl: 'https://a.example',
+        authType: 'apiKey',
+        apiKeyName: 'X-Key',
+        apiKeyIn: 'header',
+        apiKey: 'k',
+        headers: { 'x-key': 'v' },
+      },
+      'headers.x-key: the API key is sent in header X-Key; remove it from headers',
+    ],
+    [
+      'apiKey query parameter also configured',
+      {
+        code: 'x',
+        baseUrl: 'https://a.example',
+        authType: 'apiKey',
+        apiKeyName: 'key',
+        apiKeyIn: 'query',
+        apiKey: 'k',
+        query: { key: 'v' },
+      },
+      'query.key: the API key is sent in query parameter key; remove it from query',
+    ],
+    [
+      'oauth2 without a token URL',
+      { code: 'x', baseUrl: 'https://a.example', authType: 'oauth2ClientCredentials', clientId: 'c', clientSecret: 's' },
+      'tokenUrl: OAuth2 client credentials need a tokenUrl',
+    ],
+    [
+      'oauth2 with a token URL of another scheme',
+      {
+        code: 'x',
+        baseUrl: 'https://a.example',
+        authType: 'oauth2ClientCredentials',
+        tokenUrl: 'file:///etc/passwd',
+        clientId: 'c',
+        clientSecret: 's',
+      },
+      'tokenUrl: must be an http or https URL, not file',
+    ],
+    [
+      'oauth2 without a client id',
+      {
+        code: 'x',
+        baseUrl: 'https://a.example',
+        authType: 'oauth2ClientCredentials',
+        tokenUrl: 'https://login.example/token',
+        clientSecret: 's',
+      },
+      'clientId: OAuth2 client credentials need a clientId',
+    ],
+    [
+      'oauth2 without a client secret',
+      {
+        code: 'x',
+        baseUrl: 'https://a.example',
+        authType: 'oauth2ClientCredentials',
+        tokenUrl: 'https://login.example/token',
+        clientId: 'c',
+      },
+      'clientSecret: OAuth2 client credentials need a clientSecret',
+    ],
     ['a header name with a space', { ...basic, headers: { 'X Tenant': '1' } }, 'headers.X Tenant: "X Tenant" is not a valid header name'],
-    ['a header the HTTP client sets', { ...basic, headers: { 'Content-Length': '10' } }, 'headers.Content-Length: Content-Length is set by the HTTP client and cannot be configured'],
-    ['a header value with a line break', { ...basic, headers: { 'X-A': 'a\r\nX-B: b' } }, 'headers.X-A: the value must not contain line breaks'],
+    [
+      'a header the HTTP client sets',
+      { ...basic, headers: { 'Content-Length': '10' } },
+      'headers.Content-Length: Content-Length is set by the HTTP client and cannot be configured',
+    ],
+    [
+      'a header value with a line break',
+      { ...basic, headers: { 'X-A': 'a\r\nX-B: b' } },
+      'headers.X-A: the value must not contain line breaks',
+    ],
     ['a header given twice', { ...basic, headers: { 'X-A': '1', 'x-a': '2' } }, 'headers.x-a: "x-a" is given twice (also "X-A")'],
-    ['an Authorization header beside basic auth', { ...basic, headers: { Authorization: 'Bearer x' } }, 'headers.Authorization: authType basic sets the Authorization header; remove it from headers'],
+    [
+      'an Authorization header beside basic auth',
+      { ...basic, headers: { Authorization: 'Bearer x' } },
+      'headers.Authorization: authType basic sets the Authorization header; remove it from headers',
+    ],
   ];
   it.each(cases)('refuses %s', (_name, input, message) => {
     const err = failure(() => validateConnection(input));
@@ -204,13 +325,35 @@ const offsetLimit: EndpointInput = {
   offsetParameterName: 'offset',
   limitParameterName: 'limit',
 };
-const nextLink: EndpointInput = { code: 'odata', connectionCode: 'crm', path: 'Customers', integrationSortingOrder: 10, paginationType: 'nextLink', nextLinkJsonPath: '@odata.nextLink', responseDataPath: 'value' };
+const nextLink: EndpointInput = {
+  code: 'odata',
+  connectionCode: 'crm',
+  path: 'Customers',
+  integrationSortingOrder: 10,
+  paginationType: 'nextLink',
+  nextLinkJsonPath: '@odata.nextLink',
+  responseDataPath: 'value',
+};
 
 describe('endpoint validation', () => {
   it('fills the defaults and maps to the pagination engine’s settings', () => {
     const settings = validateEndpoint({ code: 'one', connectionCode: 'crm', path: '', integrationSortingOrder: 10 }, context);
-    expect(settings).toMatchObject({ method: 'GET', paginationType: 'none', maxPages: 100, pageSize: null, responseDataPath: '', scheduleSeconds: null, allowCrossOrigin: false, body: null });
-    expect(validateEndpoint(offsetLimit, context)).toMatchObject({ offsetParameterName: 'offset', limitParameterName: 'limit', pageParameterName: null, pageSize: 100 });
+    expect(settings).toMatchObject({
+      method: 'GET',
+      paginationType: 'none',
+      maxPages: 100,
+      pageSize: null,
+      responseDataPath: '',
+      scheduleSeconds: null,
+      allowCrossOrigin: false,
+      body: null,
+    });
+    expect(validateEndpoint(offsetLimit, context)).toMatchObject({
+      offsetParameterName: 'offset',
+      limitParameterName: 'limit',
+      pageParameterName: null,
+      pageSize: 100,
+    });
   });
 
   it('accepts "$" as the Response Data Path of a root array and gives the engine ""', async () => {
@@ -218,7 +361,9 @@ describe('endpoint validation', () => {
     try {
       await applyConfigFile(t.db, EXAMPLE, clock);
       const box = createSecretBox({ secretKey: 'k', dataDir: t.dir });
-      await applyConfig(t.db, { restApiConnections: [basic], restApiEndpoints: [{ ...pageNumber, responseDataPath: '$' }] }, clock, { secrets: box });
+      await applyConfig(t.db, { restApiConnections: [basic], restApiEndpoints: [{ ...pageNumber, responseDataPath: '$' }] }, clock, {
+        secrets: box,
+      });
       const endpoint = await loadEndpoint(t.db, 'customers');
       expect(endpoint.pagination).toEqual({ type: 'pageNumber', pageParam: 'page', pageSize: 100, maxPages: 100, responseDataPath: '' });
     } finally {
@@ -227,25 +372,69 @@ describe('endpoint validation', () => {
   });
 
   const cases: [string, EndpointInput, string][] = [
-    ['Page Number without a Page Size', { ...pageNumber, pageSize: undefined }, 'pageSize: Page Number pagination needs a Page Size: the number of records the API really returns per page (1 to 100000)'],
-    ['Page Number without a Page Parameter Name', { ...pageNumber, pageParameterName: undefined }, 'pageParameterName: Page Number pagination needs a Page Parameter Name'],
-    ['Page Number with a blank Page Parameter Name', { ...pageNumber, pageParameterName: ' ' }, 'pageParameterName: Page Number pagination needs a Page Parameter Name'],
+    [
+      'Page Number without a Page Size',
+      { ...pageNumber, pageSize: undefined },
+      'pageSize: Page Number pagination needs a Page Size: the number of records the API really returns per page (1 to 100000)',
+    ],
+    [
+      'Page Number without a Page Parameter Name',
+      { ...pageNumber, pageParameterName: undefined },
+      'pageParameterName: Page Number pagination needs a Page Parameter Name',
+    ],
+    [
+      'Page Number with a blank Page Parameter Name',
+      { ...pageNumber, pageParameterName: ' ' },
+      'pageParameterName: Page Number pagination needs a Page Parameter Name',
+    ],
     [
       'Page Number without a Response Data Path',
       { ...pageNumber, responseDataPath: '' },
       'responseDataPath: Page Number pagination needs a Response Data Path (the JSON path of the data array, e.g. "data" or "value") to count records; use "$" when the response root is the array',
     ],
     ['Offset/Limit without a Page Size', { ...offsetLimit, pageSize: null }, 'pageSize: Offset/Limit pagination needs a Page Size'],
-    ['Offset/Limit without an Offset Parameter Name', { ...offsetLimit, offsetParameterName: undefined }, 'offsetParameterName: Offset/Limit pagination needs an Offset Parameter Name'],
-    ['Offset/Limit without a Limit Parameter Name', { ...offsetLimit, limitParameterName: null }, 'limitParameterName: Offset/Limit pagination needs a Limit Parameter Name'],
-    ['Offset/Limit with one name for both', { ...offsetLimit, limitParameterName: 'offset' }, 'limitParameterName: must differ from offsetParameterName (both are "offset")'],
-    ['Offset/Limit without a Response Data Path', { ...offsetLimit, responseDataPath: undefined }, 'responseDataPath: Offset/Limit pagination needs a Response Data Path'],
-    ['Next Link without a Next Link JSON Path', { ...nextLink, nextLinkJsonPath: undefined }, 'nextLinkJsonPath: Next Link pagination needs a Next Link JSON Path'],
+    [
+      'Offset/Limit without an Offset Parameter Name',
+      { ...offsetLimit, offsetParameterName: undefined },
+      'offsetParameterName: Offset/Limit pagination needs an Offset Parameter Name',
+    ],
+    [
+      'Offset/Limit without a Limit Parameter Name',
+      { ...offsetLimit, limitParameterName: null },
+      'limitParameterName: Offset/Limit pagination needs a Limit Parameter Name',
+    ],
+    [
+      'Offset/Limit with one name for both',
+      { ...offsetLimit, limitParameterName: 'offset' },
+      'limitParameterName: must differ from offsetParameterName (both are "offset")',
+    ],
+    [
+      'Offset/Limit without a Response Data Path',
+      { ...offsetLimit, responseDataPath: undefined },
+      'responseDataPath: Offset/Limit pagination needs a Response Data Path',
+    ],
+    [
+      'Next Link without a Next Link JSON Path',
+      { ...nextLink, nextLinkJsonPath: undefined },
+      'nextLinkJsonPath: Next Link pagination needs a Next Link JSON Path',
+    ],
     ['a Next Link JSON Path that is not JSONPath', { ...nextLink, nextLinkJsonPath: '$..[' }, 'nextLinkJsonPath: invalid JSONPath "$..["'],
     ['a Response Data Path with a wildcard', { ...pageNumber, responseDataPath: 'data[*]' }, 'responseDataPath: invalid path "data[*]"'],
-    ['an unknown pagination type', { ...pageNumber, paginationType: 'cursor' }, 'paginationType: "cursor" is not allowed; use one of none, nextLink, pageNumber, offsetLimit'],
-    ['a setting of another pagination type', { ...pageNumber, nextLinkJsonPath: 'next' }, 'nextLinkJsonPath: only Next Link pagination uses nextLinkJsonPath; paginationType is pageNumber'],
-    ['cross-origin links without Next Link', { ...pageNumber, allowCrossOrigin: true }, 'allowCrossOrigin: only Next Link pagination uses allowCrossOrigin'],
+    [
+      'an unknown pagination type',
+      { ...pageNumber, paginationType: 'cursor' },
+      'paginationType: "cursor" is not allowed; use one of none, nextLink, pageNumber, offsetLimit',
+    ],
+    [
+      'a setting of another pagination type',
+      { ...pageNumber, nextLinkJsonPath: 'next' },
+      'nextLinkJsonPath: only Next Link pagination uses nextLinkJsonPath; paginationType is pageNumber',
+    ],
+    [
+      'cross-origin links without Next Link',
+      { ...pageNumber, allowCrossOrigin: true },
+      'allowCrossOrigin: only Next Link pagination uses allowCrossOrigin',
+    ],
     ['a Page Size of 0', { ...pageNumber, pageSize: 0 }, 'pageSize: must be a whole number from 1 to 100000, got 0'],
     ['a Page Size above 100000', { ...pageNumber, pageSize: 100_001 }, 'pageSize: must be a whole number from 1 to 100000, got 100001'],
     ['Max Pages of 0', { ...pageNumber, maxPages: 0 }, 'maxPages: must be a whole number from 1 to 100000, got 0'],
@@ -254,13 +443,25 @@ describe('endpoint validation', () => {
     ['an unknown method', { ...pageNumber, method: 'DELETE' }, 'method: "DELETE" is not allowed; use one of GET, POST'],
     ['a body on GET', { ...pageNumber, body: '{}' }, 'body: only POST requests carry a body; method is GET'],
     ['a body that is not JSON', { ...pageNumber, method: 'POST', body: '{filter:' }, 'body: is not a JSON text'],
-    ['a path on another origin', { ...pageNumber, path: 'https://evil.example/customers' }, 'path: is on https://evil.example, not on the origin of connection "crm" (https://api.example.com)'],
+    [
+      'a path on another origin',
+      { ...pageNumber, path: 'https://evil.example/customers' },
+      'path: is on https://evil.example, not on the origin of connection "crm" (https://api.example.com)',
+    ],
     ['a path of another scheme', { ...pageNumber, path: 'ftp://api.example.com/x' }, 'path: must be a path, or an http or https URL'],
     ['a protocol-relative path', { ...pageNumber, path: '//evil.example/x' }, 'path: must not start with "//"'],
     ['a path with credentials', { ...pageNumber, path: 'https://u:p@api.example.com/x' }, 'path: must not carry credentials'],
     ['a path with a space', { ...pageNumber, path: 'my customers' }, 'path: must not contain spaces'],
-    ['a page parameter also in the query', { ...pageNumber, query: { page: '1' } }, 'pageParameterName: "page" is also set in the endpoint query; the paginator sets it on every request, so remove it there'],
-    ['an Authorization header beside the connection’s auth', { ...pageNumber, headers: { authorization: 'x' } }, 'headers.authorization: connection "crm" (authType basic) sets the Authorization header'],
+    [
+      'a page parameter also in the query',
+      { ...pageNumber, query: { page: '1' } },
+      'pageParameterName: "page" is also set in the endpoint query; the paginator sets it on every request, so remove it there',
+    ],
+    [
+      'an Authorization header beside the connection’s auth',
+      { ...pageNumber, headers: { authorization: 'x' } },
+      'headers.authorization: connection "crm" (authType basic) sets the Authorization header',
+    ],
   ];
   it.each(cases)('refuses %s', (_name, input, message) => {
     const err = failure(() => validateEndpoint(input, context));
@@ -269,12 +470,18 @@ describe('endpoint validation', () => {
   });
 
   it('refuses an unknown connection or integration', () => {
-    expect(failure(() => validateEndpoint(pageNumber, { connection: undefined, integrationExists: true })).message).toBe('connectionCode: no REST API connection "crm"; create it first');
-    expect(failure(() => validateEndpoint(pageNumber, { connection, integrationExists: false })).message).toBe('integrationSortingOrder: no integration with sortingOrder 10; create it first');
+    expect(failure(() => validateEndpoint(pageNumber, { connection: undefined, integrationExists: true })).message).toBe(
+      'connectionCode: no REST API connection "crm"; create it first',
+    );
+    expect(failure(() => validateEndpoint(pageNumber, { connection, integrationExists: false })).message).toBe(
+      'integrationSortingOrder: no integration with sortingOrder 10; create it first',
+    );
   });
 
   it('accepts an absolute path on the connection’s origin and a POST with a JSON body', () => {
-    expect(validateEndpoint({ ...pageNumber, path: 'https://api.example.com/v2/customers' }, context).path).toBe('https://api.example.com/v2/customers');
+    expect(validateEndpoint({ ...pageNumber, path: 'https://api.example.com/v2/customers' }, context).path).toBe(
+      'https://api.example.com/v2/customers',
+    );
     expect(validateEndpoint({ ...pageNumber, method: 'POST', body: '{"active":true}' }, context).body).toBe('{"active":true}');
   });
 });
@@ -294,7 +501,15 @@ describe('ifw apply with REST API connections and endpoints', () => {
   });
 
   const doc = () => ({
-    restApiConnections: [{ code: 'crm', baseUrl: 'https://api.example.com/v1', authType: 'bearer', token: '${ENV:CRM_TOKEN}', headers: { 'X-Tenant': 'acme' } }],
+    restApiConnections: [
+      {
+        code: 'crm',
+        baseUrl: 'https://api.example.com/v1',
+        authType: 'bearer',
+        token: '${ENV:CRM_TOKEN}',
+        headers: { 'X-Tenant': 'acme' },
+      },
+    ],
     restApiEndpoints: [{ ...pageNumber, scheduleSeconds: 3600 }],
   });
 
@@ -312,7 +527,9 @@ describe('ifw apply with REST API connections and endpoints', () => {
     expect(again.restApiConnections[0]?.result).toBe('unchanged');
     expect(again.restApiEndpoints[0]?.result).toBe('unchanged');
     expect(again.summary.created + again.summary.updated).toBe(0);
-    expect((t.db.sqlite.prepare('select secrets from ifw_rest_connection where code = ?').get('crm') as { secrets: string }).secrets).toBe(stored.secrets);
+    expect((t.db.sqlite.prepare('select secrets from ifw_rest_connection where code = ?').get('crm') as { secrets: string }).secrets).toBe(
+      stored.secrets,
+    );
   });
 
   it('reports a changed secret by name only, and keeps a secret the document leaves out', async () => {
@@ -344,15 +561,21 @@ describe('ifw apply with REST API connections and endpoints', () => {
 
   it('refuses codes declared twice and unknown properties', async () => {
     const twice = { restApiConnections: [basic, basic] };
-    expect((await rejection(applyConfig(t.db, twice, clock, { secrets: box }))).message).toBe('restApiConnections[1].code: "crm" is declared twice (also restApiConnections[0])');
+    expect((await rejection(applyConfig(t.db, twice, clock, { secrets: box }))).message).toBe(
+      'restApiConnections[1].code: "crm" is declared twice (also restApiConnections[0])',
+    );
     const unknown = { restApiEndpoints: [{ ...pageNumber, pageParam: 'page' }] };
-    expect((await rejection(applyConfig(t.db, unknown, clock, { secrets: box }))).message).toBe('restApiEndpoints[0]: unknown property "pageParam"');
+    expect((await rejection(applyConfig(t.db, unknown, clock, { secrets: box }))).message).toBe(
+      'restApiEndpoints[0]: unknown property "pageParam"',
+    );
   });
 
   it('removes the schedule entry when the declaration drops the schedule', async () => {
     await applyConfig(t.db, doc(), clock, { secrets: box, env: { CRM_TOKEN: 't' } });
     const d = doc();
-    const report = await applyConfig(t.db, { restApiEndpoints: [{ ...d.restApiEndpoints[0]!, scheduleSeconds: null }] }, clock, { secrets: box });
+    const report = await applyConfig(t.db, { restApiEndpoints: [{ ...d.restApiEndpoints[0]!, scheduleSeconds: null }] }, clock, {
+      secrets: box,
+    });
     expect(report.restApiEndpoints[0]).toEqual({ code: 'customers', result: 'updated', changes: ['settings changed: scheduleSeconds'] });
     expect(await getEntry(t.db, 'endpoint:customers')).toBeUndefined();
   });

@@ -18,7 +18,16 @@ beforeAll(async () => {
   await applyConfig(
     t.service.db,
     {
-      targetTables: [{ name: 'item', primaryKey: ['id'], fields: [{ name: 'id', type: 'integer' }, { name: 'name', type: 'text', maxLength: 20, required: true }] }],
+      targetTables: [
+        {
+          name: 'item',
+          primaryKey: ['id'],
+          fields: [
+            { name: 'id', type: 'integer' },
+            { name: 'name', type: 'text', maxLength: 20, required: true },
+          ],
+        },
+      ],
       integrations: [
         {
           sortingOrder: 80,
@@ -53,7 +62,12 @@ const call = async (method: 'GET' | 'POST' | 'DELETE' | 'PATCH', url: string, pa
 
 describe('REST API imports through the service', () => {
   it('configures an Offset/Limit endpoint, runs it on the job queue and lands every record once', async () => {
-    const connection = await call('POST', 'restApiConnections', { code: 'paging', baseUrl: server.origin, authType: 'bearer', token: 's3cret-token' });
+    const connection = await call('POST', 'restApiConnections', {
+      code: 'paging',
+      baseUrl: server.origin,
+      authType: 'bearer',
+      token: 's3cret-token',
+    });
     expect(connection.status, JSON.stringify(connection.body)).toBe(201);
     expect(JSON.stringify(connection.body)).not.toContain('s3cret-token');
     expect(connection.body.tokenIsSet).toBe(true);
@@ -126,6 +140,8 @@ describe('REST API imports through the service', () => {
 
   it('documents the REST API entity sets in the OpenAPI document', async () => {
     const doc = (await t.inject({ url: '/docs/json' })).json();
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining([`${API}/restApiConnections`, `${API}/restApiEndpoints({key})`, `${API}/importRuns({key})`]));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([`${API}/restApiConnections`, `${API}/restApiEndpoints({key})`, `${API}/importRuns({key})`]),
+    );
   });
 });

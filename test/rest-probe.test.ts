@@ -13,7 +13,12 @@ beforeEach(() => server.reset({ records: 23, pageSize: 10 }));
 describe('testConnection', () => {
   it('is ok when the base URL answers, and sends the credentials', async () => {
     const connection = connectionTo(server.origin, { auth: { type: 'bearer', token: 'tok-1234' } });
-    expect(await testConnection(connection, fakeTime().options)).toEqual({ ok: true, status: 200, url: server.origin + '/', message: 'reachable: the service answered 200 OK' });
+    expect(await testConnection(connection, fakeTime().options)).toEqual({
+      ok: true,
+      status: 200,
+      url: server.origin + '/',
+      message: 'reachable: the service answered 200 OK',
+    });
     expect(server.requests[0]!.headers.authorization).toBe('Bearer tok-1234');
   });
 
@@ -46,7 +51,13 @@ describe('testConnection', () => {
 
   it('reports a failing token endpoint without the client secret', async () => {
     server.tokenResponse = () => ({ status: 401, body: { error: 'invalid_client' } });
-    const auth = { type: 'oauth2ClientCredentials', tokenUrl: `${server.origin}/oauth/token`, clientId: 'c', clientSecret: 'very-secret', scope: null } as const;
+    const auth = {
+      type: 'oauth2ClientCredentials',
+      tokenUrl: `${server.origin}/oauth/token`,
+      clientId: 'c',
+      clientSecret: 'very-secret',
+      scope: null,
+    } as const;
     const result = await testConnection(connectionTo(server.origin, { auth }), fakeTime().options);
     expect(result.ok).toBe(false);
     expect(result.message).toBe(
@@ -64,7 +75,11 @@ describe('testConnection', () => {
 
 describe('previewFirstPage', () => {
   it('fetches page 1 only and shows its first 5 records and the next URL', async () => {
-    const preview = await previewFirstPage(connectionTo(server.origin), endpointAt('/offset-limit', paging.offsetLimit()), fakeTime().options);
+    const preview = await previewFirstPage(
+      connectionTo(server.origin),
+      endpointAt('/offset-limit', paging.offsetLimit()),
+      fakeTime().options,
+    );
     expect(preview).toEqual({
       url: `${server.origin}/offset-limit?offset=0&limit=10`,
       status: 200,
@@ -76,25 +91,40 @@ describe('previewFirstPage', () => {
   });
 
   it('says when pagination would stop after page 1 and why', async () => {
-    const preview = await previewFirstPage(connectionTo(server.origin), endpointAt('/page-number', paging.pageNumber({ pageSize: 50 })), fakeTime().options);
+    const preview = await previewFirstPage(
+      connectionTo(server.origin),
+      endpointAt('/page-number', paging.pageNumber({ pageSize: 50 })),
+      fakeTime().options,
+    );
     expect(preview.next).toEqual({
       kind: 'stop',
       reason: 'shortPage',
-      detail: 'page 1 has 10 records, fewer than Page Size 50: the last page; if the API has more records, Page Size is larger than its real page size',
+      detail:
+        'page 1 has 10 records, fewer than Page Size 50: the last page; if the API has more records, Page Size is larger than its real page size',
     });
   });
 
   it('explains a Response Data Path that finds no records', async () => {
-    const preview = await previewFirstPage(connectionTo(server.origin), endpointAt('/odata/Customers', paging.pageNumber({ responseDataPath: 'data' })), fakeTime().options);
+    const preview = await previewFirstPage(
+      connectionTo(server.origin),
+      endpointAt('/odata/Customers', paging.pageNumber({ responseDataPath: 'data' })),
+      fakeTime().options,
+    );
     expect(preview.recordCount).toBeNull();
     expect(preview.records).toEqual([]);
     expect(preview.next).toMatchObject({ kind: 'stop', reason: 'recordsNotCountable' });
-    expect(preview.next.kind === 'stop' && preview.next.warning).toContain('Response Data Path "data" finds nothing in the response (the response has properties "@odata.context", "value", "@odata.nextLink")');
+    expect(preview.next.kind === 'stop' && preview.next.warning).toContain(
+      'Response Data Path "data" finds nothing in the response (the response has properties "@odata.context", "value", "@odata.nextLink")',
+    );
   });
 
   it('reports what would fail on page 2 (a refused cross-origin link) without following it', async () => {
     server.setFaults([{ kind: 'crossOriginLink', page: 1, origin: 'https://elsewhere.example' }]);
-    const preview = await previewFirstPage(connectionTo(server.origin), endpointAt('/next-absolute', paging.nextLink('next')), fakeTime().options);
+    const preview = await previewFirstPage(
+      connectionTo(server.origin),
+      endpointAt('/next-absolute', paging.nextLink('next')),
+      fakeTime().options,
+    );
     expect(preview.next.kind).toBe('fail');
     expect(preview.next.kind === 'fail' && preview.next.error).toContain('points to another origin (https://elsewhere.example)');
   });
@@ -102,6 +132,8 @@ describe('previewFirstPage', () => {
   it('throws FetchError when page 1 fails', async () => {
     const preview = previewFirstPage(connectionTo(server.origin), endpointAt('/status/500', paging.none()), { ...fakeTime().options });
     await expect(preview).rejects.toBeInstanceOf(FetchError);
-    await expect(preview).rejects.toThrow(`page 1 (GET ${server.origin}/status/500): the service answered 500 Internal Server Error after 4 attempts: {"error":"as requested"}`);
+    await expect(preview).rejects.toThrow(
+      `page 1 (GET ${server.origin}/status/500): the service answered 500 Internal Server Error after 4 attempts: {"error":"as requested"}`,
+    );
   });
 });

@@ -25,7 +25,9 @@ async function remaining(): Promise<string[]> {
 async function addErrors(requestId: string): Promise<void> {
   await t.db.kysely
     .insertInto('ifw_bulk_import_error')
-    .values([1, 2].map((seq) => ({ request_id: requestId, seq, record_no: seq, field: 'name', value: null, rule: 'is required', message: 'm' })))
+    .values(
+      [1, 2].map((seq) => ({ request_id: requestId, seq, record_no: seq, field: 'name', value: null, rule: 'is required', message: 'm' })),
+    )
     .execute();
 }
 

@@ -45,7 +45,8 @@ function documentedRoutes(): DocumentedRoute[] {
     const m = /^\| (GET|POST|PUT|PATCH|DELETE) \| `([^`]+)` \| `(\w+)` \| (✓|403) \| (✓|403) \| (✓|403) \|$/.exec(line.trim());
     if (m === null) continue;
     const [, method, route, permission, standard, all, superSet] = m;
-    if (!(PERMISSIONS as readonly string[]).includes(permission!)) throw new Error(`docs/security.md: unknown permission ${permission} for ${method} ${route}`);
+    if (!(PERMISSIONS as readonly string[]).includes(permission!))
+      throw new Error(`docs/security.md: unknown permission ${permission} for ${method} ${route}`);
     const outcome = (cell: string | undefined): Outcome => (cell === '✓' ? 'allowed' : 403);
     rows.push({
       method: method!,
@@ -91,7 +92,12 @@ describe('route permissions', () => {
   it('docs/security.md lists exactly the routes the server has, with the permission each declares', () => {
     const documented = documentedRoutes();
     const expected = routes.map(tableRow).sort();
-    const actual = documented.map((d) => `| ${d.method} | \`${d.route}\` | \`${d.permission}\` | ${SETS.map((s) => (d.outcomes[s] === 'allowed' ? '✓' : '403')).join(' | ')} |`).sort();
+    const actual = documented
+      .map(
+        (d) =>
+          `| ${d.method} | \`${d.route}\` | \`${d.permission}\` | ${SETS.map((s) => (d.outcomes[s] === 'allowed' ? '✓' : '403')).join(' | ')} |`,
+      )
+      .sort();
     expect(actual, `docs/security.md route table is out of date; it should read:\n${routes.map(tableRow).join('\n')}`).toEqual(expected);
   });
 
@@ -115,16 +121,19 @@ describe('route permissions', () => {
       for (const method of route.method === 'GET' ? ['GET', 'HEAD'] : [route.method]) {
         const anonymous = await t.service.app.inject({ method: method as 'GET', url });
         const wanted = doc.permission === 'public' ? 'not 401/403' : 401;
-        const ok = doc.permission === 'public' ? anonymous.statusCode !== 401 && anonymous.statusCode !== 403 : anonymous.statusCode === 401;
+        const ok =
+          doc.permission === 'public' ? anonymous.statusCode !== 401 && anonymous.statusCode !== 403 : anonymous.statusCode === 401;
         if (!ok) failures.push(`${method} ${url} without credentials: ${anonymous.statusCode}, expected ${wanted}`);
         if (!ok || doc.permission === 'public') continue;
-        if (anonymous.headers['www-authenticate'] === undefined) failures.push(`${method} ${url} without credentials: 401 without WWW-Authenticate`);
+        if (anonymous.headers['www-authenticate'] === undefined)
+          failures.push(`${method} ${url} without credentials: 401 without WWW-Authenticate`);
       }
       for (const set of SETS) {
         const res = await send(credentials.get(set)!);
         const expected = doc.outcomes[set];
         const got = res.statusCode === 401 || res.statusCode === 403 ? res.statusCode : 'allowed';
-        if (got !== expected) failures.push(`${route.method} ${url} as ${set}: ${res.statusCode} ${res.body.slice(0, 120)}, expected ${expected}`);
+        if (got !== expected)
+          failures.push(`${route.method} ${url} as ${set}: ${res.statusCode} ${res.body.slice(0, 120)}, expected ${expected}`);
         if (res.statusCode >= 500) failures.push(`${route.method} ${url} as ${set}: ${res.statusCode} ${res.body.slice(0, 120)}`);
       }
     }

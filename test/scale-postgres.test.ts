@@ -98,7 +98,9 @@ async function submit(requestNo: number, records: number): Promise<string> {
 }
 
 async function statusCounts(): Promise<Record<string, number>> {
-  const { rows } = await db.query<{ status: string; n: string }>('select status, count(*) as n from ifw_bulk_import_request group by status');
+  const { rows } = await db.query<{ status: string; n: string }>(
+    'select status, count(*) as n from ifw_bulk_import_request group by status',
+  );
   return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
 }
 
@@ -147,14 +149,20 @@ describe.skipIf(postgres.skip)('one API process and three worker processes on Po
   afterAll(async () => {
     // Every process goes, even after a failure: SIGTERM, then SIGKILL for any that did not stop in 10 s.
     const processes = [...workers, ...(api === undefined ? [] : [api])];
-    const kill = setTimeout(() => processes.forEach((p) => p.child.exitCode === null && p.child.signalCode === null && p.child.kill('SIGKILL')), 10_000);
+    const kill = setTimeout(
+      () => processes.forEach((p) => p.child.exitCode === null && p.child.signalCode === null && p.child.kill('SIGKILL')),
+      10_000,
+    );
     const codes = await Promise.all(processes.map((p) => p.stop()));
     clearTimeout(kill);
     await db?.end();
     await database?.cleanup();
     if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
     // SIGTERM stops gracefully: exit code 0 (the worker killed with -9 has none).
-    expect(codes.filter((code) => code !== null && code !== 0), processes.map((p) => tail(p.logs, 5)).join('\n')).toEqual([]);
+    expect(
+      codes.filter((code) => code !== null && code !== 0),
+      processes.map((p) => tail(p.logs, 5)).join('\n'),
+    ).toEqual([]);
   }, 30_000);
 
   it('imports 2 000 concurrently submitted requests exactly once each, spread over the three workers', async () => {
@@ -175,7 +183,11 @@ describe.skipIf(postgres.skip)('one API process and three worker processes on Po
     );
     const byId = new Map(rows.map((r) => [r.request_id, r]));
     for (const id of sent) {
-      expect(byId.get(id), `request ${id}`).toMatchObject({ status: 'Completed', record_count: RECORDS_PER_REQUEST, inserted_count: RECORDS_PER_REQUEST });
+      expect(byId.get(id), `request ${id}`).toMatchObject({
+        status: 'Completed',
+        record_count: RECORDS_PER_REQUEST,
+        inserted_count: RECORDS_PER_REQUEST,
+      });
     }
 
     // Each request was completed by exactly one worker, once.
@@ -183,7 +195,10 @@ describe.skipIf(postgres.skip)('one API process and three worker processes on Po
     for (const w of workers) for (const id of completedBy(w)) owner.set(id, [...(owner.get(id) ?? []), w.pid]);
     const twice = [...owner].filter(([, pids]) => pids.length > 1);
     expect(twice, 'requests logged as completed more than once').toEqual([]);
-    expect(sent.filter((id) => !owner.has(id)), 'Completed requests no worker logged as completed').toEqual([]);
+    expect(
+      sent.filter((id) => !owner.has(id)),
+      'Completed requests no worker logged as completed',
+    ).toEqual([]);
 
     // A request is claimed once unless a lease expired under it; those a worker's reaper took back are the only exceptions.
     const reaped = new Set(
@@ -192,19 +207,29 @@ describe.skipIf(postgres.skip)('one API process and three worker processes on Po
       ),
     );
     const retried = rows.filter((r) => r.attempts !== 1);
-    expect(retried.filter((r) => !reaped.has(r.request_id)), 'requests claimed more than once without an expired lease').toEqual([]);
+    expect(
+      retried.filter((r) => !reaped.has(r.request_id)),
+      'requests claimed more than once without an expired lease',
+    ).toEqual([]);
 
     // No record written twice: the rows are exactly the records submitted, each key once.
     const table = await db.query<{ n: string; keys: string; requests: string }>(
       'select count(*) as n, count(distinct code) as keys, count(distinct request_no) as requests from scale_row',
     );
-    expect(table.rows[0]).toEqual({ n: String(REQUESTS * RECORDS_PER_REQUEST), keys: String(REQUESTS * RECORDS_PER_REQUEST), requests: String(REQUESTS) });
+    expect(table.rows[0]).toEqual({
+      n: String(REQUESTS * RECORDS_PER_REQUEST),
+      keys: String(REQUESTS * RECORDS_PER_REQUEST),
+      requests: String(REQUESTS),
+    });
     expect(rows.reduce((sum, r) => sum + r.inserted_count, 0)).toBe(REQUESTS * RECORDS_PER_REQUEST);
 
     // The work was spread: every worker processed a substantial share.
     const shares = workers.map((w) => ({ pid: w.pid, requests: completedBy(w).length }));
-    console.log(`scale test: ${REQUESTS} requests over ${WORKERS} workers: ${shares.map((s) => `pid ${s.pid} ${s.requests}`).join(', ')}; ${retried.length} claimed more than once`);
-    for (const s of shares) expect(s.requests, `worker ${s.pid} processed ${s.requests} of ${REQUESTS}`).toBeGreaterThanOrEqual(REQUESTS * 0.1);
+    console.log(
+      `scale test: ${REQUESTS} requests over ${WORKERS} workers: ${shares.map((s) => `pid ${s.pid} ${s.requests}`).join(', ')}; ${retried.length} claimed more than once`,
+    );
+    for (const s of shares)
+      expect(s.requests, `worker ${s.pid} processed ${s.requests} of ${REQUESTS}`).toBeGreaterThanOrEqual(REQUESTS * 0.1);
   }, 90_000);
 
   it('hands a request over to another worker after the one importing it is killed with -9, importing each record once', async () => {
@@ -216,20 +241,27 @@ describe.skipIf(postgres.skip)('one API process and three worker processes on Po
     let victim: WorkerProcess | undefined;
     let leaseOwner = '';
     for (;;) {
-      const { rows } = await db.query<{ status: string; lease_owner: string | null }>('select status, lease_owner from ifw_bulk_import_request where request_id = $1', [requestId]);
+      const { rows } = await db.query<{ status: string; lease_owner: string | null }>(
+        'select status, lease_owner from ifw_bulk_import_request where request_id = $1',
+        [requestId],
+      );
       const row = rows[0]!;
       if (row.status === 'Processing' && row.lease_owner !== null) {
         leaseOwner = row.lease_owner;
         victim = workerOfOwner(leaseOwner);
         break;
       }
-      if (row.status !== 'Pending' || Date.now() > deadline) throw new Error(`request ${requestId} is ${row.status}, never seen Processing\n${allLogs()}`);
+      if (row.status !== 'Pending' || Date.now() > deadline)
+        throw new Error(`request ${requestId} is ${row.status}, never seen Processing\n${allLogs()}`);
       await new Promise((r) => setTimeout(r, 10));
     }
     expect(victim, `lease owner "${leaseOwner}" names none of the workers' pids (${workers.map((w) => w.pid).join(', ')})`).toBeDefined();
     // A moment into the import, not at its first statement.
     await new Promise((r) => setTimeout(r, 200));
-    const { rows: before } = await db.query<{ status: string; lease_owner: string | null }>('select status, lease_owner from ifw_bulk_import_request where request_id = $1', [requestId]);
+    const { rows: before } = await db.query<{ status: string; lease_owner: string | null }>(
+      'select status, lease_owner from ifw_bulk_import_request where request_id = $1',
+      [requestId],
+    );
     expect(before[0], 'the import finished before the kill: raise BIG_RECORDS').toEqual({ status: 'Processing', lease_owner: leaseOwner });
     victim!.child.kill('SIGKILL');
     const killedAt = Date.now();
@@ -245,9 +277,14 @@ describe.skipIf(postgres.skip)('one API process and three worker processes on Po
     const survivors = workers.filter((w) => w !== victim);
     const takers = survivors.filter((w) => completedBy(w).includes(requestId));
     expect(takers, 'the surviving workers that completed it').toHaveLength(1);
-    console.log(`scale test: worker ${victim!.pid} killed importing ${BIG_RECORDS} records (lease ${leaseOwner}); worker ${takers[0]!.pid} completed it ${Date.now() - killedAt} ms later, attempt 2`);
+    console.log(
+      `scale test: worker ${victim!.pid} killed importing ${BIG_RECORDS} records (lease ${leaseOwner}); worker ${takers[0]!.pid} completed it ${Date.now() - killedAt} ms later, attempt 2`,
+    );
 
-    const table = await db.query<{ n: string; keys: string }>('select count(*) as n, count(distinct code) as keys from scale_row where request_no = $1', [requestNo]);
+    const table = await db.query<{ n: string; keys: string }>(
+      'select count(*) as n, count(distinct code) as keys from scale_row where request_no = $1',
+      [requestNo],
+    );
     expect(table.rows[0]).toEqual({ n: String(BIG_RECORDS), keys: String(BIG_RECORDS) });
     const total = await db.query<{ n: string }>('select count(*) as n from scale_row');
     expect(Number(total.rows[0]!.n)).toBe(REQUESTS * RECORDS_PER_REQUEST + BIG_RECORDS);

@@ -40,7 +40,10 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
             { id: 'import-run-processor', recurrence_seconds: 60 },
             { id: 'retention-cleanup', recurrence_seconds: 3600 },
           ]);
-          const count = await db.kysely.selectFrom('ifw_job_queue_entry').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+          const count = await db.kysely
+            .selectFrom('ifw_job_queue_entry')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow();
           expect(count.n).toBe(3);
         } finally {
           await db.close();
@@ -63,7 +66,11 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
 
       type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
       async function call(method: Method, url: string, body?: unknown) {
-        const res = await t.inject({ method, url: url.startsWith('/') ? url : `${API}/${url}`, ...(body === undefined ? {} : { payload: body as object }) });
+        const res = await t.inject({
+          method,
+          url: url.startsWith('/') ? url : `${API}/${url}`,
+          ...(body === undefined ? {} : { payload: body as object }),
+        });
         return { status: res.statusCode, body: res.body === '' ? undefined : res.json() };
       }
       const db = () => t.service.db;
@@ -73,7 +80,10 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
       };
 
       it('is ready without a job queue in this process', async () => {
-        expect(await call('GET', '/health/ready')).toMatchObject({ status: 200, body: { checks: { database: 'ok', jobQueue: 'not running in this process' } } });
+        expect(await call('GET', '/health/ready')).toMatchObject({
+          status: 200,
+          body: { checks: { database: 'ok', jobQueue: 'not running in this process' } },
+        });
       });
 
       describe('target tables', () => {
@@ -92,7 +102,9 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
         it('creates a real SQL table whose rows read back typed as declared', async () => {
           expect((await call('POST', 'targetTables', item)).status).toBe(201);
           expect(await exists('contract_item')).toBe(true);
-          await run(`insert into contract_item (id, name, price, active, born) values (9007199254740991, 'Widget', 2.5, 1, '2026-01-31'), (2, 'Gadget', null, 0, null)`);
+          await run(
+            `insert into contract_item (id, name, price, active, born) values (9007199254740991, 'Widget', 2.5, 1, '2026-01-31'), (2, 'Gadget', null, 0, null)`,
+          );
           await expect(run(`insert into contract_item (id, name) values (3, null)`)).rejects.toThrow();
           const rows = await call('GET', "targetTables('contract_item')/rows");
           expect(rows.status).toBe(200);
@@ -104,7 +116,10 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
 
         it('extends a table with rows by a new nullable field', async () => {
           const wider = { ...item, fields: [...item.fields, { name: 'note', type: 'text' }] };
-          expect(await call('PUT', "targetTables('contract_item')", wider)).toMatchObject({ status: 200, body: { change: { result: 'updated', addedFields: ['note'] } } });
+          expect(await call('PUT', "targetTables('contract_item')", wider)).toMatchObject({
+            status: 200,
+            body: { change: { result: 'updated', addedFields: ['note'] } },
+          });
           await run(`update contract_item set note = 'checked' where id = 2`);
           const rows = await call('GET', "targetTables('contract_item')/rows");
           expect(rows.body.value.map((r: { note: unknown }) => r.note)).toEqual(['checked', null]);
@@ -129,7 +144,9 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
           const retyped = { ...item, fields: item.fields.map((f) => (f.name === 'born' ? { ...f, type: 'text' } : f)) };
           const res = await call('PUT', "targetTables('contract_item')", retyped);
           expect(res).toMatchObject({ status: 409, body: { error: { code: 'incompatibleChange' } } });
-          expect((await call('GET', "targetTables('contract_item')")).body.fields.find((f: { name: string }) => f.name === 'born').type).toBe('date');
+          expect(
+            (await call('GET', "targetTables('contract_item')")).body.fields.find((f: { name: string }) => f.name === 'born').type,
+          ).toBe('date');
         });
 
         it('keeps relations as real foreign keys', async () => {
@@ -145,13 +162,19 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
           expect((await call('POST', 'targetTables', country)).status).toBe(201);
           // While the table is empty a new field may be required at once.
           const named = { ...country, fields: [...country.fields, { name: 'name', type: 'text', required: true }] };
-          expect(await call('PUT', "targetTables('contract_country')", named)).toMatchObject({ status: 200, body: { change: { addedFields: ['name'] } } });
+          expect(await call('PUT', "targetTables('contract_country')", named)).toMatchObject({
+            status: 200,
+            body: { change: { addedFields: ['name'] } },
+          });
           await expect(run(`insert into contract_country (code) values ('SE')`)).rejects.toThrow();
           expect((await call('POST', 'targetTables', address)).status).toBe(201);
           await run(`insert into contract_country (code, name) values ('NO', 'Norway')`);
           await run(`insert into contract_address (id, country) values (1, 'NO')`);
           await expect(run(`insert into contract_address (id, country) values (2, 'XX')`)).rejects.toThrow();
-          expect(await call('DELETE', "targetTables('contract_country')")).toMatchObject({ status: 409, body: { error: { code: 'conflict' } } });
+          expect(await call('DELETE', "targetTables('contract_country')")).toMatchObject({
+            status: 409,
+            body: { error: { code: 'conflict' } },
+          });
           expect((await call('DELETE', "targetTables('contract_address')")).status).toBe(204);
           expect((await call('DELETE', "targetTables('contract_country')")).status).toBe(204);
           expect(await exists('contract_address')).toBe(false);
@@ -160,7 +183,11 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
 
         it('refuses to declare over a table it did not create', async () => {
           await run('create table contract_legacy (id integer)');
-          const res = await call('POST', 'targetTables', { name: 'contract_legacy', primaryKey: ['id'], fields: [{ name: 'id', type: 'integer' }] });
+          const res = await call('POST', 'targetTables', {
+            name: 'contract_legacy',
+            primaryKey: ['id'],
+            fields: [{ name: 'id', type: 'integer' }],
+          });
           expect(res).toMatchObject({ status: 409, body: { error: { code: 'conflict' } } });
           expect(res.body.error.message).toMatch(/not a declared target table/);
         });
@@ -174,10 +201,26 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
 
       describe('integrations, fields and mappings', () => {
         it('creates, reads, changes and deletes them', async () => {
-          const vendor = { name: 'contract_vendor', primaryKey: ['no'], fields: [{ name: 'no', type: 'code' }, { name: 'name', type: 'text' }] };
+          const vendor = {
+            name: 'contract_vendor',
+            primaryKey: ['no'],
+            fields: [
+              { name: 'no', type: 'code' },
+              { name: 'name', type: 'text' },
+            ],
+          };
           expect((await call('POST', 'targetTables', vendor)).status).toBe(201);
-          const integration = { sortingOrder: 70, name: 'Vendors', type: 'file', targetTable: 'contract_vendor', acceptBulkImportRequests: true };
-          expect(await call('POST', 'integrations', integration)).toMatchObject({ status: 201, body: { sortingOrder: 70, acceptBulkImportRequests: true, maxPayloadSizeKb: null } });
+          const integration = {
+            sortingOrder: 70,
+            name: 'Vendors',
+            type: 'file',
+            targetTable: 'contract_vendor',
+            acceptBulkImportRequests: true,
+          };
+          expect(await call('POST', 'integrations', integration)).toMatchObject({
+            status: 201,
+            body: { sortingOrder: 70, acceptBulkImportRequests: true, maxPayloadSizeKb: null },
+          });
           expect((await call('POST', 'integrations(70)/fields', { fieldNo: 1, title: 'No.', sourcePath: 'no' })).status).toBe(201);
           expect((await call('POST', 'integrations(70)/fields', { fieldNo: 2, title: 'Name', sourcePath: 'name' })).status).toBe(201);
           expect((await call('POST', 'integrations(70)/mappings', { fieldNo: 1, targetField: 'no', required: true })).status).toBe(201);
@@ -195,7 +238,10 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
             status: 200,
             body: { maxPayloadSizeKb: 64, acceptBulkImportRequests: false },
           });
-          expect(await call('PATCH', 'integrations(70)/mappings(2)', { required: true })).toMatchObject({ status: 200, body: { required: true } });
+          expect(await call('PATCH', 'integrations(70)/mappings(2)', { required: true })).toMatchObject({
+            status: 200,
+            body: { required: true },
+          });
           expect((await call('DELETE', 'integrations(70)/mappings(2)')).status).toBe(204);
           expect((await call('DELETE', 'integrations(70)/fields(2)')).status).toBe(204);
           expect((await call('GET', 'integrations(70)/fields')).body.value).toHaveLength(1);
@@ -211,18 +257,34 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
 
         it('accepts submissions durably (202) and refuses a bad one with nothing stored', async () => {
           for (let i = 0; i < 5; i++) {
-            const res = await call('POST', SET, { integrationSortingOrder: 10, payload: JSON.stringify([{ no: `C${i}`, name: `Customer ${i}` }]) });
+            const res = await call('POST', SET, {
+              integrationSortingOrder: 10,
+              payload: JSON.stringify([{ no: `C${i}`, name: `Customer ${i}` }]),
+            });
             expect(res).toMatchObject({ status: 202, body: { status: 'Pending' } });
             ids.push(res.body.requestId as string);
           }
           expect((await call('POST', SET, { integrationSortingOrder: 999, payload: '[]' })).body.error.code).toBe('unknownIntegration');
-          const stored = await db().kysely.selectFrom('ifw_bulk_import_request').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+          const stored = await db()
+            .kysely.selectFrom('ifw_bulk_import_request')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow();
           expect(stored.n).toBe(5);
         });
 
         it('answers a poll with the request', async () => {
           const res = await call('GET', `${SET}(${ids[0]})`);
-          expect(res).toMatchObject({ status: 200, body: { requestId: ids[0], integrationSortingOrder: 10, status: 'Pending', submittedBy: 'application:test-super', recordCount: 0, errorMessage: '' } });
+          expect(res).toMatchObject({
+            status: 200,
+            body: {
+              requestId: ids[0],
+              integrationSortingOrder: 10,
+              status: 'Pending',
+              submittedBy: 'application:test-super',
+              recordCount: 0,
+              errorMessage: '',
+            },
+          });
           expect((await call('GET', `${SET}(0f8fad5b-d9cb-469f-a165-70867728950e)`)).status).toBe(404);
         });
 
@@ -264,7 +326,11 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
             .where('request_id', '=', ids[2]!)
             .execute();
           expect(await call('POST', `${SET}(${ids[2]})/Microsoft.NAV.reset`)).toMatchObject({ status: 200, body: { status: 'Pending' } });
-          const row = await db().kysely.selectFrom('ifw_bulk_import_request').select(['lease_owner', 'attempts']).where('request_id', '=', ids[2]!).executeTakeFirstOrThrow();
+          const row = await db()
+            .kysely.selectFrom('ifw_bulk_import_request')
+            .select(['lease_owner', 'attempts'])
+            .where('request_id', '=', ids[2]!)
+            .executeTakeFirstOrThrow();
           expect(row).toEqual({ lease_owner: null, attempts: 0 });
           expect((await call('POST', `${SET}(${ids[2]})/Microsoft.NAV.reset`)).body.error.code).toBe('invalidStatusTransition');
 
@@ -278,13 +344,20 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
 
         it('lists the seeded entries', async () => {
           const res = await call('GET', 'jobQueueEntries');
-          expect(res.body.value.map((e: { id: string }) => e.id)).toEqual(['bulk-import-processor', 'import-run-processor', 'retention-cleanup']);
+          expect(res.body.value.map((e: { id: string }) => e.id)).toEqual([
+            'bulk-import-processor',
+            'import-run-processor',
+            'retention-cleanup',
+          ]);
         });
 
         it('puts an entry On Hold and Ready again, and changes its interval', async () => {
           expect(await call('PATCH', PROCESSOR, { status: 'On Hold' })).toMatchObject({ status: 200, body: { status: 'On Hold' } });
           expect(await call('PATCH', PROCESSOR, { status: 'Ready' })).toMatchObject({ status: 200, body: { status: 'Ready' } });
-          expect(await call('PATCH', PROCESSOR, { recurrenceSeconds: 120 })).toMatchObject({ status: 200, body: { recurrenceSeconds: 120 } });
+          expect(await call('PATCH', PROCESSOR, { recurrenceSeconds: 120 })).toMatchObject({
+            status: 200,
+            body: { recurrenceSeconds: 120 },
+          });
           expect((await call('GET', PROCESSOR)).body).toMatchObject({ status: 'Ready', recurrenceSeconds: 120 });
         });
 
@@ -302,11 +375,29 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
 
       describe('REST API connections, endpoints and import runs', () => {
         it('stores a connection and an endpoint, queues one run at a time and lists it', async () => {
-          const connection = { code: 'crm', baseUrl: 'https://api.example.com/v1', authType: 'basic', username: 'svc', password: 'a secret' };
-          expect(await call('POST', 'restApiConnections', connection)).toMatchObject({ status: 201, body: { code: 'crm', passwordIsSet: true } });
-          const endpoint = { code: 'crm.customers', connectionCode: 'crm', path: 'customers', integrationSortingOrder: 10, responseDataPath: 'data' };
+          const connection = {
+            code: 'crm',
+            baseUrl: 'https://api.example.com/v1',
+            authType: 'basic',
+            username: 'svc',
+            password: 'a secret',
+          };
+          expect(await call('POST', 'restApiConnections', connection)).toMatchObject({
+            status: 201,
+            body: { code: 'crm', passwordIsSet: true },
+          });
+          const endpoint = {
+            code: 'crm.customers',
+            connectionCode: 'crm',
+            path: 'customers',
+            integrationSortingOrder: 10,
+            responseDataPath: 'data',
+          };
           expect((await call('POST', 'restApiEndpoints', endpoint)).status).toBe(201);
-          expect(await call('PATCH', "restApiConnections('crm')", { timeoutMs: 5000 })).toMatchObject({ status: 200, body: { timeoutMs: 5000, passwordIsSet: true } });
+          expect(await call('PATCH', "restApiConnections('crm')", { timeoutMs: 5000 })).toMatchObject({
+            status: 200,
+            body: { timeoutMs: 5000, passwordIsSet: true },
+          });
 
           const queued = await call('POST', "restApiEndpoints('crm.customers')/Microsoft.NAV.run");
           expect(queued).toMatchObject({ status: 202, body: { endpointCode: 'crm.customers', status: 'Queued', trigger: 'manual' } });
@@ -329,21 +420,35 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
 
       describe('users and applications', () => {
         it('creates, changes and deletes a user and an application', async () => {
-          expect(await call('POST', 'users', { userName: 'contract-user', password: 'a sufficiently long password', permissionSets: ['VENDOR IF ALL'] })).toMatchObject({
+          expect(
+            await call('POST', 'users', {
+              userName: 'contract-user',
+              password: 'a sufficiently long password',
+              permissionSets: ['VENDOR IF ALL'],
+            }),
+          ).toMatchObject({
             status: 201,
             body: { userName: 'contract-user', enabled: true, permissionSets: ['VENDOR IF ALL'] },
           });
           expect((await call('POST', 'users', { userName: 'contract-user', password: 'a sufficiently long password' })).status).toBe(409);
-          expect(await call('PATCH', "users('contract-user')", { enabled: false })).toMatchObject({ status: 200, body: { enabled: false } });
+          expect(await call('PATCH', "users('contract-user')", { enabled: false })).toMatchObject({
+            status: 200,
+            body: { enabled: false },
+          });
           expect((await call('GET', 'users')).body.value.map((u: { userName: string }) => u.userName)).toContain('contract-user');
           expect((await call('DELETE', "users('contract-user')")).status).toBe(204);
           expect((await call('GET', "users('contract-user')")).status).toBe(404);
 
-          expect(await call('POST', 'applications', { clientId: 'contract-app', displayName: 'ERP', permissionSets: ['VENDOR IF STANDARD'] })).toMatchObject({
+          expect(
+            await call('POST', 'applications', { clientId: 'contract-app', displayName: 'ERP', permissionSets: ['VENDOR IF STANDARD'] }),
+          ).toMatchObject({
             status: 201,
             body: { clientId: 'contract-app', displayName: 'ERP', enabled: true },
           });
-          expect(await call('PATCH', "applications('contract-app')", { displayName: 'ERP 2' })).toMatchObject({ status: 200, body: { displayName: 'ERP 2' } });
+          expect(await call('PATCH', "applications('contract-app')", { displayName: 'ERP 2' })).toMatchObject({
+            status: 200,
+            body: { displayName: 'ERP 2' },
+          });
           expect((await call('DELETE', "applications('contract-app')")).status).toBe(204);
         });
 
@@ -360,7 +465,10 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
           const { accounts } = t.service;
           for (let round = 0; round < 5; round++) {
             // The two SUPER holders, taken away at the same moment (separate connections on PostgreSQL).
-            const results = await Promise.allSettled([accounts.changeUser('admin', { enabled: false }), accounts.changeApplication('test-super', { enabled: false })]);
+            const results = await Promise.allSettled([
+              accounts.changeUser('admin', { enabled: false }),
+              accounts.changeApplication('test-super', { enabled: false }),
+            ]);
             expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
             const refused = results.find((r) => r.status === 'rejected');
             expect(refused?.reason).toMatchObject({ status: 409, code: 'lastAdministrator' });
@@ -416,13 +524,28 @@ describe('PostgreSQL settings', () => {
       schema: 'tenant_1',
       poolSize: 10,
     });
-    expect(loadConfig({ IFW_DATABASE_URL: 'postgresql://db.example/ifw', IFW_DATABASE_POOL_SIZE: '25' }).database).toMatchObject({ schema: undefined, poolSize: 25 });
+    expect(loadConfig({ IFW_DATABASE_URL: 'postgresql://db.example/ifw', IFW_DATABASE_POOL_SIZE: '25' }).database).toMatchObject({
+      schema: undefined,
+      poolSize: 25,
+    });
   });
 
   it.each([
-    ['a schema that is not a plain lower-case name', { IFW_DATABASE_URL: 'postgres://db/ifw?schema=Tenant;drop' }, /schema must be 1 to 63 lower-case letters/],
-    ['schema together with options', { IFW_DATABASE_URL: 'postgres://db/ifw?schema=a&options=-c%20x%3Dy' }, /either \?schema= or \?options=/],
-    ['a pool size of 0', { IFW_DATABASE_URL: 'postgres://db/ifw', IFW_DATABASE_POOL_SIZE: '0' }, /IFW_DATABASE_POOL_SIZE must be between 1 and 1000/],
+    [
+      'a schema that is not a plain lower-case name',
+      { IFW_DATABASE_URL: 'postgres://db/ifw?schema=Tenant;drop' },
+      /schema must be 1 to 63 lower-case letters/,
+    ],
+    [
+      'schema together with options',
+      { IFW_DATABASE_URL: 'postgres://db/ifw?schema=a&options=-c%20x%3Dy' },
+      /either \?schema= or \?options=/,
+    ],
+    [
+      'a pool size of 0',
+      { IFW_DATABASE_URL: 'postgres://db/ifw', IFW_DATABASE_POOL_SIZE: '0' },
+      /IFW_DATABASE_POOL_SIZE must be between 1 and 1000/,
+    ],
   ])('refuses %s', (_what, env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
   });

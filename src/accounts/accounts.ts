@@ -8,7 +8,14 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import type { Clock } from '../core/clock.js';
 import { AppError, conflict, notFound, validationFailed } from '../core/errors.js';
 import type { DB } from '../storage/schema.js';
-import { CLIENT_ID_PATTERN, DISPLAY_NAME_MAX_LENGTH, USER_NAME_PATTERN, type Application, type User, type UserCredentials } from '../auth/model.js';
+import {
+  CLIENT_ID_PATTERN,
+  DISPLAY_NAME_MAX_LENGTH,
+  USER_NAME_PATTERN,
+  type Application,
+  type User,
+  type UserCredentials,
+} from '../auth/model.js';
 import { hashPassword, passwordProblem } from '../auth/passwords.js';
 import { parsePermissionSet, type PermissionSetName } from '../auth/permission-sets.js';
 import * as store from '../auth/store.js';
@@ -79,7 +86,9 @@ function checkPassword(password: string): void {
 
 function checkUserName(userName: string): void {
   if (!USER_NAME_PATTERN.test(userName)) {
-    throw validationFailed(`userName '${userName}' is not valid: use 1 to 64 letters, digits, '.', '_', '@' or '-', starting with a letter or digit.`);
+    throw validationFailed(
+      `userName '${userName}' is not valid: use 1 to 64 letters, digits, '.', '_', '@' or '-', starting with a letter or digit.`,
+    );
   }
 }
 
@@ -92,7 +101,8 @@ function checkClientId(clientId: string): void {
 }
 
 function checkDisplayName(displayName: string): void {
-  if (displayName.length > DISPLAY_NAME_MAX_LENGTH) throw validationFailed(`displayName must be at most ${DISPLAY_NAME_MAX_LENGTH} characters.`);
+  if (displayName.length > DISPLAY_NAME_MAX_LENGTH)
+    throw validationFailed(`displayName must be at most ${DISPLAY_NAME_MAX_LENGTH} characters.`);
 }
 
 /** Enabled users and applications holding SUPER. */
@@ -121,11 +131,15 @@ async function administratorCount(db: Kysely<DB>): Promise<number> {
  */
 async function guarded(db: Kysely<DB>, what: string, change: (trx: Kysely<DB>) => Promise<void>): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    if (trx.getExecutor().adapter instanceof PostgresAdapter) await sql`select pg_advisory_xact_lock(hashtext('ifw_administrators'))`.execute(trx);
+    if (trx.getExecutor().adapter instanceof PostgresAdapter)
+      await sql`select pg_advisory_xact_lock(hashtext('ifw_administrators'))`.execute(trx);
     const before = await administratorCount(trx);
     await change(trx);
     if (before > 0 && (await administratorCount(trx)) === 0) {
-      throw conflict('lastAdministrator', `${what} would leave no enabled user or application holding SUPER; grant SUPER to another one first.`);
+      throw conflict(
+        'lastAdministrator',
+        `${what} would leave no enabled user or application holding SUPER; grant SUPER to another one first.`,
+      );
     }
   });
 }
@@ -267,7 +281,8 @@ export async function ensureInitialAdministrator(
   } catch (err) {
     // Another process started at the same moment and created it: that one reports the password.
     if (err instanceof AppError && err.code === 'conflict') return undefined;
-    if (err instanceof AppError) throw new AppError(err.status, err.code, `The initial administrator (IFW_ADMIN_USER / IFW_ADMIN_PASSWORD): ${err.message}`);
+    if (err instanceof AppError)
+      throw new AppError(err.status, err.code, `The initial administrator (IFW_ADMIN_USER / IFW_ADMIN_PASSWORD): ${err.message}`);
     throw err;
   }
   return settings.password === undefined ? { userName: settings.userName, generatedPassword: password } : { userName: settings.userName };

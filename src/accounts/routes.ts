@@ -51,10 +51,18 @@ const UserEntity = Type.Object({ '@odata.context': Type.String(), ...UserOut });
 const ApplicationEntity = Type.Object({ '@odata.context': Type.String(), ...ApplicationOut });
 
 const NewUserBody = Type.Object(
-  { userName: Type.String({ maxLength: 64 }), password: Password, permissionSets: Type.Optional(PermissionSets), enabled: Type.Optional(Type.Boolean()) },
+  {
+    userName: Type.String({ maxLength: 64 }),
+    password: Password,
+    permissionSets: Type.Optional(PermissionSets),
+    enabled: Type.Optional(Type.Boolean()),
+  },
   odataBody,
 );
-const UserPatchBody = Type.Object({ password: Type.Optional(Password), permissionSets: Type.Optional(PermissionSets), enabled: Type.Optional(Type.Boolean()) }, odataBody);
+const UserPatchBody = Type.Object(
+  { password: Type.Optional(Password), permissionSets: Type.Optional(PermissionSets), enabled: Type.Optional(Type.Boolean()) },
+  odataBody,
+);
 const NewApplicationBody = Type.Object(
   {
     clientId: Type.String({ maxLength: 200, description: 'The client id tokens carry in azp, appid or client_id' }),
@@ -65,7 +73,11 @@ const NewApplicationBody = Type.Object(
   odataBody,
 );
 const ApplicationPatchBody = Type.Object(
-  { displayName: Type.Optional(Type.String({ maxLength: 200 })), permissionSets: Type.Optional(PermissionSets), enabled: Type.Optional(Type.Boolean()) },
+  {
+    displayName: Type.Optional(Type.String({ maxLength: 200 })),
+    permissionSets: Type.Optional(PermissionSets),
+    enabled: Type.Optional(Type.Boolean()),
+  },
   odataBody,
 );
 
@@ -84,7 +96,14 @@ export function securityRoutes(deps: SecurityRouteDeps): RoutePlugin {
   return (app) => {
     app.get(
       USERS,
-      { config: administer, schema: { summary: 'List service users', tags, response: { 200: Type.Object({ '@odata.context': Type.String(), value: Type.Array(Type.Object(UserOut)) }) } } },
+      {
+        config: administer,
+        schema: {
+          summary: 'List service users',
+          tags,
+          response: { 200: Type.Object({ '@odata.context': Type.String(), value: Type.Array(Type.Object(UserOut)) }) },
+        },
+      },
       async () => ({ '@odata.context': USERS_CONTEXT, value: await accounts.listUsers() }),
     );
     app.get(
@@ -96,11 +115,19 @@ export function securityRoutes(deps: SecurityRouteDeps): RoutePlugin {
       USERS,
       {
         config: administer,
-        schema: { summary: 'Create a service user (Basic authentication)', tags, body: NewUserBody, response: { ...userResponses, 201: UserEntity } },
+        schema: {
+          summary: 'Create a service user (Basic authentication)',
+          tags,
+          body: NewUserBody,
+          response: { ...userResponses, 201: UserEntity },
+        },
       },
       async (request, reply) => {
         const user = await accounts.createUser(request.body);
-        return reply.status(201).header('location', `${USERS}(${quoted(user.userName)})`).send(userEntity(user));
+        return reply
+          .status(201)
+          .header('location', `${USERS}(${quoted(user.userName)})`)
+          .send(userEntity(user));
       },
     );
     app.patch(
@@ -120,7 +147,15 @@ export function securityRoutes(deps: SecurityRouteDeps): RoutePlugin {
     );
     app.delete(
       `${USERS}/:key`,
-      { config: administer, schema: { summary: 'Delete a service user', tags, params: KeyParams, response: { 204: Deleted, 404: ErrorSchema, 409: ErrorSchema } } },
+      {
+        config: administer,
+        schema: {
+          summary: 'Delete a service user',
+          tags,
+          params: KeyParams,
+          response: { 204: Deleted, 404: ErrorSchema, 409: ErrorSchema },
+        },
+      },
       async (request, reply) => {
         await accounts.deleteUser(userKey(request.params.key));
         return reply.status(204).send(null);
@@ -158,7 +193,10 @@ export function securityRoutes(deps: SecurityRouteDeps): RoutePlugin {
       },
       async (request, reply) => {
         const application = await accounts.createApplication(request.body);
-        return reply.status(201).header('location', `${APPLICATIONS}(${quoted(application.clientId)})`).send(applicationEntity(application));
+        return reply
+          .status(201)
+          .header('location', `${APPLICATIONS}(${quoted(application.clientId)})`)
+          .send(applicationEntity(application));
       },
     );
     app.patch(
@@ -178,7 +216,15 @@ export function securityRoutes(deps: SecurityRouteDeps): RoutePlugin {
     );
     app.delete(
       `${APPLICATIONS}/:key`,
-      { config: administer, schema: { summary: 'Remove a registered application', tags, params: KeyParams, response: { 204: Deleted, 404: ErrorSchema, 409: ErrorSchema } } },
+      {
+        config: administer,
+        schema: {
+          summary: 'Remove a registered application',
+          tags,
+          params: KeyParams,
+          response: { 204: Deleted, 404: ErrorSchema, 409: ErrorSchema },
+        },
+      },
       async (request, reply) => {
         await accounts.deleteApplication(applicationKey(request.params.key));
         return reply.status(204).send(null);
@@ -188,7 +234,10 @@ export function securityRoutes(deps: SecurityRouteDeps): RoutePlugin {
     if (devIssuer !== undefined) {
       app.get(
         DEV_JWKS_PATH,
-        { config: { permission: 'public' }, schema: { summary: 'Public keys of the development token issuer (IFW_DEV_TOKEN_ISSUER)', tags } },
+        {
+          config: { permission: 'public' },
+          schema: { summary: 'Public keys of the development token issuer (IFW_DEV_TOKEN_ISSUER)', tags },
+        },
         (_request, reply) => reply.send(devIssuer.jwks),
       );
     }

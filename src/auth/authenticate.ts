@@ -72,7 +72,10 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   const passwordMemory = memory<string>();
   const hmacKey = randomBytes(32);
 
-  const challenges = [...(tokens === undefined ? [] : [wwwAuthenticate()]), ...(options.basic ? ['Basic realm="ifw", charset="UTF-8"'] : [])];
+  const challenges = [
+    ...(tokens === undefined ? [] : [wwwAuthenticate()]),
+    ...(options.basic ? ['Basic realm="ifw", charset="UTF-8"'] : []),
+  ];
   const challenge = challenges.length > 0 ? challenges.join(', ') : wwwAuthenticate();
   const unauthorized = (message: string, header = challenge) => new AppError(401, 'unauthorized', message, { 'www-authenticate': header });
 
@@ -86,20 +89,26 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       try {
         validated = await tokens.validate(token);
       } catch (err) {
-        if (err instanceof TokenError) throw new AppError(err.status, err.code, `${capitalize(err.message)}.`, { 'www-authenticate': wwwAuthenticate(err) });
+        if (err instanceof TokenError)
+          throw new AppError(err.status, err.code, `${capitalize(err.message)}.`, { 'www-authenticate': wwwAuthenticate(err) });
         throw err;
       }
       tokenMemory.set(token, validated, Math.min(validated.expiresAt.getTime(), at + REMEMBER_MS));
     }
     const application = await directory.application(validated.appId);
     if (application === undefined) {
-      throw new AppError(403, 'forbidden', `Application '${validated.appId}' is not registered in the service; an administrator registers it (applications, or ifw apps add).`);
+      throw new AppError(
+        403,
+        'forbidden',
+        `Application '${validated.appId}' is not registered in the service; an administrator registers it (applications, or ifw apps add).`,
+      );
     }
     if (!application.enabled) throw new AppError(403, 'forbidden', `Application '${validated.appId}' is disabled.`);
     return { kind: 'application', name: application.clientId, permissionSets: application.permissionSets };
   }
 
-  const credentialKey = (userName: string, password: string) => createHmac('sha256', hmacKey).update(userName).update('\0').update(password).digest('base64');
+  const credentialKey = (userName: string, password: string) =>
+    createHmac('sha256', hmacKey).update(userName).update('\0').update(password).digest('base64');
   /** Whether these credentials were verified against the user's current hash. */
   const remembered = (user: UserCredentials, key: string, at: number): boolean => passwordMemory.get(key, at) === user.passwordHash;
   const oneAtATime = serializer();
@@ -107,9 +116,14 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   function refuseWhileThrottled(keys: readonly ThrottleKey[]): void {
     const decision = throttle.check(keys);
     if (decision.allowed) return;
-    throw new AppError(429, 'tooManyRequests', `Too many failed sign-ins for this user or from this address; try again in ${decision.retryAfterSeconds} seconds.`, {
-      'retry-after': String(decision.retryAfterSeconds),
-    });
+    throw new AppError(
+      429,
+      'tooManyRequests',
+      `Too many failed sign-ins for this user or from this address; try again in ${decision.retryAfterSeconds} seconds.`,
+      {
+        'retry-after': String(decision.retryAfterSeconds),
+      },
+    );
   }
 
   /**
@@ -137,14 +151,17 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   async function basic(header: string, address: string): Promise<Principal> {
     if (!options.basic) throw unauthorized('Basic authentication is switched off (IFW_BASIC_AUTH=false); send an OAuth 2.0 bearer token.');
     const credentials = parseBasicAuthorization(header);
-    if (credentials === null) throw unauthorized('The Basic credentials are malformed: send Authorization: Basic base64(<user name>:<password>).');
+    if (credentials === null)
+      throw unauthorized('The Basic credentials are malformed: send Authorization: Basic base64(<user name>:<password>).');
     const keys = throttleKeys(credentials.username, address);
     const key = credentialKey(credentials.username, credentials.password);
     refuseWhileThrottled(keys);
     // Remembered credentials need no verification, so they need not wait for attempts under way.
     const known = await directory.user(credentials.username);
     const user =
-      known !== undefined && remembered(known, key, clock().getTime()) ? known : await verifyAttempt(credentials.username, credentials.password, keys, key);
+      known !== undefined && remembered(known, key, clock().getTime())
+        ? known
+        : await verifyAttempt(credentials.username, credentials.password, keys, key);
     throttle.recordSuccess(keys);
     if (!user.enabled) throw unauthorized(`User '${user.userName}' is disabled.`);
     return { kind: 'user', name: user.userName, permissionSets: user.permissionSets };

@@ -122,7 +122,8 @@ export function createTokenValidator(options: TokenValidatorOptions): TokenValid
 function checkAlgorithms(algorithms: readonly string[]): string[] {
   if (algorithms.length === 0) throw new ConfigError('at least one token signing algorithm must be allowed');
   for (const alg of algorithms) {
-    if (!ASYMMETRIC_ALGORITHMS.has(alg)) throw new ConfigError(`token signing algorithm ${alg} is not allowed (asymmetric algorithms only)`);
+    if (!ASYMMETRIC_ALGORITHMS.has(alg))
+      throw new ConfigError(`token signing algorithm ${alg} is not allowed (asymmetric algorithms only)`);
   }
   return [...algorithms];
 }

@@ -49,7 +49,11 @@ export async function hashPassword(plain: string): Promise<string> {
  * runs one verification against DUMMY_HASH and answers false. A malformed stored hash answers false
  * instead of throwing. The comparison inside argon2 is constant-time.
  */
-export async function verifyPassword(storedHash: string | undefined, plain: string, verifier: HashVerifier = argon2Verify): Promise<boolean> {
+export async function verifyPassword(
+  storedHash: string | undefined,
+  plain: string,
+  verifier: HashVerifier = argon2Verify,
+): Promise<boolean> {
   const normalized = normalize(plain);
   if (storedHash === undefined) {
     await verifier(DUMMY_HASH, normalized).catch(() => false);

@@ -66,12 +66,17 @@ const isPermissionSetName = (name: string): name is PermissionSetName => (PERMIS
 /** Validates a set name given by an administrator (admin API, CLI); 400 for an unknown one. */
 export function parsePermissionSet(name: string): PermissionSetName {
   if (isPermissionSetName(name)) return name;
-  throw new AppError(400, 'validationFailed', `unknown permission set '${name}'; expected one of ${PERMISSION_SET_NAMES.map((n) => `'${n}'`).join(', ')}`);
+  throw new AppError(
+    400,
+    'validationFailed',
+    `unknown permission set '${name}'; expected one of ${PERMISSION_SET_NAMES.map((n) => `'${n}'`).join(', ')}`,
+  );
 }
 
 /** A set name read from storage: validated on the way in, so an unknown one is an internal error. */
 function storedSet(name: unknown): PermissionSetName {
-  if (typeof name !== 'string' || !isPermissionSetName(name)) throw new Error(`stored permission set '${String(name)}' is not a known permission set`);
+  if (typeof name !== 'string' || !isPermissionSetName(name))
+    throw new Error(`stored permission set '${String(name)}' is not a known permission set`);
   return name;
 }
 

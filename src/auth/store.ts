@@ -36,7 +36,11 @@ export async function insertUser(db: Kysely<DB>, row: UserRow): Promise<void> {
   await db.insertInto('ifw_user').values(row).execute();
 }
 
-export async function updateUser(db: Kysely<DB>, userName: string, changes: Partial<Omit<UserRow, 'user_name' | 'created_at'>>): Promise<void> {
+export async function updateUser(
+  db: Kysely<DB>,
+  userName: string,
+  changes: Partial<Omit<UserRow, 'user_name' | 'created_at'>>,
+): Promise<void> {
   await db.updateTable('ifw_user').set(changes).where('user_name', '=', userName).execute();
 }
 

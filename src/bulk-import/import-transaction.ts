@@ -48,7 +48,13 @@ function importOnSqlite(ctx: ProcessorContext, db: SqliteDatabase, { requestId, 
   });
 }
 
-const countsOf = (o: ImportOutcome) => ({ recordCount: o.recordCount, inserted: o.inserted, updated: o.updated, skipped: o.skipped, errorMessage: o.errorMessage });
+const countsOf = (o: ImportOutcome) => ({
+  recordCount: o.recordCount,
+  inserted: o.inserted,
+  updated: o.updated,
+  skipped: o.skipped,
+  errorMessage: o.errorMessage,
+});
 
 async function importOnPostgres(ctx: ProcessorContext, db: PostgresDatabase, job: ImportJob): Promise<Imported> {
   const { owner } = ctx;

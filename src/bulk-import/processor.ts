@@ -83,7 +83,9 @@ async function processRequest(ctx: ProcessorContext, claimed: ClaimedRequest, ti
     if (plan === undefined) return await fail(`integration ${claimed.integrationSortingOrder} no longer exists`);
     const tables = await getTableWithRelations(db.kysely, plan.integration.targetTable);
     if (!tables.has(plan.integration.targetTable)) {
-      return await fail(`target table "${plan.integration.targetTable}" of integration ${claimed.integrationSortingOrder} no longer exists`);
+      return await fail(
+        `target table "${plan.integration.targetTable}" of integration ${claimed.integrationSortingOrder} no longer exists`,
+      );
     }
     // Loading took long (a busy database): renew the lease before the import, or give up if it is gone.
     // Usually it took milliseconds, and the import's fenced finish is the check that matters.

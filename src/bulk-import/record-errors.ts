@@ -27,7 +27,11 @@ const INSERT_ERRORS_PG = `
 
 export function replaceRequestErrors(conn: SqliteConnection, requestId: string, errors: readonly RequestRecordError[]): void;
 export function replaceRequestErrors(conn: PostgresConnection, requestId: string, errors: readonly RequestRecordError[]): Promise<void>;
-export function replaceRequestErrors(conn: SqliteConnection | PostgresConnection, requestId: string, errors: readonly RequestRecordError[]): void | Promise<void> {
+export function replaceRequestErrors(
+  conn: SqliteConnection | PostgresConnection,
+  requestId: string,
+  errors: readonly RequestRecordError[],
+): void | Promise<void> {
   if (conn.dialect === 'postgres') return replaceRequestErrorsPg(conn, requestId, errors);
   conn.sqlite.prepare(DELETE_ERRORS).run(requestId);
   if (errors.length === 0) return;

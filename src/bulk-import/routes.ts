@@ -28,7 +28,13 @@ const ErrorSchema = Type.Object({ error: Type.Object({ code: Type.String(), mess
 const RequestSchema = Type.Object({
   requestId: Type.String({ format: 'uuid' }),
   integrationSortingOrder: Type.Integer(),
-  status: Type.Union([Type.Literal('Pending'), Type.Literal('Processing'), Type.Literal('Completed'), Type.Literal('Failed'), Type.Literal('Cancelled')]),
+  status: Type.Union([
+    Type.Literal('Pending'),
+    Type.Literal('Processing'),
+    Type.Literal('Completed'),
+    Type.Literal('Failed'),
+    Type.Literal('Cancelled'),
+  ]),
   submittedAt: Type.String({ format: 'date-time' }),
   submittedBy: Type.Union([Type.String(), Type.Null()], { description: 'Who submitted it: user:<user name> or application:<client id>' }),
   processedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
@@ -102,7 +108,11 @@ export function bulkImportRoutes(deps: BulkImportRouteDeps): RoutePlugin {
           description: 'Answers 202 once the request is durably stored as Pending; the job queue processes it in the background.',
           tags: ['Bulk Import API'],
           body: SubmitBody,
-          response: { 202: Type.Object({ requestId: Type.String(), status: Type.Literal('Pending'), submittedAt: Type.String() }), 400: ErrorSchema, 413: ErrorSchema },
+          response: {
+            202: Type.Object({ requestId: Type.String(), status: Type.Literal('Pending'), submittedAt: Type.String() }),
+            400: ErrorSchema,
+            413: ErrorSchema,
+          },
         },
       },
       async (request, reply) => {
@@ -111,10 +121,7 @@ export function bulkImportRoutes(deps: BulkImportRouteDeps): RoutePlugin {
           payload: request.body.payload,
           submittedBy: request.principal === undefined ? null : principalLabel(request.principal),
         });
-        return reply
-          .status(202)
-          .header('location', `${SET}(${accepted.requestId})`)
-          .send(accepted);
+        return reply.status(202).header('location', `${SET}(${accepted.requestId})`).send(accepted);
       },
     );
 
@@ -122,12 +129,18 @@ export function bulkImportRoutes(deps: BulkImportRouteDeps): RoutePlugin {
       `${SET}/:key`,
       {
         config: { permission: 'bulkImport' },
-        schema: { summary: 'Poll a bulk import request', tags: ['Bulk Import API'], params: KeyParams, response: { 200: EntitySchema, 404: ErrorSchema } },
+        schema: {
+          summary: 'Poll a bulk import request',
+          tags: ['Bulk Import API'],
+          params: KeyParams,
+          response: { 200: EntitySchema, 404: ErrorSchema },
+        },
       },
       async (request) => {
         const id = requestKey(request.params.key);
         const row = await findRequest(db, id);
-        if (row === undefined) throw notFound(`No bulk import request ${id}; it may never have existed or was deleted after the retention period.`);
+        if (row === undefined)
+          throw notFound(`No bulk import request ${id}; it may never have existed or was deleted after the retention period.`);
         return entity(row);
       },
     );
@@ -222,4 +235,3 @@ export function bulkImportRoutes(deps: BulkImportRouteDeps): RoutePlugin {
     );
   };
 }
-

@@ -117,10 +117,7 @@ export interface Submitter {
   drain(): Promise<void>;
 }
 
-export function createSubmitter(
-  db: Kysely<DB>,
-  options: { clock: Clock; persist?: PersistRequests; onCommitted?: () => void },
-): Submitter {
+export function createSubmitter(db: Kysely<DB>, options: { clock: Clock; persist?: PersistRequests; onCommitted?: () => void }): Submitter {
   const lookup = memoizeForOneTurn(prepareIntegrationLookup(db));
   const persist = options.persist ?? insertRequests(db);
   let waiting: Waiting[] = [];

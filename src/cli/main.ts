@@ -135,11 +135,15 @@ withDatabaseFlags(
   program
     .command('worker')
     .description('run the job queue only (no HTTP): bulk import processing, import runs, schedules, retention')
-    .option('--concurrency <n>', 'concurrent bulk import claim loops (IFW_WORKER_CONCURRENCY, default 1; PostgreSQL only, SQLite has one writer)'),
+    .option(
+      '--concurrency <n>',
+      'concurrent bulk import claim loops (IFW_WORKER_CONCURRENCY, default 1; PostgreSQL only, SQLite has one writer)',
+    ),
 ).action(async (flags: ServerFlags & { concurrency?: string }) => {
   const o = overrides(flags);
   if (flags.concurrency !== undefined) {
-    if (!/^\d{1,3}$/.test(flags.concurrency) || Number(flags.concurrency) < 1) throw new ConfigError(`--concurrency must be a whole number from 1, got "${flags.concurrency}"`);
+    if (!/^\d{1,3}$/.test(flags.concurrency) || Number(flags.concurrency) < 1)
+      throw new ConfigError(`--concurrency must be a whole number from 1, got "${flags.concurrency}"`);
     o.workerConcurrency = Number(flags.concurrency);
   }
   const config = loadConfig(process.env, { ...o, workers: true });
@@ -183,7 +187,12 @@ withDatabaseFlags(program.command('migrate').description('create or upgrade the 
 });
 
 withDatabaseFlags(
-  program.command('apply').description('apply a declarative configuration file (target tables, integrations, REST API connections and endpoints, job queue entries)').argument('<file>', 'YAML file'),
+  program
+    .command('apply')
+    .description(
+      'apply a declarative configuration file (target tables, integrations, REST API connections and endpoints, job queue entries)',
+    )
+    .argument('<file>', 'YAML file'),
 ).action(async (file: string, flags: ServerFlags) => {
   const config = loadConfig(process.env, overrides(flags));
   const db = openDatabase(config.database);
@@ -242,7 +251,10 @@ program
   .action(async (flags: { integration: string; file: string; url?: string; wait?: boolean }) => {
     const base = baseUrl(flags.url);
     const payload = await readFile(flags.file, 'utf8');
-    const submitted = await http('POST', `${base}${API}/bulkImportRequests`, { integrationSortingOrder: Number(flags.integration), payload });
+    const submitted = await http('POST', `${base}${API}/bulkImportRequests`, {
+      integrationSortingOrder: Number(flags.integration),
+      payload,
+    });
     console.log(JSON.stringify(submitted.json, null, 2));
     if (submitted.status !== 202) process.exit(1);
     if (flags.wait !== true) return;
@@ -271,7 +283,10 @@ program
   .option('--url <url>', 'service base URL (IFW_URL, default http://IFW_HOST:IFW_PORT)')
   .option('--details', 'show counts and per-record errors')
   .action(async (requestId: string, flags: { url?: string; details?: boolean }) => {
-    const polled = await http('GET', `${baseUrl(flags.url)}${API}/bulkImportRequests(${requestId})${flags.details === true ? '/details' : ''}`);
+    const polled = await http(
+      'GET',
+      `${baseUrl(flags.url)}${API}/bulkImportRequests(${requestId})${flags.details === true ? '/details' : ''}`,
+    );
     console.log(JSON.stringify(polled.json, null, 2));
     if (polled.status !== 200) process.exit(1);
   });

@@ -35,7 +35,9 @@ async function readStdin(): Promise<string> {
   if (process.stdin.isTTY) process.stderr.write('password: ');
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 /** The password from stdin, or a generated one (and whether it was generated, so it is printed). */
@@ -61,13 +63,19 @@ function holderCommands(group: Command, { withDatabaseFlags, configFrom }: Comma
     ['disable', false],
     ['enable', true],
   ] as const) {
-    withDatabaseFlags(group.command(name).description(`${name} ${holder.noun}`).argument(holder.argument)).action(async (key: string, flags: object) => {
-      print(await withAccounts(configFrom(flags), (a) => holder.change(a, key, { enabled })));
-    });
+    withDatabaseFlags(group.command(name).description(`${name} ${holder.noun}`).argument(holder.argument)).action(
+      async (key: string, flags: object) => {
+        print(await withAccounts(configFrom(flags), (a) => holder.change(a, key, { enabled })));
+      },
+    );
   }
   const setCommands = [
     ['grant', `give ${holder.noun} a permission set`, (held: readonly PermissionSetName[], set: PermissionSetName) => [...held, set]],
-    ['revoke', `take a permission set from ${holder.noun}`, (held: readonly PermissionSetName[], set: PermissionSetName) => held.filter((s) => s !== set)],
+    [
+      'revoke',
+      `take a permission set from ${holder.noun}`,
+      (held: readonly PermissionSetName[], set: PermissionSetName) => held.filter((s) => s !== set),
+    ],
   ] as const;
   for (const [name, description, apply] of setCommands) {
     withDatabaseFlags(group.command(name).description(description).argument(holder.argument).argument('<permissionSet>')).action(
@@ -137,7 +145,11 @@ export function addSecurityCommands(program: Command, context: CommandContext): 
   ).action(async (clientId: string, flags: { name?: string; permissionSet?: string[] }) => {
     const config = configFrom(flags);
     const sets = setList(flags.permissionSet);
-    print(await withAccounts(config, (a) => a.createApplication({ clientId, permissionSets: sets, ...(flags.name === undefined ? {} : { displayName: flags.name }) })));
+    print(
+      await withAccounts(config, (a) =>
+        a.createApplication({ clientId, permissionSets: sets, ...(flags.name === undefined ? {} : { displayName: flags.name }) }),
+      ),
+    );
   });
   holderCommands(apps, context, {
     noun: 'an application',
@@ -155,11 +167,17 @@ export function addSecurityCommands(program: Command, context: CommandContext): 
   ).action(async (flags: { app: string; minutes: string }) => {
     const config = configFrom(flags);
     if (!config.devTokenIssuer) {
-      throw new ConfigError('the development token issuer is off: set IFW_DEV_TOKEN_ISSUER=true (never in production) for this command and for the service');
+      throw new ConfigError(
+        'the development token issuer is off: set IFW_DEV_TOKEN_ISSUER=true (never in production) for this command and for the service',
+      );
     }
-    if (!/^\d{1,5}$/.test(flags.minutes) || Number(flags.minutes) < 1) throw new ConfigError(`--minutes must be a whole number of minutes, got "${flags.minutes}"`);
+    if (!/^\d{1,5}$/.test(flags.minutes) || Number(flags.minutes) < 1)
+      throw new ConfigError(`--minutes must be a whole number of minutes, got "${flags.minutes}"`);
     const registered = await withAccounts(config, async (a) => (await a.listApplications()).find((app) => app.clientId === flags.app));
-    if (registered === undefined) console.error(`ifw: warning: application '${flags.app}' is not registered; the service will refuse the token (ifw apps add ${flags.app})`);
+    if (registered === undefined)
+      console.error(
+        `ifw: warning: application '${flags.app}' is not registered; the service will refuse the token (ifw apps add ${flags.app})`,
+      );
     else if (!registered.enabled) console.error(`ifw: warning: application '${flags.app}' is disabled; the service will refuse the token`);
     const issuer = await loadDevIssuer(config.dataDir);
     console.log(await issuer.sign(flags.app, { ttlSeconds: Number(flags.minutes) * 60 }));

@@ -117,11 +117,15 @@ function postgresTarget(url: string, poolSize: number): PostgresTarget {
   }
   const schema = parsed.searchParams.get('schema') ?? undefined;
   if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
-    throw new ConfigError(`IFW_DATABASE_URL: schema must be 1 to 63 lower-case letters, digits or "_", not starting with a digit, got "${schema}"`);
+    throw new ConfigError(
+      `IFW_DATABASE_URL: schema must be 1 to 63 lower-case letters, digits or "_", not starting with a digit, got "${schema}"`,
+    );
   }
   // The schema becomes the connections' `options` (search_path); pg would let the URL's own `options` win silently.
   if (schema !== undefined && parsed.searchParams.has('options')) {
-    throw new ConfigError('IFW_DATABASE_URL: use either ?schema= or ?options=, not both (the schema is set through the connection options)');
+    throw new ConfigError(
+      'IFW_DATABASE_URL: use either ?schema= or ?options=, not both (the schema is set through the connection options)',
+    );
   }
   parsed.searchParams.delete('schema');
   return { kind: 'postgres', url: parsed.toString(), schema, poolSize };
@@ -170,7 +174,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     host: env.IFW_HOST ?? '127.0.0.1',
     port: int(env, 'IFW_PORT', 8080, 0, 65535),
     dataDir,
-    database: parseDatabaseUrl(databaseUrl ?? env.IFW_DATABASE_URL, dataDir, int(env, 'IFW_DATABASE_POOL_SIZE', DEFAULT_POOL_SIZE, 1, 1000)),
+    database: parseDatabaseUrl(
+      databaseUrl ?? env.IFW_DATABASE_URL,
+      dataDir,
+      int(env, 'IFW_DATABASE_POOL_SIZE', DEFAULT_POOL_SIZE, 1, 1000),
+    ),
     logLevel: logLevel as Config['logLevel'],
     workers: bool(env, 'IFW_WORKERS', true),
     workerConcurrency: int(env, 'IFW_WORKER_CONCURRENCY', 1, 1, 256),
@@ -192,7 +200,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     ...(overrides.dataDir !== undefined ? { dataDir } : {}),
   };
   if (config.production && config.devTokenIssuer) {
-    throw new ConfigError('IFW_DEV_TOKEN_ISSUER cannot be used with IFW_PRODUCTION=true: the development token issuer signs tokens with a key kept in the data directory');
+    throw new ConfigError(
+      'IFW_DEV_TOKEN_ISSUER cannot be used with IFW_PRODUCTION=true: the development token issuer signs tokens with a key kept in the data directory',
+    );
   }
   return Object.freeze(config);
 }

@@ -19,7 +19,10 @@ export const REDACT_PATHS = [
  */
 export function createLogger(config: Pick<Config, 'logLevel'>, bindings: Record<string, unknown> = {}, fd: 1 | 2 = 1): Logger {
   const destination = pino.destination({ dest: fd, sync: false });
-  return pino({ level: config.logLevel, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { pid: process.pid, ...bindings } }, destination);
+  return pino(
+    { level: config.logLevel, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { pid: process.pid, ...bindings } },
+    destination,
+  );
 }
 
 export type { Logger };

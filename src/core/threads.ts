@@ -16,5 +16,8 @@ export function threadEntry(callerUrl: string, name: string): { filename: string
   const { exports } = JSON.parse(fs.readFileSync(manifest, 'utf8')) as { exports: { './esm/api': { import: { default: string } } } };
   const api = pathToFileURL(path.join(path.dirname(manifest), exports['./esm/api'].import.default)).href;
   const entry = new URL(`./${name}.ts`, callerUrl).href;
-  return { filename: `import(${JSON.stringify(api)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`, eval: true };
+  return {
+    filename: `import(${JSON.stringify(api)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`,
+    eval: true,
+  };
 }

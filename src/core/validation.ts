@@ -28,7 +28,12 @@ export function sameJson(a: unknown, b: unknown): boolean {
     Array.isArray(v)
       ? v.map(canonical)
       : typeof v === 'object' && v !== null
-        ? Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined).sort(([k1], [k2]) => (k1 < k2 ? -1 : 1)).map(([k, x]) => [k, canonical(x)]))
+        ? Object.fromEntries(
+            Object.entries(v)
+              .filter(([, x]) => x !== undefined)
+              .sort(([k1], [k2]) => (k1 < k2 ? -1 : 1))
+              .map(([k, x]) => [k, canonical(x)]),
+          )
         : v;
   return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 }

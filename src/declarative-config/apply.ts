@@ -51,7 +51,12 @@ export const ConfigDocumentSchema = Type.Object(
   {
     targetTables: Type.Optional(Type.Array(TargetTableSchema)),
     integrations: Type.Optional(
-      Type.Array(Type.Object({ ...IntegrationProperties, fields: Type.Optional(Type.Array(FieldSchema)), mappings: Type.Optional(Type.Array(MappingSchema)) }, closed)),
+      Type.Array(
+        Type.Object(
+          { ...IntegrationProperties, fields: Type.Optional(Type.Array(FieldSchema)), mappings: Type.Optional(Type.Array(MappingSchema)) },
+          closed,
+        ),
+      ),
     ),
     restApiConnections: Type.Optional(Type.Array(ConnectionSchema)),
     restApiEndpoints: Type.Optional(Type.Array(EndpointSchema)),
@@ -111,15 +116,36 @@ export async function applyConfig(db: Database, doc: unknown, clock: Clock, opti
   const integrations = config.integrations ?? [];
   const endpoints = config.restApiEndpoints ?? [];
   const entries = config.jobQueueEntries ?? [];
-  refuseDuplicates(tables.map((t) => t.name), 'targetTables', 'name');
-  refuseDuplicates(integrations.map((i) => i.sortingOrder), 'integrations', 'sortingOrder');
-  refuseDuplicates((config.restApiConnections ?? []).map((c) => c.code), 'restApiConnections', 'code');
-  refuseDuplicates(endpoints.map((e) => e.code), 'restApiEndpoints', 'code');
-  refuseDuplicates(entries.map((e) => e.id), 'jobQueueEntries', 'id');
+  refuseDuplicates(
+    tables.map((t) => t.name),
+    'targetTables',
+    'name',
+  );
+  refuseDuplicates(
+    integrations.map((i) => i.sortingOrder),
+    'integrations',
+    'sortingOrder',
+  );
+  refuseDuplicates(
+    (config.restApiConnections ?? []).map((c) => c.code),
+    'restApiConnections',
+    'code',
+  );
+  refuseDuplicates(
+    endpoints.map((e) => e.code),
+    'restApiEndpoints',
+    'code',
+  );
+  refuseDuplicates(
+    entries.map((e) => e.id),
+    'jobQueueEntries',
+    'id',
+  );
   const env = options.env ?? process.env;
   const connections = (config.restApiConnections ?? []).map((c, i) => withEnvSecrets(c, env, pathOf('restApiConnections', i)));
   const box = options.secrets;
-  if (connections.length > 0 && box === undefined) throw new Error('applyConfig: declaring restApiConnections needs options.secrets (a SecretBox)');
+  if (connections.length > 0 && box === undefined)
+    throw new Error('applyConfig: declaring restApiConnections needs options.secrets (a SecretBox)');
 
   return withTransaction(db, async (tx) => {
     const tableReports: (ApplyOutcome & { name: string })[] = [];
@@ -132,7 +158,12 @@ export async function applyConfig(db: Database, doc: unknown, clock: Clock, opti
     const integrationReports: (ApplyOutcome & { sortingOrder: number; name: string })[] = [];
     for (const [i, input] of integrations.entries()) {
       const declared = await declareIntegration(tx, input, clock, pathOf('integrations', i));
-      integrationReports.push({ sortingOrder: declared.integration.sortingOrder, name: declared.integration.name, result: declared.result, changes: declared.changes });
+      integrationReports.push({
+        sortingOrder: declared.integration.sortingOrder,
+        name: declared.integration.name,
+        result: declared.result,
+        changes: declared.changes,
+      });
     }
     const connectionReports: (ApplyOutcome & { code: string })[] = [];
     for (const [i, input] of connections.entries()) {
@@ -168,7 +199,8 @@ const ENV_REFERENCE = /\$\{ENV:([^}]*)\}/g;
 /** Replaces every `${ENV:NAME}` in `value` with that environment variable; an unset one is an error. */
 export function substituteEnv(value: string, env: NodeJS.ProcessEnv, at: string): string {
   return value.replace(ENV_REFERENCE, (_match, name: string) => {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw invalidAt(at, `"\${ENV:${name}}" does not name an environment variable (letters, digits and "_")`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      throw invalidAt(at, `"\${ENV:${name}}" does not name an environment variable (letters, digits and "_")`);
     const resolved = env[name];
     if (resolved === undefined) throw invalidAt(at, `environment variable ${name} is not set`);
     return resolved;
@@ -196,7 +228,8 @@ function documentPath(pointer: string): string {
 }
 
 function checkShape(doc: unknown): ConfigDocument {
-  if (doc === null || doc === undefined) throw validationFailed('the document is empty; declare targetTables, integrations and/or jobQueueEntries');
+  if (doc === null || doc === undefined)
+    throw validationFailed('the document is empty; declare targetTables, integrations and/or jobQueueEntries');
   if (Value.Check(ConfigDocumentSchema, doc)) return doc;
   // Schema-level `false` entries repeat what `additionalProperties` says better.
   const errors = Value.Errors(ConfigDocumentSchema, doc).filter((e) => e.keyword !== 'boolean');
@@ -211,11 +244,15 @@ function checkShape(doc: unknown): ConfigDocument {
       throw invalidAt(where, `unknown property ${(params.additionalProperties ?? []).map((p) => `"${p}"`).join(', ')}`);
     case 'type': {
       // A union reports each alternative at the same place: say them together.
-      const types = errors.filter((e) => e.keyword === 'type' && e.instancePath === first.instancePath).map((e) => (e.params as { type: string }).type);
+      const types = errors
+        .filter((e) => e.keyword === 'type' && e.instancePath === first.instancePath)
+        .map((e) => (e.params as { type: string }).type);
       throw invalidAt(where === '' ? 'the document' : where, `must be ${[...new Set(types)].join(' or ')}`);
     }
     case 'const': {
-      const values = errors.filter((e) => e.keyword === 'const' && e.instancePath === first.instancePath).map((e) => JSON.stringify((e.params as { allowedValue: unknown }).allowedValue));
+      const values = errors
+        .filter((e) => e.keyword === 'const' && e.instancePath === first.instancePath)
+        .map((e) => JSON.stringify((e.params as { allowedValue: unknown }).allowedValue));
       throw invalidAt(where, `must be one of ${values.join(', ')}`);
     }
     default:
@@ -226,7 +263,8 @@ function checkShape(doc: unknown): ConfigDocument {
 function refuseDuplicates(keys: readonly (string | number)[], list: string, property: string): void {
   keys.forEach((key, i) => {
     const first = keys.indexOf(key);
-    if (first !== i) throw invalidAt(pathOf(pathOf(list, i), property), `${JSON.stringify(key)} is declared twice (also ${list}[${first}])`);
+    if (first !== i)
+      throw invalidAt(pathOf(pathOf(list, i), property), `${JSON.stringify(key)} is declared twice (also ${list}[${first}])`);
   });
 }
 
@@ -237,7 +275,8 @@ function relationOrder(tables: readonly TargetTableInput[]): number[] {
   const state = new Map<number, 'visiting' | 'done'>();
   const visit = (i: number, path: string) => {
     if (state.get(i) === 'done') return;
-    if (state.get(i) === 'visiting') throw invalidAt(path, `tables relating to each other in a cycle cannot be declared; relate them in one direction`);
+    if (state.get(i) === 'visiting')
+      throw invalidAt(path, `tables relating to each other in a cycle cannot be declared; relate them in one direction`);
     state.set(i, 'visiting');
     tables[i]!.fields.forEach((f, j) => {
       const target = f.relation === undefined ? undefined : index.get(f.relation.table);
@@ -252,9 +291,18 @@ function relationOrder(tables: readonly TargetTableInput[]): number[] {
 
 // ---- job queue entries ---------------------------------------------------------------------
 
-async function applyJobQueueEntry(tx: Database, input: Static<typeof JobQueueEntrySchema>, clock: Clock, at: string): Promise<ApplyOutcome & { id: string }> {
+async function applyJobQueueEntry(
+  tx: Database,
+  input: Static<typeof JobQueueEntrySchema>,
+  clock: Clock,
+  at: string,
+): Promise<ApplyOutcome & { id: string }> {
   const entry = await getEntry(tx, input.id);
-  if (entry === undefined) throw invalidAt(pathOf(at, 'id'), `no job queue entry "${input.id}"; the entries are seeded by the service (e.g. "bulk-import-processor")`);
+  if (entry === undefined)
+    throw invalidAt(
+      pathOf(at, 'id'),
+      `no job queue entry "${input.id}"; the entries are seeded by the service (e.g. "bulk-import-processor")`,
+    );
   const { recurrenceSeconds, status } = input;
   if (recurrenceSeconds !== undefined && (recurrenceSeconds < 1 || recurrenceSeconds > RECURRENCE_LIMIT)) {
     throw invalidAt(pathOf(at, 'recurrenceSeconds'), `must be between 1 and ${RECURRENCE_LIMIT}, got ${recurrenceSeconds}`);

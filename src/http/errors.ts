@@ -43,7 +43,8 @@ function translate(err: FastifyError): AppError | undefined {
   if (err instanceof SyntaxError) return new AppError(400, 'malformedBody', `The request body is not valid JSON: ${err.message}`);
   const status = err.statusCode ?? 500;
   if (status >= 400 && status < 500) {
-    const code: ErrorCode = status === 404 ? 'notFound' : status === 405 ? 'methodNotAllowed' : status === 413 ? 'bodyTooLarge' : 'invalidRequest';
+    const code: ErrorCode =
+      status === 404 ? 'notFound' : status === 405 ? 'methodNotAllowed' : status === 413 ? 'bodyTooLarge' : 'invalidRequest';
     return new AppError(status, code, err.message);
   }
   return undefined;

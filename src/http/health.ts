@@ -21,23 +21,32 @@ export function healthRoutes(deps: HealthDeps): RoutePlugin {
     } catch (err) {
       checks.database = `failing: ${(err as Error).message}`;
     }
-    checks.jobQueue = deps.queue === undefined ? 'not running in this process' : deps.queue.healthy ? 'ok' : 'failing: the worker thread stopped';
+    checks.jobQueue =
+      deps.queue === undefined ? 'not running in this process' : deps.queue.healthy ? 'ok' : 'failing: the worker thread stopped';
     // Degraded, not unready: requests are still processed, only later (at the scheduler tick).
     if (deps.queue?.listening !== undefined) {
-      checks.wakeups = deps.queue.listening ? 'ok' : 'degraded: the LISTEN connection is reconnecting; workers start at their scheduler tick meanwhile';
+      checks.wakeups = deps.queue.listening
+        ? 'ok'
+        : 'degraded: the LISTEN connection is reconnecting; workers start at their scheduler tick meanwhile';
     }
     const ready = checks.database === 'ok' && (deps.queue === undefined || deps.queue.healthy);
     return { ready, checks };
   }
 
   return (app) => {
-    app.get('/health/live', { config: { permission: 'public' }, schema: { tags: ['Health'], response: { 200: Check } } }, () => ({ status: 'ok' }));
+    app.get('/health/live', { config: { permission: 'public' }, schema: { tags: ['Health'], response: { 200: Check } } }, () => ({
+      status: 'ok',
+    }));
     const ready = async (_req: unknown, reply: { status(code: number): unknown }) => {
       const { ready: ok, checks } = await readiness();
       reply.status(ok ? 200 : 503);
       return { status: ok ? 'ok' : 'unavailable', checks };
     };
-    app.get('/health/ready', { config: { permission: 'public' }, schema: { tags: ['Health'], response: { 200: Check, 503: Check } } }, ready);
+    app.get(
+      '/health/ready',
+      { config: { permission: 'public' }, schema: { tags: ['Health'], response: { 200: Check, 503: Check } } },
+      ready,
+    );
     app.get('/health', { config: { permission: 'public' }, schema: { tags: ['Health'], response: { 200: Check, 503: Check } } }, ready);
   };
 }

@@ -56,7 +56,6 @@ export function requireKey<T>(value: T | null, entity: string, raw: string): T {
 
 // ---- $filter -------------------------------------------------------------------------------
 
-
 /** A property's type; `{ oneOf }` is a string property with a closed set of values (a status). */
 export type FilterPropertyType = 'string' | 'integer' | 'boolean' | 'datetime' | { readonly oneOf: readonly string[] };
 
@@ -68,16 +67,24 @@ export type FilterPropertyType = 'string' | 'integer' | 'boolean' | 'datetime' |
 export function parseFilter(text: string | undefined, properties: Readonly<Record<string, FilterPropertyType>>): FilterClause[] {
   if (text === undefined || text.trim() === '') return [];
   const clauses: FilterClause[] = [];
-  const token = /\s*([A-Za-z][A-Za-z0-9]*)\s+(eq|ne|gt|ge|lt|le)\s+('(?:[^']|'')*'|\d{4}-\d{2}-\d{2}T[0-9:.]+(?:Z|[+-]\d{2}:\d{2})|-?\d+(?:\.\d+)?|true|false|null)\s*/y;
+  const token =
+    /\s*([A-Za-z][A-Za-z0-9]*)\s+(eq|ne|gt|ge|lt|le)\s+('(?:[^']|'')*'|\d{4}-\d{2}-\d{2}T[0-9:.]+(?:Z|[+-]\d{2}:\d{2})|-?\d+(?:\.\d+)?|true|false|null)\s*/y;
   let pos = 0;
   for (;;) {
     token.lastIndex = pos;
     const m = token.exec(text);
-    if (!m) throw badRequest('invalidQuery', `$filter is not understood at position ${pos + 1}: "${text.slice(pos, pos + 40)}". Supported: <property> eq|ne|gt|ge|lt|le <value>, joined by "and".`);
+    if (!m)
+      throw badRequest(
+        'invalidQuery',
+        `$filter is not understood at position ${pos + 1}: "${text.slice(pos, pos + 40)}". Supported: <property> eq|ne|gt|ge|lt|le <value>, joined by "and".`,
+      );
     const [, property = '', op = 'eq', literal = ''] = m;
     const type = properties[property];
     if (type === undefined) {
-      throw badRequest('invalidQuery', `$filter cannot use property "${property}"; filterable properties: ${Object.keys(properties).join(', ')}.`);
+      throw badRequest(
+        'invalidQuery',
+        `$filter cannot use property "${property}"; filterable properties: ${Object.keys(properties).join(', ')}.`,
+      );
     }
     clauses.push({ property, op: op as FilterOp, value: convertLiteral(literal, type, property) });
     pos = token.lastIndex;
@@ -94,7 +101,10 @@ function convertLiteral(literal: string, type: FilterPropertyType, property: str
   if (typeof type === 'object') {
     const value = literal.startsWith("'") ? literal.slice(1, -1).replace(/''/g, "'") : undefined;
     if (value === undefined || !type.oneOf.includes(value)) {
-      throw badRequest('invalidQuery', `$filter value ${literal} does not fit property "${property}": ${property} is one of ${type.oneOf.join(', ')}.`);
+      throw badRequest(
+        'invalidQuery',
+        `$filter value ${literal} does not fit property "${property}": ${property} is one of ${type.oneOf.join(', ')}.`,
+      );
     }
     return value;
   }

@@ -6,7 +6,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Permission } from '../auth/permissions.js';
 
-
 declare module 'fastify' {
   interface FastifyContextConfig {
     permission?: Permission;

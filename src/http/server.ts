@@ -21,7 +21,13 @@ import { enforcePermissions } from './permissions.js';
 import { installErrorHandling } from './errors.js';
 import { rewriteODataUrl } from './odata.js';
 
-export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
+export type App = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
 
 export type RoutePlugin = (app: App) => Promise<void> | void;
 
@@ -36,7 +42,9 @@ export interface ServerOptions {
 /** Routes declared as `/bulkImportRequests/:key` are documented as callers write them: `/bulkImportRequests({key})`. */
 function documentODataKeys(document: { paths?: Record<string, unknown> }): { paths?: Record<string, unknown> } {
   if (document.paths === undefined) return document;
-  const paths = Object.fromEntries(Object.entries(document.paths).map(([url, item]) => [url.replace(/\/\{([A-Za-z]+)\}(?=\/|$)/g, '({$1})'), item]));
+  const paths = Object.fromEntries(
+    Object.entries(document.paths).map(([url, item]) => [url.replace(/\/\{([A-Za-z]+)\}(?=\/|$)/g, '({$1})'), item]),
+  );
   return { ...document, paths };
 }
 
@@ -62,7 +70,13 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   const accessLog = options.logger.child({}, { redact: { paths: [], censor: '[redacted]' } });
   app.addHook('onResponse', (request, reply, done) => {
     accessLog.info(
-      { reqId: request.id, method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      {
+        reqId: request.id,
+        method: request.method,
+        url: request.url.split('?')[0],
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
       'request',
     );
     done();
@@ -77,7 +91,8 @@ export async function buildServer(options: ServerOptions): Promise<App> {
         description: 'Bulk Import API and integration configuration. Every error answer is {"error":{"code","message"}}.',
       },
     },
-    transformObject: (documentObject) => ('openapiObject' in documentObject ? documentODataKeys(documentObject.openapiObject) : documentObject.swaggerObject) as never,
+    transformObject: (documentObject) =>
+      ('openapiObject' in documentObject ? documentODataKeys(documentObject.openapiObject) : documentObject.swaggerObject) as never,
   });
   await plain.register(swaggerUi, { routePrefix: '/docs' });
 

@@ -55,7 +55,7 @@ const parameters = (args: FailRunArgs): NamedParams => ({
 /** False when the lease is no longer this worker's: nothing changed. */
 export function failRun(db: Database, args: FailRunArgs): boolean {
   const fail = sqliteOf(db).transaction((): boolean => {
-      if (!runFenced({ dialect: 'sqlite', sqlite: sqliteOf(db) }, FAIL_RUN, parameters(args))) return false;
+    if (!runFenced({ dialect: 'sqlite', sqlite: sqliteOf(db) }, FAIL_RUN, parameters(args))) return false;
     dropStagedRows(sqliteOf(db), args.runId);
     return true;
   });

@@ -40,7 +40,8 @@ export interface Buffered {
 
 /** Whether the buffered pages are to be written now. */
 export const flushDue = (buffered: Buffered, limits: StagingLimits): boolean =>
-  buffered.pages > 0 && (buffered.pages >= limits.maxPages || buffered.bytes >= limits.maxBytes || buffered.sinceWriteMs >= limits.maxDelayMs);
+  buffered.pages > 0 &&
+  (buffered.pages >= limits.maxPages || buffered.bytes >= limits.maxBytes || buffered.sinceWriteMs >= limits.maxDelayMs);
 
 /** Turns a fetched page into what is written (its records serialised or mapped), so that the parsed response can go. */
 export type PreparePage<P extends PreparedPage> = (page: FetchedRecords) => P;

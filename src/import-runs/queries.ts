@@ -40,7 +40,11 @@ export async function listRuns(db: Database, options: ListRunsOptions): Promise<
   return rows.map(toImportRun);
 }
 
-export async function listRunPages(db: Database, runId: string, page: { readonly skip: number; readonly limit: number }): Promise<ImportRunPage[]> {
+export async function listRunPages(
+  db: Database,
+  runId: string,
+  page: { readonly skip: number; readonly limit: number },
+): Promise<ImportRunPage[]> {
   const rows = await db.kysely
     .selectFrom('ifw_import_run_page')
     .select(['page_no', 'url', 'record_count'])

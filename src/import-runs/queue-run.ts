@@ -44,5 +44,8 @@ export async function queueRun(db: Database, args: QueueRunArgs): Promise<Import
   if (rows[0] !== undefined) return toImportRun(rows[0]);
   const active = await findActiveRun(db, args.endpointCode);
   const which = active === undefined ? '' : ` (run ${active.runId} is ${active.status})`;
-  throw conflict('conflict', `Endpoint '${args.endpointCode}' already has a run in progress${which}; a run still in progress is not started twice.`);
+  throw conflict(
+    'conflict',
+    `Endpoint '${args.endpointCode}' already has a run in progress${which}; a run still in progress is not started twice.`,
+  );
 }

@@ -34,7 +34,13 @@ const RunProperties = {
   endpointCode: Type.String(),
   integrationSortingOrder: Type.Integer(),
   trigger: Type.Union([Type.Literal('manual'), Type.Literal('schedule')]),
-  status: Type.Union([Type.Literal('Queued'), Type.Literal('Running'), Type.Literal('Completed'), Type.Literal('Failed'), Type.Literal('Cancelled')]),
+  status: Type.Union([
+    Type.Literal('Queued'),
+    Type.Literal('Running'),
+    Type.Literal('Completed'),
+    Type.Literal('Failed'),
+    Type.Literal('Cancelled'),
+  ]),
   queuedAt: Type.String({ format: 'date-time' }),
   startedAt: Timestamp,
   endedAt: Timestamp,
@@ -44,21 +50,43 @@ const RunProperties = {
   insertedCount: Type.Integer(),
   updatedCount: Type.Integer(),
   skippedCount: Type.Integer(),
-  stopReason: Type.Union([Type.String(), Type.Null()], { description: 'singlePage, noNextLink, shortPage, maxPages or recordsNotCountable' }),
+  stopReason: Type.Union([Type.String(), Type.Null()], {
+    description: 'singlePage, noNextLink, shortPage, maxPages or recordsNotCountable',
+  }),
   stopDetail: Type.String({ description: 'Why fetching stopped, as a sentence' }),
   warnings: Type.Array(Type.String()),
   errorMessage: Type.String({ description: "'' when there is no error" }),
   attempts: Type.Integer(),
 };
 const EntitySchema = Type.Object({ '@odata.context': Type.String(), ...RunProperties });
-const ListSchema = Type.Object({ '@odata.context': Type.String(), value: Type.Array(Type.Object(RunProperties)), '@odata.nextLink': Type.Optional(Type.String()) });
-const PageSchema = Type.Object({ pageNo: Type.Integer(), url: Type.String({ description: 'The URL called, secrets redacted' }), recordCount: Type.Integer() });
-const PagesSchema = Type.Object({ '@odata.context': Type.String(), value: Type.Array(PageSchema), '@odata.nextLink': Type.Optional(Type.String()) });
+const ListSchema = Type.Object({
+  '@odata.context': Type.String(),
+  value: Type.Array(Type.Object(RunProperties)),
+  '@odata.nextLink': Type.Optional(Type.String()),
+});
+const PageSchema = Type.Object({
+  pageNo: Type.Integer(),
+  url: Type.String({ description: 'The URL called, secrets redacted' }),
+  recordCount: Type.Integer(),
+});
+const PagesSchema = Type.Object({
+  '@odata.context': Type.String(),
+  value: Type.Array(PageSchema),
+  '@odata.nextLink': Type.Optional(Type.String()),
+});
 
 const KeyParams = Type.Object({ key: Type.String() });
-const PagingQuery = Type.Object({ $top: Type.Optional(Type.String()), $skip: Type.Optional(Type.String()) }, { additionalProperties: false });
+const PagingQuery = Type.Object(
+  { $top: Type.Optional(Type.String()), $skip: Type.Optional(Type.String()) },
+  { additionalProperties: false },
+);
 const ListQuery = Type.Object(
-  { $filter: Type.Optional(Type.String()), $top: Type.Optional(Type.String()), $skip: Type.Optional(Type.String()), $orderby: Type.Optional(Type.String()) },
+  {
+    $filter: Type.Optional(Type.String()),
+    $top: Type.Optional(Type.String()),
+    $skip: Type.Optional(Type.String()),
+    $orderby: Type.Optional(Type.String()),
+  },
   { additionalProperties: false },
 );
 
@@ -81,7 +109,8 @@ export function importRunRoutes(deps: ImportRunRouteDeps): RoutePlugin {
     return run;
   }
 
-  const selfUrl = (request: { url: string; protocol: string; host: string }) => new URL(request.url, `${request.protocol}://${request.host}`);
+  const selfUrl = (request: { url: string; protocol: string; host: string }) =>
+    new URL(request.url, `${request.protocol}://${request.host}`);
 
   return (app) => {
     app.post(
@@ -119,7 +148,8 @@ export function importRunRoutes(deps: ImportRunRouteDeps): RoutePlugin {
       async (request) => {
         const filter = parseFilter(request.query.$filter, RUN_FILTERS);
         const orderby = (request.query.$orderby ?? 'queuedAt desc').trim().replace(/\s+/g, ' ');
-        if (!['queuedAt', 'queuedAt asc', 'queuedAt desc'].includes(orderby)) throw badRequest('invalidQuery', '$orderby supports queuedAt asc or queuedAt desc.');
+        if (!['queuedAt', 'queuedAt asc', 'queuedAt desc'].includes(orderby))
+          throw badRequest('invalidQuery', '$orderby supports queuedAt asc or queuedAt desc.');
         const page = parsePaging(request.query, maxPageSize);
         const rows = await listRuns(db, { filter, skip: page.skip, limit: page.limit + 1, descending: orderby.endsWith('desc') });
         const { value, nextLink } = pageResult(rows, page, selfUrl(request));
@@ -129,7 +159,10 @@ export function importRunRoutes(deps: ImportRunRouteDeps): RoutePlugin {
 
     app.get(
       `${SET}/:key`,
-      { config: { permission: 'read' }, schema: { summary: 'Read an import run', tags, params: KeyParams, response: { 200: EntitySchema, 404: ErrorSchema } } },
+      {
+        config: { permission: 'read' },
+        schema: { summary: 'Read an import run', tags, params: KeyParams, response: { 200: EntitySchema, 404: ErrorSchema } },
+      },
       async (request) => entity(await load(runKey(request.params.key))),
     );
 
@@ -150,7 +183,11 @@ export function importRunRoutes(deps: ImportRunRouteDeps): RoutePlugin {
         const page = parsePaging(request.query, maxPageSize);
         const rows = await listRunPages(db, run.runId, { skip: page.skip, limit: page.limit + 1 });
         const { value, nextLink } = pageResult(rows, page, selfUrl(request));
-        return { '@odata.context': `${CONTEXT}(${run.runId})/pages`, value, ...(nextLink !== undefined ? { '@odata.nextLink': nextLink } : {}) };
+        return {
+          '@odata.context': `${CONTEXT}(${run.runId})/pages`,
+          value,
+          ...(nextLink !== undefined ? { '@odata.nextLink': nextLink } : {}),
+        };
       },
     );
   };

@@ -227,7 +227,9 @@ async function runOn(ctx: ImportRunContext, run: ClaimedRun, store: RunStore, lo
     const { committed, outcome } = await store.importStaged({ plan: loaded.plan, tables: loaded.tables }, (result): RunEnd => {
       const now = ctx.clock();
       const ended = { runId, owner, now, durationMs: durationMs(now), stopReason, stopDetail, warnings, errorMessage: result.errorMessage };
-      return result.ok ? { complete: { ...ended, inserted: result.inserted, updated: result.updated, skipped: result.skipped } } : { fail: ended };
+      return result.ok
+        ? { complete: { ...ended, inserted: result.inserted, updated: result.updated, skipped: result.skipped } }
+        : { fail: ended };
     });
     if (!committed) {
       await store.clearStaged();

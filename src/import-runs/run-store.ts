@@ -117,7 +117,8 @@ function sqliteRunStore(db: SqliteDatabase, { runId, owner, leaseMs, clock }: Ru
 async function postgresRunStore(db: PostgresDatabase, { runId, owner, leaseMs, clock, log, heartbeatMs }: RunStoreArgs): Promise<RunStore> {
   // The run holds one connection for its whole length and renews its lease through another: with a
   // single connection in the pool the renewal would wait for the run, forever.
-  if ((db.pool.options.max ?? 10) < 2) throw new Error('an import run on PostgreSQL needs a pool of at least 2 connections (IFW_DATABASE_POOL_SIZE)');
+  if ((db.pool.options.max ?? 10) < 2)
+    throw new Error('an import run on PostgreSQL needs a pool of at least 2 connections (IFW_DATABASE_POOL_SIZE)');
   const client: pg.PoolClient = await db.pool.connect();
   // A checked-out client has no listener of the pool's: without this one, the server ending the
   // connection mid-run would be an unhandled 'error' event and end the process. The run's next
@@ -142,7 +143,8 @@ async function postgresRunStore(db: PostgresDatabase, { runId, owner, leaseMs, c
       await clearStagedRecordsPg(client, runId);
       await discardStagedPages(db, { runId, owner });
     },
-    pageBuffer: (limits) => createAsyncPageBuffer(serialisePage, (pages) => stagePagesPg(client, { runId, owner, now: clock(), leaseMs, pages }), limits),
+    pageBuffer: (limits) =>
+      createAsyncPageBuffer(serialisePage, (pages) => stagePagesPg(client, { runId, owner, now: clock(), leaseMs, pages }), limits),
     async scratch(fn) {
       // Like SQLite's synchronous=NORMAL: a crash may lose the last staging commits, never corrupt anything.
       await client.query('set synchronous_commit = off');
@@ -172,7 +174,11 @@ async function postgresRunStore(db: PostgresDatabase, { runId, owner, leaseMs, c
         // Staging counted the records: the importer sizes its chunks by that (importer/postgres/records.ts).
         const { rows } = await client.query<{ record_count: number }>('select record_count from ifw_import_run where run_id = $1', [runId]);
         const staged = rows[0]?.record_count;
-        const input = { ...target, batches: stagedPagesPg(client, runId), ...(staged === undefined ? {} : { expectedRecords: Number(staged) }) };
+        const input = {
+          ...target,
+          batches: stagedPagesPg(client, runId),
+          ...(staged === undefined ? {} : { expectedRecords: Number(staged) }),
+        };
         const result = await importRecordBatchesPg(client, input, (outcome) => {
           lease.finishing();
           if (lease.lost) return false;
@@ -190,7 +196,8 @@ async function postgresRunStore(db: PostgresDatabase, { runId, owner, leaseMs, c
       } catch (err) {
         await client.query('rollback').catch(() => undefined);
         // The renewal found the lease lost and cancelled the import's statement: nothing was committed.
-        if (lease.lost) return { committed: false, outcome: failedOutcome([payloadError('lease lost', 'the lease was lost during the import')], 1) };
+        if (lease.lost)
+          return { committed: false, outcome: failedOutcome([payloadError('lease lost', 'the lease was lost during the import')], 1) };
         throw err;
       } finally {
         await lease.stop();

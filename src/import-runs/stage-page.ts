@@ -41,7 +41,12 @@ export interface SerialisedPage extends PreparedPage {
 }
 
 /** The page row alone: its records are staged already (SQLite). */
-const pageRowOnly = (page: FetchedRecords): PreparedPage => ({ pageNo: page.pageNo, url: page.url, recordCount: page.records.length, bytes: page.url.length });
+const pageRowOnly = (page: FetchedRecords): PreparedPage => ({
+  pageNo: page.pageNo,
+  url: page.url,
+  recordCount: page.records.length,
+  bytes: page.url.length,
+});
 
 export function serialisePage(page: FetchedRecords): SerialisedPage {
   const json = JSON.stringify(page.records);
@@ -148,7 +153,10 @@ export async function stagePagesPg(client: PgClient, { runId, owner, now, leaseM
 }
 
 /** Pages left by an interrupted earlier attempt of this run go before the new attempt fetches. */
-export async function discardStagedPages(db: Database, { runId, owner }: { readonly runId: string; readonly owner: string }): Promise<void> {
+export async function discardStagedPages(
+  db: Database,
+  { runId, owner }: { readonly runId: string; readonly owner: string },
+): Promise<void> {
   // On PostgreSQL the run's own client starts with its staging table cleared (run-store.ts).
   if (db.dialect === 'sqlite') dropStagedRows(db.sqlite, runId);
   await sql`

@@ -17,8 +17,22 @@ import {
   updateIntegration,
   updateMapping,
 } from './service.js';
-import { getIntegration, getIntegrationField, getIntegrationMapping, listIntegrationFields, listIntegrationMappings, listIntegrations } from './store.js';
-import { FieldPatchSchema, FieldProperties, IntegrationPatchSchema, IntegrationProperties, MappingPatchSchema, MappingProperties } from './validate.js';
+import {
+  getIntegration,
+  getIntegrationField,
+  getIntegrationMapping,
+  listIntegrationFields,
+  listIntegrationMappings,
+  listIntegrations,
+} from './store.js';
+import {
+  FieldPatchSchema,
+  FieldProperties,
+  IntegrationPatchSchema,
+  IntegrationProperties,
+  MappingPatchSchema,
+  MappingProperties,
+} from './validate.js';
 import type { Database } from '../storage/database.js';
 import { API_BASE, parseIntegerKey, requireKey } from '../http/odata.js';
 import type { RoutePlugin } from '../http/server.js';
@@ -53,7 +67,12 @@ const FieldOut = {
   columnType: Type.String(),
   constantValue: Type.Union([Type.String(), Type.Null()]),
 };
-const MappingOut = { integrationSortingOrder: Type.Integer(), fieldNo: Type.Integer(), targetField: Type.String(), required: Type.Boolean() };
+const MappingOut = {
+  integrationSortingOrder: Type.Integer(),
+  fieldNo: Type.Integer(),
+  targetField: Type.String(),
+  required: Type.Boolean(),
+};
 
 const IntegrationEntity = Type.Object({ '@odata.context': Type.String(), ...IntegrationOut });
 const IntegrationList = Type.Object({ '@odata.context': Type.String(), value: Type.Array(Type.Object(IntegrationOut)) });
@@ -82,14 +101,21 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
     // ---- integrations ----------------------------------------------------------------------
     const integrationResponses = { 200: IntegrationEntity, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
 
-    app.get(SET, { config: { permission: 'read' }, schema: { summary: 'List integrations', tags, response: { 200: IntegrationList } } }, async () => ({
-      '@odata.context': CONTEXT,
-      value: await listIntegrations(db.kysely),
-    }));
+    app.get(
+      SET,
+      { config: { permission: 'read' }, schema: { summary: 'List integrations', tags, response: { 200: IntegrationList } } },
+      async () => ({
+        '@odata.context': CONTEXT,
+        value: await listIntegrations(db.kysely),
+      }),
+    );
 
     app.get(
       `${SET}/:key`,
-      { config: { permission: 'read' }, schema: { summary: 'Read an integration', tags, params: KeyParams, response: integrationResponses } },
+      {
+        config: { permission: 'read' },
+        schema: { summary: 'Read an integration', tags, params: KeyParams, response: integrationResponses },
+      },
       async (request) => entity(CONTEXT, await loadIntegration(integrationKey(request.params.key))),
     );
 
@@ -99,7 +125,8 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
         config: { permission: 'configure' },
         schema: {
           summary: 'Create an integration',
-          description: 'Defaults: recordsPath "", acceptBulkImportRequests false, maxPayloadSizeKb null, writeMode insert, onRecordError fail.',
+          description:
+            'Defaults: recordsPath "", acceptBulkImportRequests false, maxPayloadSizeKb null, writeMode insert, onRecordError fail.',
           tags,
           body: Type.Object(IntegrationProperties, odataBody),
           response: { ...integrationResponses, 201: IntegrationEntity },
@@ -115,7 +142,13 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
       `${SET}/:key`,
       {
         config: { permission: 'configure' },
-        schema: { summary: 'Change an integration', tags, params: KeyParams, body: Type.Object(IntegrationPatchSchema.properties, odataBody), response: integrationResponses },
+        schema: {
+          summary: 'Change an integration',
+          tags,
+          params: KeyParams,
+          body: Type.Object(IntegrationPatchSchema.properties, odataBody),
+          response: integrationResponses,
+        },
       },
       async (request) => entity(CONTEXT, await updateIntegration(db, integrationKey(request.params.key), request.body, clock)),
     );
@@ -143,7 +176,10 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
 
     app.get(
       `${SET}/:key/fields`,
-      { config: { permission: 'read' }, schema: { summary: 'List the fields of an integration', tags, params: KeyParams, response: { 200: FieldList, 404: ErrorSchema } } },
+      {
+        config: { permission: 'read' },
+        schema: { summary: 'List the fields of an integration', tags, params: KeyParams, response: { 200: FieldList, 404: ErrorSchema } },
+      },
       async (request) => {
         const { sortingOrder } = await loadIntegration(integrationKey(request.params.key));
         return { '@odata.context': fieldsContext(sortingOrder), value: await listIntegrationFields(db.kysely, sortingOrder) };
@@ -152,7 +188,10 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
 
     app.get(
       `${SET}/:key/fields/:fieldKey`,
-      { config: { permission: 'read' }, schema: { summary: 'Read an integration field', tags, params: FieldKeyParams, response: fieldResponses } },
+      {
+        config: { permission: 'read' },
+        schema: { summary: 'Read an integration field', tags, params: FieldKeyParams, response: fieldResponses },
+      },
       async (request) => {
         const { sortingOrder } = await loadIntegration(integrationKey(request.params.key));
         const fieldNo = fieldKey(request.params.fieldKey);
@@ -178,7 +217,10 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
       async (request, reply) => {
         const sortingOrder = integrationKey(request.params.key);
         const field = await createField(db, sortingOrder, request.body, clock);
-        return reply.status(201).header('location', `${SET}(${sortingOrder})/fields(${field.fieldNo})`).send(entity(fieldsContext(sortingOrder), field));
+        return reply
+          .status(201)
+          .header('location', `${SET}(${sortingOrder})/fields(${field.fieldNo})`)
+          .send(entity(fieldsContext(sortingOrder), field));
       },
     );
 
@@ -186,7 +228,13 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
       `${SET}/:key/fields/:fieldKey`,
       {
         config: { permission: 'configure' },
-        schema: { summary: 'Change an integration field', tags, params: FieldKeyParams, body: Type.Object(FieldPatchSchema.properties, odataBody), response: fieldResponses },
+        schema: {
+          summary: 'Change an integration field',
+          tags,
+          params: FieldKeyParams,
+          body: Type.Object(FieldPatchSchema.properties, odataBody),
+          response: fieldResponses,
+        },
       },
       async (request) => {
         const sortingOrder = integrationKey(request.params.key);
@@ -199,7 +247,12 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
       `${SET}/:key/fields/:fieldKey`,
       {
         config: { permission: 'configure' },
-        schema: { summary: 'Delete an integration field and its mapping', tags, params: FieldKeyParams, response: { 204: Deleted, 404: ErrorSchema } },
+        schema: {
+          summary: 'Delete an integration field and its mapping',
+          tags,
+          params: FieldKeyParams,
+          response: { 204: Deleted, 404: ErrorSchema },
+        },
       },
       async (request, reply) => {
         await deleteField(db, integrationKey(request.params.key), fieldKey(request.params.fieldKey), clock);
@@ -212,7 +265,15 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
 
     app.get(
       `${SET}/:key/mappings`,
-      { config: { permission: 'read' }, schema: { summary: 'List the mappings of an integration', tags, params: KeyParams, response: { 200: MappingList, 404: ErrorSchema } } },
+      {
+        config: { permission: 'read' },
+        schema: {
+          summary: 'List the mappings of an integration',
+          tags,
+          params: KeyParams,
+          response: { 200: MappingList, 404: ErrorSchema },
+        },
+      },
       async (request) => {
         const { sortingOrder } = await loadIntegration(integrationKey(request.params.key));
         return { '@odata.context': mappingsContext(sortingOrder), value: await listIntegrationMappings(db.kysely, sortingOrder) };
@@ -221,7 +282,10 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
 
     app.get(
       `${SET}/:key/mappings/:fieldKey`,
-      { config: { permission: 'read' }, schema: { summary: 'Read the mapping of an integration field', tags, params: FieldKeyParams, response: mappingResponses } },
+      {
+        config: { permission: 'read' },
+        schema: { summary: 'Read the mapping of an integration field', tags, params: FieldKeyParams, response: mappingResponses },
+      },
       async (request) => {
         const { sortingOrder } = await loadIntegration(integrationKey(request.params.key));
         const fieldNo = fieldKey(request.params.fieldKey);
@@ -246,7 +310,10 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
       async (request, reply) => {
         const sortingOrder = integrationKey(request.params.key);
         const mapping = await createMapping(db, sortingOrder, request.body, clock);
-        return reply.status(201).header('location', `${SET}(${sortingOrder})/mappings(${mapping.fieldNo})`).send(entity(mappingsContext(sortingOrder), mapping));
+        return reply
+          .status(201)
+          .header('location', `${SET}(${sortingOrder})/mappings(${mapping.fieldNo})`)
+          .send(entity(mappingsContext(sortingOrder), mapping));
       },
     );
 
@@ -254,7 +321,13 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
       `${SET}/:key/mappings/:fieldKey`,
       {
         config: { permission: 'configure' },
-        schema: { summary: 'Change a mapping', tags, params: FieldKeyParams, body: Type.Object(MappingPatchSchema.properties, odataBody), response: mappingResponses },
+        schema: {
+          summary: 'Change a mapping',
+          tags,
+          params: FieldKeyParams,
+          body: Type.Object(MappingPatchSchema.properties, odataBody),
+          response: mappingResponses,
+        },
       },
       async (request) => {
         const sortingOrder = integrationKey(request.params.key);
@@ -265,7 +338,10 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
 
     app.delete(
       `${SET}/:key/mappings/:fieldKey`,
-      { config: { permission: 'configure' }, schema: { summary: 'Delete a mapping', tags, params: FieldKeyParams, response: { 204: Deleted, 404: ErrorSchema } } },
+      {
+        config: { permission: 'configure' },
+        schema: { summary: 'Delete a mapping', tags, params: FieldKeyParams, response: { 204: Deleted, 404: ErrorSchema } },
+      },
       async (request, reply) => {
         await deleteMapping(db, integrationKey(request.params.key), fieldKey(request.params.fieldKey), clock);
         return reply.status(204).send(null);

@@ -11,7 +11,14 @@ import { withTransaction } from '../storage/transaction.js';
 import { getTargetTable } from '../tables/store.js';
 import { incompatibleAt, invalidAt, pathOf, sameJson as same, type ChangeResult } from '../core/validation.js';
 import type { Integration, IntegrationField, IntegrationMapping } from './model.js';
-import { getIntegration, getIntegrationField, getIntegrationMapping, getIntegrationPlan, listIntegrationFields, listIntegrationMappings } from './store.js';
+import {
+  getIntegration,
+  getIntegrationField,
+  getIntegrationMapping,
+  getIntegrationPlan,
+  listIntegrationFields,
+  listIntegrationMappings,
+} from './store.js';
 import {
   validateField,
   validateFieldList,
@@ -39,31 +46,56 @@ const integrationColumns = (i: Integration) => ({
   on_record_error: i.onRecordError,
 });
 
-const fieldColumns = (f: IntegrationField) => ({ title: f.title, source_path: f.sourcePath, column_type: f.columnType, constant_value: f.constantValue });
+const fieldColumns = (f: IntegrationField) => ({
+  title: f.title,
+  source_path: f.sourcePath,
+  column_type: f.columnType,
+  constant_value: f.constantValue,
+});
 
 async function insertField(tx: Database, f: IntegrationField): Promise<void> {
-  await tx.kysely.insertInto('ifw_integration_field').values({ integration_sorting_order: f.integrationSortingOrder, field_no: f.fieldNo, ...fieldColumns(f) }).execute();
+  await tx.kysely
+    .insertInto('ifw_integration_field')
+    .values({ integration_sorting_order: f.integrationSortingOrder, field_no: f.fieldNo, ...fieldColumns(f) })
+    .execute();
 }
 
 async function insertMapping(tx: Database, m: IntegrationMapping): Promise<void> {
   await tx.kysely
     .insertInto('ifw_integration_mapping')
-    .values({ integration_sorting_order: m.integrationSortingOrder, field_no: m.fieldNo, target_field: m.targetField, required: m.required ? 1 : 0 })
+    .values({
+      integration_sorting_order: m.integrationSortingOrder,
+      field_no: m.fieldNo,
+      target_field: m.targetField,
+      required: m.required ? 1 : 0,
+    })
     .execute();
 }
 
 async function deleteMappingRow(tx: Database, sortingOrder: number, fieldNo: number): Promise<void> {
-  await tx.kysely.deleteFrom('ifw_integration_mapping').where('integration_sorting_order', '=', sortingOrder).where('field_no', '=', fieldNo).execute();
+  await tx.kysely
+    .deleteFrom('ifw_integration_mapping')
+    .where('integration_sorting_order', '=', sortingOrder)
+    .where('field_no', '=', fieldNo)
+    .execute();
 }
 
 async function deleteFieldRow(tx: Database, sortingOrder: number, fieldNo: number): Promise<void> {
   await deleteMappingRow(tx, sortingOrder, fieldNo);
-  await tx.kysely.deleteFrom('ifw_integration_field').where('integration_sorting_order', '=', sortingOrder).where('field_no', '=', fieldNo).execute();
+  await tx.kysely
+    .deleteFrom('ifw_integration_field')
+    .where('integration_sorting_order', '=', sortingOrder)
+    .where('field_no', '=', fieldNo)
+    .execute();
 }
 
 /** A change to fields or mappings is a change to the integration. */
 async function touch(tx: Database, sortingOrder: number, clock: Clock): Promise<void> {
-  await tx.kysely.updateTable('ifw_integration').set({ updated_at: clock().toISOString() }).where('sorting_order', '=', sortingOrder).execute();
+  await tx.kysely
+    .updateTable('ifw_integration')
+    .set({ updated_at: clock().toISOString() })
+    .where('sorting_order', '=', sortingOrder)
+    .execute();
 }
 
 // ---- lookups -------------------------------------------------------------------------------
@@ -91,7 +123,8 @@ async function requireMapping(tx: Database, sortingOrder: number, fieldNo: numbe
 /** The integration's target table; it exists, since a declared table cannot be deleted while in use. */
 async function targetTableOf(tx: Database, integration: Integration): Promise<TargetTable> {
   const table = await getTargetTable(tx.kysely, integration.targetTable);
-  if (table === undefined) throw notFound(`Target table "${integration.targetTable}" of integration ${integration.sortingOrder} does not exist.`);
+  if (table === undefined)
+    throw notFound(`Target table "${integration.targetTable}" of integration ${integration.sortingOrder} does not exist.`);
   return table;
 }
 
@@ -107,7 +140,10 @@ async function refuseTakenTarget(tx: Database, mapping: IntegrationMapping): Pro
     (m) => m.targetField === mapping.targetField && m.fieldNo !== mapping.fieldNo,
   );
   if (other !== undefined) {
-    throw conflict('conflict', `targetField: "${mapping.targetField}" already receives field ${other.fieldNo} of integration ${mapping.integrationSortingOrder}.`);
+    throw conflict(
+      'conflict',
+      `targetField: "${mapping.targetField}" already receives field ${other.fieldNo} of integration ${mapping.integrationSortingOrder}.`,
+    );
   }
 }
 
@@ -124,7 +160,10 @@ export async function createIntegration(db: Database, input: IntegrationInput, c
       throw conflict('conflict', `sortingOrder: an integration with sortingOrder ${integration.sortingOrder} already exists.`);
     }
     const now = clock().toISOString();
-    await tx.kysely.insertInto('ifw_integration').values({ sorting_order: integration.sortingOrder, ...integrationColumns(integration), created_at: now, updated_at: now }).execute();
+    await tx.kysely
+      .insertInto('ifw_integration')
+      .values({ sorting_order: integration.sortingOrder, ...integrationColumns(integration), created_at: now, updated_at: now })
+      .execute();
     return integration;
   });
 }
@@ -136,8 +175,13 @@ export async function updateIntegration(db: Database, sortingOrder: number, patc
     const merged: IntegrationInput = { ...current, ...patch, sortingOrder };
     const table = await getTargetTable(tx.kysely, merged.targetTable);
     const next = validateIntegration(merged, table);
-    if (next.targetTable !== current.targetTable) refuseMisfits(await listIntegrationMappings(tx.kysely, sortingOrder), table!, 'targetTable');
-    await tx.kysely.updateTable('ifw_integration').set({ ...integrationColumns(next), updated_at: clock().toISOString() }).where('sorting_order', '=', sortingOrder).execute();
+    if (next.targetTable !== current.targetTable)
+      refuseMisfits(await listIntegrationMappings(tx.kysely, sortingOrder), table!, 'targetTable');
+    await tx.kysely
+      .updateTable('ifw_integration')
+      .set({ ...integrationColumns(next), updated_at: clock().toISOString() })
+      .where('sorting_order', '=', sortingOrder)
+      .execute();
     return next;
   });
 }
@@ -153,7 +197,10 @@ export async function deleteIntegration(db: Database, sortingOrder: number): Pro
       .where('status', 'in', ['Pending', 'Processing'])
       .executeTakeFirstOrThrow();
     if (Number(active.count) > 0) {
-      throw conflict('conflict', `Integration ${sortingOrder} has ${active.count} bulk import request(s) Pending or Processing; let them finish or cancel them first.`);
+      throw conflict(
+        'conflict',
+        `Integration ${sortingOrder} has ${active.count} bulk import request(s) Pending or Processing; let them finish or cancel them first.`,
+      );
     }
     const feeding = await tx.kysely
       .selectFrom('ifw_rest_endpoint')
@@ -188,7 +235,13 @@ export async function createField(db: Database, sortingOrder: number, input: Fie
   });
 }
 
-export async function updateField(db: Database, sortingOrder: number, fieldNo: number, patch: FieldPatch, clock: Clock): Promise<IntegrationField> {
+export async function updateField(
+  db: Database,
+  sortingOrder: number,
+  fieldNo: number,
+  patch: FieldPatch,
+  clock: Clock,
+): Promise<IntegrationField> {
   return withTransaction(db, async (tx) => {
     const current = await requireField(tx, sortingOrder, fieldNo);
     refuseKeyChange(patch.fieldNo, fieldNo, 'fieldNo');
@@ -217,7 +270,11 @@ export async function deleteField(db: Database, sortingOrder: number, fieldNo: n
 
 async function mappingContext(tx: Database, integration: Integration) {
   const fields = await listIntegrationFields(tx.kysely, integration.sortingOrder);
-  return { integrationSortingOrder: integration.sortingOrder, fieldNos: new Set(fields.map((f) => f.fieldNo)), table: await targetTableOf(tx, integration) };
+  return {
+    integrationSortingOrder: integration.sortingOrder,
+    fieldNos: new Set(fields.map((f) => f.fieldNo)),
+    table: await targetTableOf(tx, integration),
+  };
 }
 
 export async function createMapping(db: Database, sortingOrder: number, input: MappingInput, clock: Clock): Promise<IntegrationMapping> {
@@ -225,7 +282,10 @@ export async function createMapping(db: Database, sortingOrder: number, input: M
     const integration = await requireIntegration(tx, sortingOrder);
     const mapping = validateMapping(input, await mappingContext(tx, integration));
     if ((await getIntegrationMapping(tx.kysely, sortingOrder, mapping.fieldNo)) !== undefined) {
-      throw conflict('conflict', `fieldNo: field ${mapping.fieldNo} of integration ${sortingOrder} is already mapped; change that mapping instead.`);
+      throw conflict(
+        'conflict',
+        `fieldNo: field ${mapping.fieldNo} of integration ${sortingOrder} is already mapped; change that mapping instead.`,
+      );
     }
     await refuseTakenTarget(tx, mapping);
     await insertMapping(tx, mapping);
@@ -234,7 +294,13 @@ export async function createMapping(db: Database, sortingOrder: number, input: M
   });
 }
 
-export async function updateMapping(db: Database, sortingOrder: number, fieldNo: number, patch: MappingPatch, clock: Clock): Promise<IntegrationMapping> {
+export async function updateMapping(
+  db: Database,
+  sortingOrder: number,
+  fieldNo: number,
+  patch: MappingPatch,
+  clock: Clock,
+): Promise<IntegrationMapping> {
   return withTransaction(db, async (tx) => {
     const current = await requireMapping(tx, sortingOrder, fieldNo);
     refuseKeyChange(patch.fieldNo, fieldNo, 'fieldNo');
@@ -282,11 +348,16 @@ export async function declareIntegration(db: Database, input: IntegrationDeclara
     const next = validateIntegration(input, table, at);
     const sortingOrder = next.sortingOrder;
     const current = await getIntegrationPlan(tx.kysely, sortingOrder);
-    const fields = input.fields !== undefined ? validateFieldList(input.fields, sortingOrder, pathOf(at, 'fields')) : (current?.fields ?? []);
+    const fields =
+      input.fields !== undefined ? validateFieldList(input.fields, sortingOrder, pathOf(at, 'fields')) : (current?.fields ?? []);
     const fieldNos = new Set(fields.map((f) => f.fieldNo));
     let mappings: readonly IntegrationMapping[];
     if (input.mappings !== undefined) {
-      mappings = validateMappingList(input.mappings, { integrationSortingOrder: sortingOrder, fieldNos, table: table! }, pathOf(at, 'mappings'));
+      mappings = validateMappingList(
+        input.mappings,
+        { integrationSortingOrder: sortingOrder, fieldNos, table: table! },
+        pathOf(at, 'mappings'),
+      );
     } else {
       // Mappings of removed fields go with them; the others must still fit the (possibly new) table.
       mappings = (current?.mappings ?? []).filter((m) => fieldNos.has(m.fieldNo));
@@ -296,7 +367,10 @@ export async function declareIntegration(db: Database, input: IntegrationDeclara
     const now = clock().toISOString();
     const changes: string[] = [];
     if (current === undefined) {
-      await tx.kysely.insertInto('ifw_integration').values({ sorting_order: sortingOrder, ...integrationColumns(next), created_at: now, updated_at: now }).execute();
+      await tx.kysely
+        .insertInto('ifw_integration')
+        .values({ sorting_order: sortingOrder, ...integrationColumns(next), created_at: now, updated_at: now })
+        .execute();
     } else if (!same(current.integration, next)) {
       const keys = Object.keys(next) as (keyof Integration)[];
       changes.push(`settings changed: ${keys.filter((k) => current.integration[k] !== next[k]).join(', ')}`);
@@ -318,7 +392,12 @@ export async function declareIntegration(db: Database, input: IntegrationDeclara
         await deleteFieldRow(tx, sortingOrder, old.fieldNo);
         changes.push(`field ${old.fieldNo} removed`);
       } else if (!same(wanted, old)) {
-        await tx.kysely.updateTable('ifw_integration_field').set(fieldColumns(wanted)).where('integration_sorting_order', '=', sortingOrder).where('field_no', '=', old.fieldNo).execute();
+        await tx.kysely
+          .updateTable('ifw_integration_field')
+          .set(fieldColumns(wanted))
+          .where('integration_sorting_order', '=', sortingOrder)
+          .where('field_no', '=', old.fieldNo)
+          .execute();
         changes.push(`field ${old.fieldNo} changed`);
       }
     }

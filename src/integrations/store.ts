@@ -1,7 +1,16 @@
 /** Reading integrations, their fields and mappings: storage rows to the model. */
 import { CompiledQuery, type Kysely, type Selectable } from 'kysely';
 import type { DB, IntegrationFieldRow, IntegrationMappingRow, IntegrationRow } from '../storage/schema.js';
-import type { ColumnType, Integration, IntegrationField, IntegrationMapping, IntegrationPlan, IntegrationType, OnRecordError, WriteMode } from './model.js';
+import type {
+  ColumnType,
+  Integration,
+  IntegrationField,
+  IntegrationMapping,
+  IntegrationPlan,
+  IntegrationType,
+  OnRecordError,
+  WriteMode,
+} from './model.js';
 
 export function toIntegration(row: Selectable<IntegrationRow>): Integration {
   return {
@@ -60,7 +69,12 @@ export async function listIntegrations(db: Kysely<DB>): Promise<Integration[]> {
 }
 
 export async function listIntegrationFields(db: Kysely<DB>, sortingOrder: number): Promise<IntegrationField[]> {
-  const rows = await db.selectFrom('ifw_integration_field').selectAll().where('integration_sorting_order', '=', sortingOrder).orderBy('field_no').execute();
+  const rows = await db
+    .selectFrom('ifw_integration_field')
+    .selectAll()
+    .where('integration_sorting_order', '=', sortingOrder)
+    .orderBy('field_no')
+    .execute();
   return rows.map(toIntegrationField);
 }
 
@@ -75,11 +89,20 @@ export async function getIntegrationField(db: Kysely<DB>, sortingOrder: number, 
 }
 
 export async function listIntegrationMappings(db: Kysely<DB>, sortingOrder: number): Promise<IntegrationMapping[]> {
-  const rows = await db.selectFrom('ifw_integration_mapping').selectAll().where('integration_sorting_order', '=', sortingOrder).orderBy('field_no').execute();
+  const rows = await db
+    .selectFrom('ifw_integration_mapping')
+    .selectAll()
+    .where('integration_sorting_order', '=', sortingOrder)
+    .orderBy('field_no')
+    .execute();
   return rows.map(toIntegrationMapping);
 }
 
-export async function getIntegrationMapping(db: Kysely<DB>, sortingOrder: number, fieldNo: number): Promise<IntegrationMapping | undefined> {
+export async function getIntegrationMapping(
+  db: Kysely<DB>,
+  sortingOrder: number,
+  fieldNo: number,
+): Promise<IntegrationMapping | undefined> {
   const row = await db
     .selectFrom('ifw_integration_mapping')
     .selectAll()

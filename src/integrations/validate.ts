@@ -77,7 +77,8 @@ function oneOf<T extends string>(values: readonly T[], value: string | undefined
 }
 
 function positiveKey(value: number, at: string): number {
-  if (!Number.isInteger(value) || value < 1 || value > MAX_KEY) throw invalidAt(at, `must be a whole number from 1 to ${MAX_KEY}, got ${value}`);
+  if (!Number.isInteger(value) || value < 1 || value > MAX_KEY)
+    throw invalidAt(at, `must be a whole number from 1 to ${MAX_KEY}, got ${value}`);
   return value;
 }
 
@@ -104,10 +105,14 @@ export function validateIntegration(input: IntegrationInput, table: TargetTable 
   const sortingOrder = positiveKey(input.sortingOrder, pathOf(at, 'sortingOrder'));
   const name = text(input.name, 100, pathOf(at, 'name'));
   const type: IntegrationType = oneOf(INTEGRATION_TYPES, input.type, 'restApi', pathOf(at, 'type'));
-  if (table === undefined) throw invalidAt(pathOf(at, 'targetTable'), `no target table "${input.targetTable}" is declared; declare it first`);
+  if (table === undefined)
+    throw invalidAt(pathOf(at, 'targetTable'), `no target table "${input.targetTable}" is declared; declare it first`);
   const maxPayloadSizeKb = input.maxPayloadSizeKb ?? null;
   if (maxPayloadSizeKb !== null && (maxPayloadSizeKb < 1 || maxPayloadSizeKb > MAX_PAYLOAD_KB)) {
-    throw invalidAt(pathOf(at, 'maxPayloadSizeKb'), `must be between 1 and ${MAX_PAYLOAD_KB} (or null for no limit), got ${maxPayloadSizeKb}`);
+    throw invalidAt(
+      pathOf(at, 'maxPayloadSizeKb'),
+      `must be between 1 and ${MAX_PAYLOAD_KB} (or null for no limit), got ${maxPayloadSizeKb}`,
+    );
   }
   return {
     sortingOrder,
@@ -130,13 +135,25 @@ export function validateField(input: FieldInput, integrationSortingOrder: number
   switch (columnType) {
     case 'standard': {
       const sourcePath = input.sourcePath ?? '';
-      if (sourcePath === '') throw invalidAt(pathOf(at, 'sourcePath'), 'a standard column says where its value sits in a record (e.g. "name" or "address.city")');
-      return { integrationSortingOrder, fieldNo, title, sourcePath: recordPath(sourcePath, pathOf(at, 'sourcePath')), columnType, constantValue: null };
+      if (sourcePath === '')
+        throw invalidAt(
+          pathOf(at, 'sourcePath'),
+          'a standard column says where its value sits in a record (e.g. "name" or "address.city")',
+        );
+      return {
+        integrationSortingOrder,
+        fieldNo,
+        title,
+        sourcePath: recordPath(sourcePath, pathOf(at, 'sourcePath')),
+        columnType,
+        constantValue: null,
+      };
     }
     case 'constant': {
       const constantValue = input.constantValue ?? null;
       if (constantValue === null) throw invalidAt(pathOf(at, 'constantValue'), 'a constant column needs the value every record gets');
-      if (constantValue.length > 2048) throw invalidAt(pathOf(at, 'constantValue'), `must be at most 2048 characters, got ${constantValue.length}`);
+      if (constantValue.length > 2048)
+        throw invalidAt(pathOf(at, 'constantValue'), `must be at most 2048 characters, got ${constantValue.length}`);
       return { integrationSortingOrder, fieldNo, title, sourcePath: '', columnType, constantValue };
     }
     default: {
@@ -156,16 +173,25 @@ export interface MappingContext {
 export function validateMapping(input: MappingInput, context: MappingContext, at = ''): IntegrationMapping {
   const fieldNo = positiveKey(input.fieldNo, pathOf(at, 'fieldNo'));
   if (!context.fieldNos.has(fieldNo)) {
-    throw invalidAt(pathOf(at, 'fieldNo'), `integration ${context.integrationSortingOrder} has no field ${fieldNo}; create the field first`);
+    throw invalidAt(
+      pathOf(at, 'fieldNo'),
+      `integration ${context.integrationSortingOrder} has no field ${fieldNo}; create the field first`,
+    );
   }
   checkTargetField(input.targetField, context.table, pathOf(at, 'targetField'));
-  return { integrationSortingOrder: context.integrationSortingOrder, fieldNo, targetField: input.targetField, required: input.required ?? false };
+  return {
+    integrationSortingOrder: context.integrationSortingOrder,
+    fieldNo,
+    targetField: input.targetField,
+    required: input.required ?? false,
+  };
 }
 
 function checkTargetField(targetField: string, table: TargetTable, at: string): void {
   if (table.fields.some((f) => f.name === targetField)) return;
   const sameButCase = table.fields.find((f) => f.name.toLowerCase() === targetField.toLowerCase());
-  const hint = sameButCase !== undefined ? `did you mean "${sameButCase.name}"?` : `its fields are ${table.fields.map((f) => f.name).join(', ')}`;
+  const hint =
+    sameButCase !== undefined ? `did you mean "${sameButCase.name}"?` : `its fields are ${table.fields.map((f) => f.name).join(', ')}`;
   throw invalidAt(at, `table "${table.name}" has no field "${targetField}"; ${hint}`);
 }
 
@@ -186,7 +212,11 @@ export function validateMappingList(inputs: readonly MappingInput[], context: Ma
     const sameField = mappings.findIndex((n) => n.fieldNo === m.fieldNo);
     if (sameField !== i) throw invalidAt(pathOf(pathOf(at, i), 'fieldNo'), `field ${m.fieldNo} is mapped twice (also [${sameField}])`);
     const sameTarget = mappings.findIndex((n) => n.targetField === m.targetField);
-    if (sameTarget !== i) throw invalidAt(pathOf(pathOf(at, i), 'targetField'), `"${m.targetField}" already receives field ${mappings[sameTarget]!.fieldNo} (also [${sameTarget}])`);
+    if (sameTarget !== i)
+      throw invalidAt(
+        pathOf(pathOf(at, i), 'targetField'),
+        `"${m.targetField}" already receives field ${mappings[sameTarget]!.fieldNo} (also [${sameTarget}])`,
+      );
   });
   return mappings;
 }

@@ -40,5 +40,7 @@ export async function claimNextDueEntry(db: Database, { owner, now, leaseMs, kin
             or (status = 'In Process' and lease_expires_at < ${at}))
     returning id, kind, recurrence_seconds, parameters`.execute(db.kysely);
   const row = rows[0];
-  return row === undefined ? undefined : { id: row.id, kind: row.kind, recurrenceSeconds: row.recurrence_seconds, parameters: row.parameters };
+  return row === undefined
+    ? undefined
+    : { id: row.id, kind: row.kind, recurrenceSeconds: row.recurrence_seconds, parameters: row.parameters };
 }

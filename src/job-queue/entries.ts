@@ -18,7 +18,17 @@ export interface JobQueueEntry {
   readonly lastError: string;
 }
 
-const ENTRY_COLUMNS = ['id', 'description', 'kind', 'status', 'recurrence_seconds', 'next_run_at', 'last_run_at', 'last_ended_at', 'last_error'] as const;
+const ENTRY_COLUMNS = [
+  'id',
+  'description',
+  'kind',
+  'status',
+  'recurrence_seconds',
+  'next_run_at',
+  'last_run_at',
+  'last_ended_at',
+  'last_error',
+] as const;
 type EntrySummaryRow = Pick<Selectable<JobQueueEntryRow>, (typeof ENTRY_COLUMNS)[number]>;
 
 function toJobQueueEntry(row: EntrySummaryRow): JobQueueEntry {

@@ -62,7 +62,10 @@ export async function startQueueHost(config: Config, options: QueueHostOptions =
     });
   }
   if (config.workerConcurrency > 1) {
-    (options.logger ?? createLogger(config)).warn({ workerConcurrency: config.workerConcurrency }, 'IFW_WORKER_CONCURRENCY > 1 changes nothing on SQLite (one writer): one thread per lane');
+    (options.logger ?? createLogger(config)).warn(
+      { workerConcurrency: config.workerConcurrency },
+      'IFW_WORKER_CONCURRENCY > 1 changes nothing on SQLite (one writer): one thread per lane',
+    );
   }
   const lanes: QueueHost[] = [];
   try {
@@ -136,7 +139,10 @@ async function startLane(config: Config, lane: string, kinds: readonly JobKind[]
   function scheduleRestart(why: Record<string, unknown>): void {
     if (closing) return;
     if (restarts >= maxRestarts) {
-      logger.error({ ...why, restarts }, 'job queue worker thread stopped unexpectedly; not restarting it again: no requests are processed');
+      logger.error(
+        { ...why, restarts },
+        'job queue worker thread stopped unexpectedly; not restarting it again: no requests are processed',
+      );
       return;
     }
     const delay = Math.min(RESTART_BASE_MS * 2 ** restarts, RESTART_MAX_MS);
@@ -168,7 +174,10 @@ async function startLane(config: Config, lane: string, kinds: readonly JobKind[]
       const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
       w.postMessage({ type: 'stop' } satisfies HostMessage);
       const timeout = setTimeout(() => {
-        logger.warn({ closeTimeoutMs }, 'job queue worker did not stop in time; terminating it (its request is retried after its lease expires)');
+        logger.warn(
+          { closeTimeoutMs },
+          'job queue worker did not stop in time; terminating it (its request is retried after its lease expires)',
+        );
         void w.terminate();
       }, closeTimeoutMs);
       await exited;

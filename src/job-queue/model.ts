@@ -15,7 +15,8 @@ export type SettableEntryStatus = (typeof SETTABLE_ENTRY_STATUSES)[number];
 export const JOB_KINDS = ['bulkImportProcessor', 'retentionCleanup', 'importRunProcessor', 'endpointImport'] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
-export const parseJobKind = (kind: string): JobKind | undefined => (JOB_KINDS as readonly string[]).includes(kind) ? (kind as JobKind) : undefined;
+export const parseJobKind = (kind: string): JobKind | undefined =>
+  (JOB_KINDS as readonly string[]).includes(kind) ? (kind as JobKind) : undefined;
 
 /** Ids of the entries the first migration seeds. */
 export const BULK_IMPORT_PROCESSOR_ENTRY = 'bulk-import-processor';

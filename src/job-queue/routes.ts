@@ -108,7 +108,8 @@ export function jobQueueRoutes(deps: JobQueueRouteDeps): RoutePlugin {
         config: { permission: 'jobQueue' },
         schema: {
           summary: 'Put an entry On Hold or Ready, or change its interval',
-          description: 'A shorter interval brings the next run forward; setting Ready runs an entry whose time passed while it was on hold.',
+          description:
+            'A shorter interval brings the next run forward; setting Ready runs an entry whose time passed while it was on hold.',
           tags,
           params: KeyParams,
           body: PatchBody,
@@ -119,7 +120,10 @@ export function jobQueueRoutes(deps: JobQueueRouteDeps): RoutePlugin {
         const id = (await load(entryId(request.params.key))).id;
         const { status, recurrenceSeconds } = request.body;
         if (status !== undefined && !isSettable(status)) {
-          throw badRequest('invalidStatusTransition', `status can be set to ${SETTABLE_ENTRY_STATUSES.join(' or ')}; ${status} is set by the job queue itself.`);
+          throw badRequest(
+            'invalidStatusTransition',
+            `status can be set to ${SETTABLE_ENTRY_STATUSES.join(' or ')}; ${status} is set by the job queue itself.`,
+          );
         }
         if (recurrenceSeconds !== undefined) await setEntryRecurrence(db, { id, now: clock(), recurrenceSeconds });
         if (status !== undefined) await setStatus(id, status);
@@ -141,7 +145,12 @@ export function jobQueueRoutes(deps: JobQueueRouteDeps): RoutePlugin {
       `${SET}/:key/Microsoft.NAV.setOnHold`,
       {
         config: { permission: 'jobQueue' },
-        schema: { summary: 'Put an entry On Hold: nothing runs, requests stay Pending', tags, params: KeyParams, response: entityResponses },
+        schema: {
+          summary: 'Put an entry On Hold: nothing runs, requests stay Pending',
+          tags,
+          params: KeyParams,
+          response: entityResponses,
+        },
       },
       async (request) => {
         const id = (await load(entryId(request.params.key))).id;

@@ -28,7 +28,8 @@ import { wakeEntry } from './wake-entry.js';
 export interface QueueRunnerOptions {
   readonly db: Database;
   /** secretKey / dataDir open the stored secrets of REST connections (only needed without importSources). */
-  readonly config: Pick<Config, 'leaseSeconds' | 'maxAttempts' | 'retentionDays' | 'schedulerTickMs'> & Partial<Pick<Config, 'secretKey' | 'dataDir'>>;
+  readonly config: Pick<Config, 'leaseSeconds' | 'maxAttempts' | 'retentionDays' | 'schedulerTickMs'> &
+    Partial<Pick<Config, 'secretKey' | 'dataDir'>>;
   readonly clock: Clock;
   readonly logger: Logger;
   /** Lease token of this runner; defaults to host:pid:thread:random. */
@@ -78,7 +79,8 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
   const stopSignal = new AbortController();
   let box: SecretBox | undefined;
   const secretBox = (): SecretBox => {
-    if (config.secretKey === undefined && config.dataDir === undefined) throw new Error('stored secrets cannot be opened: the job queue runner was given neither IFW_SECRET_KEY nor a data directory');
+    if (config.secretKey === undefined && config.dataDir === undefined)
+      throw new Error('stored secrets cannot be opened: the job queue runner was given neither IFW_SECRET_KEY nor a data directory');
     return (box ??= createSecretBox({ secretKey: config.secretKey, dataDir: config.dataDir ?? '' }));
   };
   const importSources = options.importSources ?? defaultImportSources(secretBox);
@@ -97,7 +99,17 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
   }
 
   async function drainImportRuns(entry: ClaimedEntry): Promise<void> {
-    const ctx = { db, clock, logger, owner, leaseMs, maxAttempts: config.maxAttempts, sources: importSources, keepGoing: keepGoingFor(entry), signal: stopSignal.signal };
+    const ctx = {
+      db,
+      clock,
+      logger,
+      owner,
+      leaseMs,
+      maxAttempts: config.maxAttempts,
+      sources: importSources,
+      keepGoing: keepGoingFor(entry),
+      signal: stopSignal.signal,
+    };
     await runQueuedImports(ctx);
   }
 
@@ -118,7 +130,16 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
     switch (kind) {
       case 'bulkImportProcessor': {
         const keepGoing = keepGoingFor(entry);
-        await processPendingRequests({ db, clock, logger, owner, leaseMs, maxAttempts: config.maxAttempts, keepGoing, importPayload: options.importPayload });
+        await processPendingRequests({
+          db,
+          clock,
+          logger,
+          owner,
+          leaseMs,
+          maxAttempts: config.maxAttempts,
+          keepGoing,
+          importPayload: options.importPayload,
+        });
         return;
       }
       case 'importRunProcessor': {

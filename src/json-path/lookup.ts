@@ -12,9 +12,7 @@ import { compilePath } from './paths.js';
 
 /** What a path found: nothing, exactly one value, or several (a JSONPath with wildcards or filters). */
 export type PathMatch =
-  | { readonly kind: 'none' }
-  | { readonly kind: 'one'; readonly value: unknown }
-  | { readonly kind: 'many'; readonly count: number };
+  { readonly kind: 'none' } | { readonly kind: 'one'; readonly value: unknown } | { readonly kind: 'many'; readonly count: number };
 
 export type PathLookup = (body: unknown) => PathMatch;
 

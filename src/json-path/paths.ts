@@ -116,7 +116,8 @@ function step(segment: PathSegment): (value: unknown) => unknown {
         ? (value as Record<string, unknown>)[name]
         : undefined;
   }
-  return (value) => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>)[name] : undefined);
+  return (value) =>
+    typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>)[name] : undefined;
 }
 
 /** Compiles a path into a getter returning the value, or undefined when any step is missing. Throws AppError on a bad path. */

@@ -76,7 +76,10 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const secrets = createSecretBox(config);
   const directory = createDirectory(db.kysely, clock);
   const accounts = createAccounts(db.kysely, { clock, onChange: () => directory.invalidate() });
-  const initialAdministrator = await ensureInitialAdministrator(accounts, db.kysely, { userName: config.adminUser, password: config.adminPassword });
+  const initialAdministrator = await ensureInitialAdministrator(accounts, db.kysely, {
+    userName: config.adminUser,
+    password: config.adminPassword,
+  });
   const devIssuer = config.devTokenIssuer ? await loadDevIssuer(config.dataDir) : undefined;
   const app = await buildServer({
     logger,

@@ -80,10 +80,12 @@ export function compileMapping(plan: IntegrationPlan, tables: ReadonlyMap<string
 
   for (const mapping of [...plan.mappings].sort((a, b) => a.fieldNo - b.fieldNo)) {
     const source = fieldsByNo.get(mapping.fieldNo);
-    if (source === undefined) throw validationFailed(`mapping of field ${mapping.fieldNo}: there is no integration field ${mapping.fieldNo}`);
+    if (source === undefined)
+      throw validationFailed(`mapping of field ${mapping.fieldNo}: there is no integration field ${mapping.fieldNo}`);
     const what = `integration field ${source.fieldNo} "${source.title}"`;
     const field = targetFields.get(mapping.targetField);
-    if (field === undefined) throw validationFailed(`${what}: target field "${mapping.targetField}" does not exist in table "${table.name}"`);
+    if (field === undefined)
+      throw validationFailed(`${what}: target field "${mapping.targetField}" does not exist in table "${table.name}"`);
     const earlier = mappedBy.get(field.name);
     if (earlier !== undefined) throw validationFailed(`${what}: target field "${field.name}" is already mapped by field ${earlier}`);
     mappedBy.set(field.name, source.fieldNo);
@@ -92,7 +94,9 @@ export function compileMapping(plan: IntegrationPlan, tables: ReadonlyMap<string
     if (relation !== null) {
       const related = tables.get(relation.table);
       if (related === undefined || !related.fields.some((f) => f.name === relation.field)) {
-        throw validationFailed(`field "${field.name}" relates to field "${relation.field}" of table "${relation.table}", which is not declared`);
+        throw validationFailed(
+          `field "${field.name}" relates to field "${relation.field}" of table "${relation.table}", which is not declared`,
+        );
       }
     }
 
@@ -103,7 +107,8 @@ export function compileMapping(plan: IntegrationPlan, tables: ReadonlyMap<string
       if (constant instanceof Violation) {
         throw validationFailed(`${what}: constant value ${describeValue(source.constantValue)} for field "${field.name}" ${constant.rule}`);
       }
-      if (constant === null && required) throw validationFailed(`${what}: field "${field.name}" is required, but the constant value is empty`);
+      if (constant === null && required)
+        throw validationFailed(`${what}: field "${field.name}" is required, but the constant value is empty`);
       const get = (): unknown => source.constantValue;
       columns.push({ field, get, read: () => constant, required, relation });
     } else {
@@ -120,7 +125,8 @@ export function compileMapping(plan: IntegrationPlan, tables: ReadonlyMap<string
   if (integration.writeMode !== 'update') {
     // An update leaves unmapped columns as they are; a new row would have nothing for a required one.
     for (const f of table.fields) {
-      if (f.required === true && !mappedBy.has(f.name)) throw validationFailed(`required field "${f.name}" of table "${table.name}" is not mapped`);
+      if (f.required === true && !mappedBy.has(f.name))
+        throw validationFailed(`required field "${f.name}" of table "${table.name}" is not mapped`);
     }
   }
 
@@ -131,7 +137,12 @@ export function compileMapping(plan: IntegrationPlan, tables: ReadonlyMap<string
  * Maps one record into `row` (same order as `mapping.columns`). Returns null when every rule holds,
  * otherwise every violation of the record (the row is then partly filled and must not be written).
  */
-export function mapRecord(mapping: CompiledMapping, record: unknown, row: SqlValue[], relationExists: RelationExists): FieldViolation[] | null {
+export function mapRecord(
+  mapping: CompiledMapping,
+  record: unknown,
+  row: SqlValue[],
+  relationExists: RelationExists,
+): FieldViolation[] | null {
   if (typeof record !== 'object' || record === null || Array.isArray(record)) {
     return [{ field: null, value: describeValue(record), rule: NOT_AN_OBJECT }];
   }

@@ -16,7 +16,10 @@ export function positionParams(settings: CountedSettings, pageNo: number, positi
     case 'pageNumber':
       return { [settings.pageParam]: position ?? String(pageNo) };
     case 'offsetLimit':
-      return { [settings.offsetParam]: position ?? String((pageNo - 1) * settings.pageSize), [settings.limitParam]: String(settings.pageSize) };
+      return {
+        [settings.offsetParam]: position ?? String((pageNo - 1) * settings.pageSize),
+        [settings.limitParam]: String(settings.pageSize),
+      };
     default: {
       const unexpected: never = settings;
       throw new Error(`unknown Pagination Type ${JSON.stringify(unexpected)}`);
@@ -42,7 +45,11 @@ export function countedUrls(settings: CountedSettings, firstUrl: string): (pageN
 function shortPageStop(pageNo: number, count: number, pageSize: number): NextStep {
   // On page 1 a short page is also what a Page Size above the API's real page size looks like.
   const hint = pageNo === 1 ? '; if the API has more records, Page Size is larger than its real page size' : '';
-  return { kind: 'stop', reason: 'shortPage', detail: `page ${pageNo} has ${count} records, fewer than Page Size ${pageSize}: the last page${hint}` };
+  return {
+    kind: 'stop',
+    reason: 'shortPage',
+    detail: `page ${pageNo} has ${count} records, fewer than Page Size ${pageSize}: the last page${hint}`,
+  };
 }
 
 export function countedStrategy(settings: CountedSettings, urlOf: (pageNo: number) => string): Strategy {

@@ -19,7 +19,8 @@ function readLink(path: string, match: ReturnType<ReturnType<typeof compileLooku
     case 'one': {
       const { value } = match;
       if (value === null) return { link: null };
-      if (typeof value !== 'string') return { error: `Next Link JSON Path "${path}" points to ${describeJsonType(value)}, not to a URL string` };
+      if (typeof value !== 'string')
+        return { error: `Next Link JSON Path "${path}" points to ${describeJsonType(value)}, not to a URL string` };
       // Whitespace-only is treated like "": resolving it would yield the current page again.
       const link = value.trim();
       return { link: link === '' ? null : link };
@@ -47,7 +48,8 @@ export function nextLinkStrategy(settings: NextLinkSettings, connectionOrigin: s
     } catch {
       return { kind: 'fail', error: `the next link "${read.link}" is not a valid URL` };
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return { kind: 'fail', error: `the next link ${url.href} is not an http or https URL` };
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      return { kind: 'fail', error: `the next link ${url.href} is not an http or https URL` };
     if (url.origin !== connectionOrigin && !allowCrossOrigin) {
       return {
         kind: 'fail',

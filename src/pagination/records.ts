@@ -32,7 +32,10 @@ function listKeys(value: object): string {
 /** Why Response Data Path finds no array in `body`: a sentence a user can act on. */
 export function explainNoRecords(body: unknown, responseDataPath: string): string {
   if (responseDataPath === '') {
-    const hint = typeof body === 'object' && body !== null ? ` with ${listKeys(body)}; set Response Data Path to the property holding the records` : '';
+    const hint =
+      typeof body === 'object' && body !== null
+        ? ` with ${listKeys(body)}; set Response Data Path to the property holding the records`
+        : '';
     return `Response Data Path is blank, so the response root must be the record array, but it is ${describeJsonType(body)}${hint}`;
   }
   const match = compileLookup(responseDataPath)(body);

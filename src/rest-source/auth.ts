@@ -145,7 +145,9 @@ export function staticCredentials(auth: Exclude<ConnectionAuth, OAuthAuth>): Cre
     case 'bearer':
       return { headers: { authorization: `Bearer ${auth.token}` }, query: {} };
     case 'apiKey':
-      return auth.in === 'header' ? { headers: { [auth.name]: auth.value }, query: {} } : { headers: {}, query: { [auth.name]: auth.value } };
+      return auth.in === 'header'
+        ? { headers: { [auth.name]: auth.value }, query: {} }
+        : { headers: {}, query: { [auth.name]: auth.value } };
     default: {
       const unexpected: never = auth;
       throw new Error(`unknown auth type ${JSON.stringify(unexpected)}`);

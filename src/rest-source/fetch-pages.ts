@@ -10,7 +10,17 @@ import type { PageRequest, Paginator } from '../pagination/types.js';
 import { isOnOrigin, originOf, setQueryParams } from '../pagination/url.js';
 import { watchWrites } from './request-written.js';
 import { AuthError, createAuthenticator, type Authenticator, type Credentials, type OAuthTokenCache } from './auth.js';
-import { afterAttempts, describeAnswer, exchange, excerpt, FetchError, withHttp, type HttpDeps, type HttpOptions, type HttpOutcome } from './http-client.js';
+import {
+  afterAttempts,
+  describeAnswer,
+  exchange,
+  excerpt,
+  FetchError,
+  withHttp,
+  type HttpDeps,
+  type HttpOptions,
+  type HttpOutcome,
+} from './http-client.js';
 import type { FetchedPage, FetchSummary, HttpMethod, RestConnection, RestEndpoint } from './model.js';
 import { isSecretName, redactText, redactUrl } from './redact.js';
 
@@ -28,7 +38,11 @@ export interface FetchOptions extends HttpOptions {
  */
 export function buildFirstUrl(connection: RestConnection, endpoint: RestEndpoint): string {
   const path = endpoint.path.trim();
-  const joined = /^https?:\/\//i.test(path) ? path : path === '' ? connection.baseUrl : `${connection.baseUrl.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`;
+  const joined = /^https?:\/\//i.test(path)
+    ? path
+    : path === ''
+      ? connection.baseUrl
+      : `${connection.baseUrl.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`;
   return setQueryParams(joined, { ...connection.query, ...endpoint.query });
 }
 
@@ -63,7 +77,13 @@ interface MergedHeaders {
 
 export function withSession<T>(connection: RestConnection, options: FetchOptions, use: (session: Session) => Promise<T>): Promise<T> {
   return withHttp(connection.timeoutMs, options, (deps) =>
-    use({ connection, deps, auth: createAuthenticator(connection, deps, options.tokenCache), origin: originOf(connection.baseUrl), headerMemo: {} }),
+    use({
+      connection,
+      deps,
+      auth: createAuthenticator(connection, deps, options.tokenCache),
+      origin: originOf(connection.baseUrl),
+      headerMemo: {},
+    }),
   );
 }
 
@@ -88,8 +108,14 @@ function headersFor(session: Session, out: Outgoing, credentials: Credentials | 
   const side = credentials === null ? 'otherOrigin' : 'sameOrigin';
   const withBody = out.body !== null;
   const memo = session.headerMemo[side];
-  if (memo !== undefined && memo.source === out.headers && memo.withBody === withBody && memo.credentials === credentials) return memo.headers;
-  const merged = mergeHeaders(BASE_HEADERS, session.connection.headers, withBody ? { 'content-type': 'application/json' } : {}, out.headers);
+  if (memo !== undefined && memo.source === out.headers && memo.withBody === withBody && memo.credentials === credentials)
+    return memo.headers;
+  const merged = mergeHeaders(
+    BASE_HEADERS,
+    session.connection.headers,
+    withBody ? { 'content-type': 'application/json' } : {},
+    out.headers,
+  );
   const headers =
     credentials === null
       ? Object.fromEntries(Object.entries(merged).filter(([name]) => !isCredentialHeader(name)))
@@ -102,7 +128,13 @@ async function sendOnceWithCredentials(session: Session, out: Outgoing): Promise
   const { connection } = session;
   const credentials = isOnOrigin(out.url, session.origin) ? await session.auth.credentials() : null;
   const url = credentials !== null && Object.keys(credentials.query).length > 0 ? setQueryParams(out.url, credentials.query) : out.url;
-  const request = { method: out.method, url, headers: headersFor(session, out, credentials), body: out.body, timeoutMs: connection.timeoutMs };
+  const request = {
+    method: out.method,
+    url,
+    headers: headersFor(session, out, credentials),
+    body: out.body,
+    timeoutMs: connection.timeoutMs,
+  };
   const outcome = await exchange(request, connection.retry, session.deps);
   return { outcome, shownUrl: redactUrl(url, session.auth.secrets().params) };
 }
@@ -116,7 +148,14 @@ export async function sendWithCredentials(session: Session, out: Outgoing): Prom
 }
 
 /** A FetchError whose message names the page, the method and the redacted URL, with every secret removed. */
-export function pageError(session: Session, pageNo: number, method: HttpMethod, url: string, why: string, status: number | null = null): FetchError {
+export function pageError(
+  session: Session,
+  pageNo: number,
+  method: HttpMethod,
+  url: string,
+  why: string,
+  status: number | null = null,
+): FetchError {
   const shown = redactUrl(url, session.auth.secrets().params);
   return new FetchError(pageNo, shown, redactText(`page ${pageNo} (${method} ${shown}): ${why}`, session.auth.secrets()), status);
 }
@@ -129,7 +168,12 @@ export interface JsonPage {
 
 /** Fetches one page and parses it; throws FetchError for anything that is not a 2xx JSON answer. */
 export async function fetchJsonPage(session: Session, endpoint: RestEndpoint, request: PageRequest): Promise<JsonPage> {
-  const out: Outgoing = { method: endpoint.method, url: request.url, headers: endpoint.headers, body: endpoint.method === 'POST' ? endpoint.body : null };
+  const out: Outgoing = {
+    method: endpoint.method,
+    url: request.url,
+    headers: endpoint.headers,
+    body: endpoint.method === 'POST' ? endpoint.body : null,
+  };
   let sent: Sent;
   try {
     sent = await sendWithCredentials(session, out);
@@ -138,9 +182,11 @@ export async function fetchJsonPage(session: Session, endpoint: RestEndpoint, re
     throw err;
   }
   const { outcome, shownUrl } = sent;
-  const fail = (why: string, status: number | null = null): FetchError => pageError(session, request.pageNo, out.method, shownUrl, why, status);
+  const fail = (why: string, status: number | null = null): FetchError =>
+    pageError(session, request.pageNo, out.method, shownUrl, why, status);
   if (outcome.kind === 'noAnswer') throw fail(`${outcome.reason}${afterAttempts(outcome.attempts)}`);
-  if (outcome.status < 200 || outcome.status >= 300) throw fail(describeAnswer(outcome.status, outcome.text, outcome.attempts), outcome.status);
+  if (outcome.status < 200 || outcome.status >= 300)
+    throw fail(describeAnswer(outcome.status, outcome.text, outcome.attempts), outcome.status);
   if (outcome.text.trim() === '') throw fail(`the service answered ${outcome.status} with an empty body, not JSON`, outcome.status);
   try {
     return { status: outcome.status, shownUrl, body: JSON.parse(outcome.text) as unknown };
@@ -202,7 +248,8 @@ export function fetchPages(
         }
         await onPage({ pageNo: request.pageNo, url: page.shownUrl, body: page.body, records });
         if (step.warning !== undefined) warnings.add(step.warning);
-        if (step.kind === 'stop') return { pagesFetched, recordCount, stopReason: step.reason, stopDetail: step.detail, warnings: [...warnings] };
+        if (step.kind === 'stop')
+          return { pagesFetched, recordCount, stopReason: step.reason, stopDetail: step.detail, warnings: [...warnings] };
         request = step.request;
       }
     } finally {

@@ -126,7 +126,13 @@ export interface HttpRequest {
 
 export type HttpOutcome =
   /** `text`: the whole body for 2xx, otherwise its beginning (enough for an excerpt). */
-  | { readonly kind: 'answer'; readonly status: number; readonly headers: IncomingHttpHeaders; readonly text: string; readonly attempts: number }
+  | {
+      readonly kind: 'answer';
+      readonly status: number;
+      readonly headers: IncomingHttpHeaders;
+      readonly text: string;
+      readonly attempts: number;
+    }
   | { readonly kind: 'noAnswer'; readonly reason: string; readonly attempts: number };
 
 export function headerValue(headers: IncomingHttpHeaders, name: string): string | null {

@@ -24,7 +24,8 @@ export interface ConnectionTestResult {
 function answerMessage(status: number): { ok: boolean; message: string } {
   if (status === 401 || status === 403) return { ok: false, message: `the service answered ${status}: check the credentials` };
   if (status >= 500) return { ok: true, message: `reachable, but the service answered ${statusLine(status)}` };
-  if (status === 404) return { ok: true, message: `reachable: the service answered ${statusLine(status)} (the base URL itself need not be a resource)` };
+  if (status === 404)
+    return { ok: true, message: `reachable: the service answered ${statusLine(status)} (the base URL itself need not be a resource)` };
   return { ok: true, message: `reachable: the service answered ${statusLine(status)}` };
 }
 
@@ -38,7 +39,12 @@ export function testConnection(connection: RestConnection, options: FetchOptions
   const once: RestConnection = { ...connection, retry: { ...connection.retry, maxRetries: 0 } };
   const url = setQueryParams(connection.baseUrl, connection.query);
   return withSession(once, options, async (session) => {
-    const result = (ok: boolean, status: number | null, message: string, shownUrl = redactUrl(url, session.auth.secrets().params)): ConnectionTestResult => ({
+    const result = (
+      ok: boolean,
+      status: number | null,
+      message: string,
+      shownUrl = redactUrl(url, session.auth.secrets().params),
+    ): ConnectionTestResult => ({
       ok,
       status,
       url: shownUrl,
@@ -86,7 +92,11 @@ export function previewFirstPage(connection: RestConnection, endpoint: RestEndpo
     let next: PreviewNext;
     switch (step.kind) {
       case 'next':
-        next = { kind: 'next', url: redactUrl(step.request.url, secrets.params), ...(step.warning === undefined ? {} : { warning: step.warning }) };
+        next = {
+          kind: 'next',
+          url: redactUrl(step.request.url, secrets.params),
+          ...(step.warning === undefined ? {} : { warning: step.warning }),
+        };
         break;
       case 'stop':
         next = step;
@@ -99,6 +109,12 @@ export function previewFirstPage(connection: RestConnection, endpoint: RestEndpo
         throw new Error(`unknown step ${JSON.stringify(unexpected)}`);
       }
     }
-    return { url: page.shownUrl, status: page.status, recordCount: records?.length ?? null, records: (records ?? []).slice(0, PREVIEW_RECORDS), next };
+    return {
+      url: page.shownUrl,
+      status: page.status,
+      recordCount: records?.length ?? null,
+      records: (records ?? []).slice(0, PREVIEW_RECORDS),
+      next,
+    };
   });
 }

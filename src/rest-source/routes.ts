@@ -30,7 +30,15 @@ import {
   type ActiveRunLookup,
 } from './service.js';
 import { getConnection, getEndpoint, listConnections, listEndpoints, loadConnection, loadEndpoint, type ConnectionView } from './store.js';
-import { ConnectionPatchSchema, ConnectionProbeSchema, ConnectionProperties, EndpointPatchSchema, EndpointProbeSchema, EndpointProperties, type EndpointSettings } from './validate.js';
+import {
+  ConnectionPatchSchema,
+  ConnectionProbeSchema,
+  ConnectionProperties,
+  EndpointPatchSchema,
+  EndpointProbeSchema,
+  EndpointProperties,
+  type EndpointSettings,
+} from './validate.js';
 import type { Database } from '../storage/database.js';
 import { API_BASE, parseStringKey, requireKey } from '../http/odata.js';
 import type { RoutePlugin } from '../http/server.js';
@@ -136,7 +144,9 @@ const connectionUrl = (code: string) => `${CONNECTIONS}('${code}')`;
 const endpointUrl = (code: string) => `${ENDPOINTS}('${code}')`;
 
 /** A remote failure is an answer, not an error: the probe itself worked. */
-async function probe<T extends object>(run: () => Promise<T>): Promise<(T & { ok: boolean }) | { ok: false; error: { pageNo: number; url: string; message: string; status: number | null } }> {
+async function probe<T extends object>(
+  run: () => Promise<T>,
+): Promise<(T & { ok: boolean }) | { ok: false; error: { pageNo: number; url: string; message: string; status: number | null } }> {
   try {
     const result = await run();
     return { ok: true, ...result };
@@ -174,14 +184,21 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
     // ---- connections -----------------------------------------------------------------------
     const connectionResponses = { 200: ConnectionEntity, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
 
-    app.get(CONNECTIONS, { config: { permission: 'read' }, schema: { summary: 'List REST API connections', tags, response: { 200: ConnectionList } } }, async () => ({
-      '@odata.context': CONNECTIONS_CONTEXT,
-      value: await listConnections(db.kysely),
-    }));
+    app.get(
+      CONNECTIONS,
+      { config: { permission: 'read' }, schema: { summary: 'List REST API connections', tags, response: { 200: ConnectionList } } },
+      async () => ({
+        '@odata.context': CONNECTIONS_CONTEXT,
+        value: await listConnections(db.kysely),
+      }),
+    );
 
     app.get(
       `${CONNECTIONS}/:key`,
-      { config: { permission: 'read' }, schema: { summary: 'Read a REST API connection', tags, params: KeyParams, response: connectionResponses } },
+      {
+        config: { permission: 'read' },
+        schema: { summary: 'Read a REST API connection', tags, params: KeyParams, response: connectionResponses },
+      },
       async (request) => entity(CONNECTIONS_CONTEXT, await readConnection(connectionKey(request.params.key))),
     );
 
@@ -210,21 +227,29 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
         config: { permission: 'configureRest' },
         schema: {
           summary: 'Change a REST API connection',
-          description: 'A secret left out keeps its stored value. Changing authType drops the settings and secrets of the old type. Refused (409) when an endpoint of the connection would no longer be valid.',
+          description:
+            'A secret left out keeps its stored value. Changing authType drops the settings and secrets of the old type. Refused (409) when an endpoint of the connection would no longer be valid.',
           tags,
           params: KeyParams,
           body: Type.Object(ConnectionPatchSchema.properties, odataBody),
           response: connectionResponses,
         },
       },
-      async (request) => entity(CONNECTIONS_CONTEXT, await updateConnection(db, connectionKey(request.params.key), request.body, clock, secrets)),
+      async (request) =>
+        entity(CONNECTIONS_CONTEXT, await updateConnection(db, connectionKey(request.params.key), request.body, clock, secrets)),
     );
 
     app.delete(
       `${CONNECTIONS}/:key`,
       {
         config: { permission: 'configureRest' },
-        schema: { summary: 'Delete a REST API connection', description: 'Refused with 409 while endpoints use it.', tags, params: KeyParams, response: { 204: Deleted, 404: ErrorSchema, 409: ErrorSchema } },
+        schema: {
+          summary: 'Delete a REST API connection',
+          description: 'Refused with 409 while endpoints use it.',
+          tags,
+          params: KeyParams,
+          response: { 204: Deleted, 404: ErrorSchema, 409: ErrorSchema },
+        },
       },
       async (request, reply) => {
         await deleteConnection(db, connectionKey(request.params.key));
@@ -232,12 +257,19 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
       },
     );
 
-    const testDescription = 'Answers 200 with {ok:true,status,url,message}, or {ok:false,error:{pageNo,url,message,status}} when the remote call failed.';
+    const testDescription =
+      'Answers 200 with {ok:true,status,url,message}, or {ok:false,error:{pageNo,url,message,status}} when the remote call failed.';
     app.post(
       `${CONNECTIONS}/:key/Microsoft.NAV.testConnection`,
       {
         config: { permission: 'configureRest' },
-        schema: { summary: 'Test a saved REST API connection', description: testDescription, tags, params: KeyParams, response: { 200: TestConnectionAnswer, 404: ErrorSchema } },
+        schema: {
+          summary: 'Test a saved REST API connection',
+          description: testDescription,
+          tags,
+          params: KeyParams,
+          response: { 200: TestConnectionAnswer, 404: ErrorSchema },
+        },
       },
       async (request) => {
         const connection = await loadConnection(db, connectionKey(request.params.key), secrets);
@@ -266,14 +298,21 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
     // ---- endpoints -------------------------------------------------------------------------
     const endpointResponses = { 200: EndpointEntity, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
 
-    app.get(ENDPOINTS, { config: { permission: 'read' }, schema: { summary: 'List REST API endpoints', tags, response: { 200: EndpointList } } }, async () => ({
-      '@odata.context': ENDPOINTS_CONTEXT,
-      value: await listEndpoints(db.kysely),
-    }));
+    app.get(
+      ENDPOINTS,
+      { config: { permission: 'read' }, schema: { summary: 'List REST API endpoints', tags, response: { 200: EndpointList } } },
+      async () => ({
+        '@odata.context': ENDPOINTS_CONTEXT,
+        value: await listEndpoints(db.kysely),
+      }),
+    );
 
     app.get(
       `${ENDPOINTS}/:key`,
-      { config: { permission: 'read' }, schema: { summary: 'Read a REST API endpoint', tags, params: KeyParams, response: endpointResponses } },
+      {
+        config: { permission: 'read' },
+        schema: { summary: 'Read a REST API endpoint', tags, params: KeyParams, response: endpointResponses },
+      },
       async (request) => entity(ENDPOINTS_CONTEXT, await readEndpoint(endpointKey(request.params.key))),
     );
 
@@ -336,7 +375,13 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
       `${ENDPOINTS}/:key/Microsoft.NAV.previewFirstPage`,
       {
         config: { permission: 'configureRest' },
-        schema: { summary: 'Preview the first page of a saved REST API endpoint', description: previewDescription, tags, params: KeyParams, response: { 200: PreviewAnswer, 404: ErrorSchema } },
+        schema: {
+          summary: 'Preview the first page of a saved REST API endpoint',
+          description: previewDescription,
+          tags,
+          params: KeyParams,
+          response: { 200: PreviewAnswer, 404: ErrorSchema },
+        },
       },
       async (request) => {
         const endpoint = await loadEndpoint(db, endpointKey(request.params.key));

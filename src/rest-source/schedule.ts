@@ -24,5 +24,9 @@ export async function syncEndpointSchedule(db: Database, endpointCode: string, s
     return;
   }
   const parameters: EndpointImportParameters = { endpointCode };
-  await upsertRecurringEntry(db, { id, kind: ENDPOINT_IMPORT_KIND, description: endpointEntryDescription(endpointCode), recurrenceSeconds: scheduleSeconds, parameters }, now);
+  await upsertRecurringEntry(
+    db,
+    { id, kind: ENDPOINT_IMPORT_KIND, description: endpointEntryDescription(endpointCode), recurrenceSeconds: scheduleSeconds, parameters },
+    now,
+  );
 }

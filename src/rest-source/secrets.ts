@@ -41,7 +41,8 @@ function deriveKey(secretKey: string): Buffer {
 function keyFromFile(file: string): Buffer {
   const read = (): Buffer => {
     const key = Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
-    if (key.length !== KEY_BYTES) throw new Error(`${file} does not hold a ${KEY_BYTES}-byte base64 key; restore it from a backup (or set IFW_SECRET_KEY)`);
+    if (key.length !== KEY_BYTES)
+      throw new Error(`${file} does not hold a ${KEY_BYTES}-byte base64 key; restore it from a backup (or set IFW_SECRET_KEY)`);
     return key;
   };
   if (fs.existsSync(file)) return read();
@@ -62,7 +63,9 @@ export function createSecretBox(config: Pick<Config, 'secretKey' | 'dataDir'>): 
   const key = config.secretKey !== undefined ? deriveKey(config.secretKey) : keyFromFile(keyFile);
   const source = config.secretKey !== undefined ? 'IFW_SECRET_KEY is set' : `IFW_SECRET_KEY is not set: the key in ${keyFile} was used`;
   const wrongKey = () =>
-    new SecretDecryptionError(`stored secrets cannot be decrypted: IFW_SECRET_KEY differs from the key they were saved with (${source}); restore that key, or enter the secrets again`);
+    new SecretDecryptionError(
+      `stored secrets cannot be decrypted: IFW_SECRET_KEY differs from the key they were saved with (${source}); restore that key, or enter the secrets again`,
+    );
 
   return {
     seal(plain) {
@@ -74,7 +77,9 @@ export function createSecretBox(config: Pick<Config, 'secretKey' | 'dataDir'>): 
     open(sealed) {
       const [version, iv, tag, ciphertext, ...rest] = sealed.split(':');
       if (version !== VERSION || iv === undefined || tag === undefined || ciphertext === undefined || rest.length > 0) {
-        throw new SecretDecryptionError(`stored secrets cannot be decrypted: the stored value is not in a known format (expected ${VERSION}:…)`);
+        throw new SecretDecryptionError(
+          `stored secrets cannot be decrypted: the stored value is not in a known format (expected ${VERSION}:…)`,
+        );
       }
       try {
         const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64'));

@@ -19,7 +19,16 @@ import { invalidAt, sameJson, type ChangeResult } from '../core/validation.js';
 import { withTransaction } from '../storage/transaction.js';
 import type { RestConnection, RestEndpoint } from './model.js';
 import { SecretDecryptionError, type SecretBox } from './secrets.js';
-import { authConfigOf, getConnection, getConnectionRow, getEndpoint, listEndpoints, readSecrets, toConnectionSettings, type ConnectionView } from './store.js';
+import {
+  authConfigOf,
+  getConnection,
+  getConnectionRow,
+  getEndpoint,
+  listEndpoints,
+  readSecrets,
+  toConnectionSettings,
+  type ConnectionView,
+} from './store.js';
 import {
   AUTH_SETTING_NAMES,
   AUTH_USES,
@@ -76,7 +85,8 @@ const endpointColumns = (s: EndpointSettings) => ({
   schedule_seconds: s.scheduleSeconds,
 });
 
-const sealSecrets = (secrets: ConnectionSecrets, box: SecretBox): string | null => (Object.keys(secrets).length === 0 ? null : box.seal(JSON.stringify(secrets)));
+const sealSecrets = (secrets: ConnectionSecrets, box: SecretBox): string | null =>
+  Object.keys(secrets).length === 0 ? null : box.seal(JSON.stringify(secrets));
 
 /** Names of the settings that differ, for a person to read. */
 const changedKeys = <T extends object>(current: T, next: T): string[] =>
@@ -102,7 +112,8 @@ async function requireEndpoint(tx: Database, code: string): Promise<EndpointSett
 
 async function endpointContext(tx: Database, connectionCode: string, integrationSortingOrder: number | undefined) {
   const row = await getConnectionRow(tx.kysely, connectionCode);
-  const integrationExists = integrationSortingOrder === undefined || (await getIntegration(tx.kysely, integrationSortingOrder)) !== undefined;
+  const integrationExists =
+    integrationSortingOrder === undefined || (await getIntegration(tx.kysely, integrationSortingOrder)) !== undefined;
   return { connection: row === undefined ? undefined : toConnectionSettings(row), integrationExists };
 }
 
@@ -111,7 +122,11 @@ async function endpointContext(tx: Database, connectionCode: string, integration
  * uses is sent again; otherwise the stored ones, opened. `undefined` when they could not be opened but
  * are all sent again (the caller then treats them as changed).
  */
-function keptSecrets(row: Selectable<RestConnectionRow> | undefined, input: ConnectionInput, box: SecretBox): ConnectionSecrets | undefined {
+function keptSecrets(
+  row: Selectable<RestConnectionRow> | undefined,
+  input: ConnectionInput,
+  box: SecretBox,
+): ConnectionSecrets | undefined {
   if (row === undefined || (input.authType ?? 'none') !== row.auth_type) return {};
   const uses = AUTH_USES[toConnectionSettings(row).authType].secrets;
   const allSent = uses.every((name) => input[name] !== undefined);
@@ -130,7 +145,10 @@ async function refuseBrokenEndpoints(tx: Database, settings: ConnectionSettings)
       validateEndpoint(endpointInputOf(endpoint), { connection: settings, integrationExists: true });
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
-      throw conflict('conflict', `REST API endpoint '${endpoint.code}' would no longer be valid with this connection: ${err.message}. Change the endpoint first.`);
+      throw conflict(
+        'conflict',
+        `REST API endpoint '${endpoint.code}' would no longer be valid with this connection: ${err.message}. Change the endpoint first.`,
+      );
     }
   }
 }
@@ -152,14 +170,21 @@ export async function createConnection(db: Database, input: ConnectionInput, clo
   });
 }
 
-export async function updateConnection(db: Database, code: string, patch: ConnectionPatch, clock: Clock, box: SecretBox): Promise<ConnectionView> {
+export async function updateConnection(
+  db: Database,
+  code: string,
+  patch: ConnectionPatch,
+  clock: Clock,
+  box: SecretBox,
+): Promise<ConnectionView> {
   return withTransaction(db, async (tx) => {
     const row = await requireConnectionRow(tx, code);
     refuseKeyChange(patch.code, code, 'code');
     const current = toConnectionSettings(row);
     let base = connectionInputOf(current);
     // A new auth type starts from none of the old type's settings.
-    if (patch.authType !== undefined && patch.authType !== current.authType) base = { ...base, ...Object.fromEntries(AUTH_SETTING_NAMES.map((n) => [n, null])) };
+    if (patch.authType !== undefined && patch.authType !== current.authType)
+      base = { ...base, ...Object.fromEntries(AUTH_SETTING_NAMES.map((n) => [n, null])) };
     const merged: ConnectionInput = { ...base, ...patch, code };
     const stored = keptSecrets(row, merged, box);
     const next = validateConnection(merged, stored ?? {});
@@ -182,7 +207,10 @@ export async function deleteConnection(db: Database, code: string): Promise<void
     const users = await listEndpoints(tx.kysely, { connectionCode: code });
     if (users.length > 0) {
       const names = users.map((e) => `'${e.code}'`).join(', ');
-      throw conflict('conflict', `REST API connection '${code}' is used by endpoint(s) ${names}; delete them or move them to another connection first.`);
+      throw conflict(
+        'conflict',
+        `REST API connection '${code}' is used by endpoint(s) ${names}; delete them or move them to another connection first.`,
+      );
     }
     await tx.kysely.deleteFrom('ifw_rest_connection').where('code', '=', code).execute();
   });
@@ -238,7 +266,10 @@ export async function updateEndpoint(db: Database, code: string, patch: Endpoint
  * The endpoint's import run that is Queued or Running, if any. Runs are import-runs' business, a layer
  * above this one: the composition root hands its lookup in.
  */
-export type ActiveRunLookup = (db: Database, endpointCode: string) => Promise<{ readonly runId: string; readonly status: string } | undefined>;
+export type ActiveRunLookup = (
+  db: Database,
+  endpointCode: string,
+) => Promise<{ readonly runId: string; readonly status: string } | undefined>;
 
 /** Refused while an import run of the endpoint is Queued or Running; removes its scheduled job queue entry. */
 export async function deleteEndpoint(db: Database, code: string, clock: Clock, activeRunOf: ActiveRunLookup): Promise<void> {
@@ -264,9 +295,16 @@ export function resolveUnsavedConnection(input: ConnectionProbeInput): RestConne
 }
 
 /** An endpoint body that is not saved, validated like one that is, on its saved connection. */
-export async function resolveUnsavedEndpoint(db: Database, input: EndpointProbeInput, box: SecretBox): Promise<{ connection: RestConnection; endpoint: RestEndpoint }> {
+export async function resolveUnsavedEndpoint(
+  db: Database,
+  input: EndpointProbeInput,
+  box: SecretBox,
+): Promise<{ connection: RestConnection; endpoint: RestEndpoint }> {
   const context = await endpointContext(db, input.connectionCode, input.integrationSortingOrder);
-  const settings = validateEndpoint({ ...input, code: input.code ?? UNSAVED, integrationSortingOrder: input.integrationSortingOrder ?? 0 }, context);
+  const settings = validateEndpoint(
+    { ...input, code: input.code ?? UNSAVED, integrationSortingOrder: input.integrationSortingOrder ?? 0 },
+    context,
+  );
   const row = (await getConnectionRow(db.kysely, settings.connectionCode))!;
   return { connection: restConnectionOf(context.connection!, readSecrets(row, box)), endpoint: restEndpointOf(settings) };
 }
@@ -281,7 +319,13 @@ export interface Declared<T> {
 }
 
 /** Creates or updates the connection so that it is as declared; secrets the declaration leaves out are kept. */
-export async function declareConnection(db: Database, input: ConnectionInput, clock: Clock, box: SecretBox, at = ''): Promise<Declared<ConnectionView>> {
+export async function declareConnection(
+  db: Database,
+  input: ConnectionInput,
+  clock: Clock,
+  box: SecretBox,
+  at = '',
+): Promise<Declared<ConnectionView>> {
   return withTransaction(db, async (tx) => {
     const row = await getConnectionRow(tx.kysely, input.code);
     const stored = keptSecrets(row, input, box);
@@ -289,7 +333,10 @@ export async function declareConnection(db: Database, input: ConnectionInput, cl
     const code = next.settings.code;
     const now = clock().toISOString();
     if (row === undefined) {
-      await tx.kysely.insertInto('ifw_rest_connection').values({ code, ...connectionColumns(next.settings, sealSecrets(next.secrets, box)), created_at: now, updated_at: now }).execute();
+      await tx.kysely
+        .insertInto('ifw_rest_connection')
+        .values({ code, ...connectionColumns(next.settings, sealSecrets(next.secrets, box)), created_at: now, updated_at: now })
+        .execute();
       return { value: (await getConnection(tx.kysely, code))!, result: 'created', changes: [] };
     }
     const current = toConnectionSettings(row);
@@ -301,7 +348,11 @@ export async function declareConnection(db: Database, input: ConnectionInput, cl
     if (changes.length === 0) return { value: (await getConnection(tx.kysely, code))!, result: 'unchanged', changes };
     await refuseBrokenEndpoints(tx, next.settings);
     const sealed = secretsChanged.length > 0 ? sealSecrets(next.secrets, box) : row.secrets;
-    await tx.kysely.updateTable('ifw_rest_connection').set({ ...connectionColumns(next.settings, sealed), updated_at: now }).where('code', '=', code).execute();
+    await tx.kysely
+      .updateTable('ifw_rest_connection')
+      .set({ ...connectionColumns(next.settings, sealed), updated_at: now })
+      .where('code', '=', code)
+      .execute();
     return { value: (await getConnection(tx.kysely, code))!, result: 'updated', changes };
   });
 }

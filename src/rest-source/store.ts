@@ -68,7 +68,13 @@ export function toConnectionView(row: Selectable<RestConnectionRow>): Connection
   const settings = toConnectionSettings(row);
   // Every secret an auth type uses is required, so a stored secrets value holds exactly those.
   const isSet = (name: SecretName) => row.secrets !== null && AUTH_USES[settings.authType].secrets.includes(name);
-  return { ...settings, passwordIsSet: isSet('password'), tokenIsSet: isSet('token'), apiKeyIsSet: isSet('apiKey'), clientSecretIsSet: isSet('clientSecret') };
+  return {
+    ...settings,
+    passwordIsSet: isSet('password'),
+    tokenIsSet: isSet('token'),
+    apiKeyIsSet: isSet('apiKey'),
+    clientSecretIsSet: isSet('clientSecret'),
+  };
 }
 
 /** Opens the sealed secrets of a connection row; {} when it has none. */

@@ -11,7 +11,15 @@ import { Type, type Static } from 'typebox';
 import { AppError } from '../core/errors.js';
 import { PAGINATION_TYPES, paginationProblems, pathProblem, type PaginationSettings, type PaginationType } from '../pagination/index.js';
 import { invalidAt, pathOf } from '../core/validation.js';
-import { AUTH_TYPES, HTTP_METHODS, type AuthType, type ConnectionAuth, type HttpMethod, type RestConnection, type RestEndpoint } from './model.js';
+import {
+  AUTH_TYPES,
+  HTTP_METHODS,
+  type AuthType,
+  type ConnectionAuth,
+  type HttpMethod,
+  type RestConnection,
+  type RestEndpoint,
+} from './model.js';
 
 export const CODE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,49}$/;
 
@@ -27,7 +35,9 @@ export const AUTH_SETTING_NAMES = ['username', 'apiKeyName', 'apiKeyIn', 'tokenU
 export type AuthSettingName = (typeof AUTH_SETTING_NAMES)[number];
 
 /** Which authentication type uses which settings and secrets. */
-export const AUTH_USES: Readonly<Record<AuthType, { readonly settings: readonly AuthSettingName[]; readonly secrets: readonly SecretName[] }>> = {
+export const AUTH_USES: Readonly<
+  Record<AuthType, { readonly settings: readonly AuthSettingName[]; readonly secrets: readonly SecretName[] }>
+> = {
   none: { settings: [], secrets: [] },
   basic: { settings: ['username'], secrets: ['password'] },
   bearer: { settings: [], secrets: ['token'] },
@@ -35,7 +45,13 @@ export const AUTH_USES: Readonly<Record<AuthType, { readonly settings: readonly 
   oauth2ClientCredentials: { settings: ['tokenUrl', 'clientId', 'scope'], secrets: ['clientSecret'] },
 };
 
-export const PAGINATION_FIELD_NAMES = ['nextLinkJsonPath', 'allowCrossOrigin', 'pageParameterName', 'offsetParameterName', 'limitParameterName'] as const;
+export const PAGINATION_FIELD_NAMES = [
+  'nextLinkJsonPath',
+  'allowCrossOrigin',
+  'pageParameterName',
+  'offsetParameterName',
+  'limitParameterName',
+] as const;
 export type PaginationFieldName = (typeof PAGINATION_FIELD_NAMES)[number];
 
 /** Which pagination type uses which of its own settings (Page Size, Max Pages and Response Data Path serve all). */
@@ -47,7 +63,12 @@ export const PAGINATION_USES: Readonly<Record<PaginationType, readonly Paginatio
 };
 
 /** The spec's names of the pagination types, for messages. */
-const PAGINATION_TITLES: Readonly<Record<PaginationType, string>> = { none: 'None', nextLink: 'Next Link', pageNumber: 'Page Number', offsetLimit: 'Offset/Limit' };
+const PAGINATION_TITLES: Readonly<Record<PaginationType, string>> = {
+  none: 'None',
+  nextLink: 'Next Link',
+  pageNumber: 'Page Number',
+  offsetLimit: 'Offset/Limit',
+};
 
 /** Response Data Path value that says "the response root is the array"; the pagination engine reads it as ''. */
 export const ROOT_ARRAY_PATH = '$';
@@ -66,13 +87,16 @@ export const LIMITS = {
 // No JSON-schema `default`s here: the HTTP validator would fill them into PATCH bodies and reset
 // settings the caller did not send. Defaults are applied by the validate functions below.
 const nullableString = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Null()], { description }));
-const secret = (usedBy: string) => nullableString(`${usedBy}. Write-only: answers show <name>IsSet instead; omitted keeps the stored value, null clears it`);
+const secret = (usedBy: string) =>
+  nullableString(`${usedBy}. Write-only: answers show <name>IsSet instead; omitted keeps the stored value, null clears it`);
 const stringMap = (description: string) => Type.Optional(Type.Record(Type.String(), Type.String(), { description }));
 const { timeoutMs: T, maxRetries: R, initialDelayMs: D, pageSize: P, maxPages: M, scheduleSeconds: S } = LIMITS;
 
 export const ConnectionProperties = {
   code: Type.String({ description: '1 to 50 letters, digits, "_", "." or "-", starting with a letter or digit' }),
-  baseUrl: Type.String({ description: 'Absolute http or https URL without credentials, query or fragment; endpoint paths are resolved against it' }),
+  baseUrl: Type.String({
+    description: 'Absolute http or https URL without credentials, query or fragment; endpoint paths are resolved against it',
+  }),
   authType: Type.Optional(Type.String({ description: `One of ${AUTH_TYPES.join(', ')}; default none` })),
   username: nullableString('basic: the user name'),
   password: secret('basic: the password'),
@@ -87,7 +111,9 @@ export const ConnectionProperties = {
   headers: stringMap('Headers sent with every request of the connection'),
   query: stringMap('Query parameters added to every request of the connection'),
   timeoutMs: Type.Optional(Type.Integer({ description: `Per request, ${T.min} to ${T.max}; default ${T.default}` })),
-  maxRetries: Type.Optional(Type.Integer({ description: `Retries for 429, 5xx and network errors, ${R.min} to ${R.max}; default ${R.default}` })),
+  maxRetries: Type.Optional(
+    Type.Integer({ description: `Retries for 429, 5xx and network errors, ${R.min} to ${R.max}; default ${R.default}` }),
+  ),
   initialDelayMs: Type.Optional(Type.Integer({ description: `First backoff delay, ${D.min} to ${D.max}; default ${D.default}` })),
 };
 
@@ -101,17 +127,27 @@ export const EndpointProperties = {
   body: nullableString('POST only: a JSON text sent with every page request'),
   integrationSortingOrder: Type.Integer({ description: 'The integration the records are imported through' }),
   paginationType: Type.Optional(Type.String({ description: `One of ${PAGINATION_TYPES.join(', ')}; default none` })),
-  nextLinkJsonPath: nullableString('Next Link: where the next page URL is (a property name such as @odata.nextLink, a dot path or a JSONPath starting with $)'),
+  nextLinkJsonPath: nullableString(
+    'Next Link: where the next page URL is (a property name such as @odata.nextLink, a dot path or a JSONPath starting with $)',
+  ),
   pageParameterName: nullableString('Page Number: the query parameter that carries the page number (first page 1)'),
   offsetParameterName: nullableString('Offset/Limit: the query parameter for the start position (first 0)'),
   limitParameterName: nullableString('Offset/Limit: the query parameter for the page size'),
-  pageSize: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: `Records per page, ${P.min} to ${P.max}; required for Page Number and Offset/Limit` })),
+  pageSize: Type.Optional(
+    Type.Union([Type.Integer(), Type.Null()], {
+      description: `Records per page, ${P.min} to ${P.max}; required for Page Number and Offset/Limit`,
+    }),
+  ),
   maxPages: Type.Optional(Type.Integer({ description: `Safety limit, ${M.min} to ${M.max}; default ${M.default}` })),
   responseDataPath: nullableString(
     `Where the data array is in a response (e.g. data, value, results.items); "${ROOT_ARRAY_PATH}" for a root array. Required for Page Number and Offset/Limit; blank means the root for None and Next Link`,
   ),
-  allowCrossOrigin: Type.Optional(Type.Boolean({ description: "Next Link: follow links to another origin (credentials are never sent there); default false" })),
-  scheduleSeconds: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: `Import every N seconds (${S.min} to ${S.max}); null: on demand only` })),
+  allowCrossOrigin: Type.Optional(
+    Type.Boolean({ description: 'Next Link: follow links to another origin (credentials are never sent there); default false' }),
+  ),
+  scheduleSeconds: Type.Optional(
+    Type.Union([Type.Integer(), Type.Null()], { description: `Import every N seconds (${S.min} to ${S.max}); null: on demand only` }),
+  ),
 };
 
 const closed = { additionalProperties: false } as const;
@@ -123,7 +159,11 @@ export const EndpointPatchSchema = Type.Object(Type.Partial(EndpointSchema).prop
 /** Probe bodies: a configuration that is not saved (yet), so its code (and the endpoint's integration) may be left out. */
 export const ConnectionProbeSchema = Type.Object({ ...ConnectionProperties, code: Type.Optional(ConnectionProperties.code) }, closed);
 export const EndpointProbeSchema = Type.Object(
-  { ...EndpointProperties, code: Type.Optional(EndpointProperties.code), integrationSortingOrder: Type.Optional(EndpointProperties.integrationSortingOrder) },
+  {
+    ...EndpointProperties,
+    code: Type.Optional(EndpointProperties.code),
+    integrationSortingOrder: Type.Optional(EndpointProperties.integrationSortingOrder),
+  },
   closed,
 );
 
@@ -208,14 +248,20 @@ function oneOf<T extends string>(values: readonly T[], value: string | null | un
   return value as T;
 }
 
-function intIn(value: number | null | undefined, range: { readonly min: number; readonly max: number; readonly default: number }, at: string): number {
+function intIn(
+  value: number | null | undefined,
+  range: { readonly min: number; readonly max: number; readonly default: number },
+  at: string,
+): number {
   const n = value ?? range.default;
-  if (!Number.isInteger(n) || n < range.min || n > range.max) throw invalidAt(at, `must be a whole number from ${range.min} to ${range.max}, got ${n}`);
+  if (!Number.isInteger(n) || n < range.min || n > range.max)
+    throw invalidAt(at, `must be a whole number from ${range.min} to ${range.max}, got ${n}`);
   return n;
 }
 
 export function validateCode(code: string, at: string): string {
-  if (!CODE_PATTERN.test(code)) throw invalidAt(at, `"${code}" is not a valid code: use 1 to 50 letters, digits, "_", "." or "-", starting with a letter or digit`);
+  if (!CODE_PATTERN.test(code))
+    throw invalidAt(at, `"${code}" is not a valid code: use 1 to 50 letters, digits, "_", "." or "-", starting with a letter or digit`);
   return code;
 }
 
@@ -237,8 +283,10 @@ function httpUrl(value: string, at: string, baseOnly: boolean): string {
   } catch {
     throw invalidAt(at, `"${value}" is not an absolute URL; write it as https://host[:port]/path`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidAt(at, `must be an http or https URL, not ${url.protocol.slice(0, -1)}`);
-  if (url.username !== '' || url.password !== '') throw invalidAt(at, 'must not carry credentials (user:password@); set them in the authentication settings');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw invalidAt(at, `must be an http or https URL, not ${url.protocol.slice(0, -1)}`);
+  if (url.username !== '' || url.password !== '')
+    throw invalidAt(at, 'must not carry credentials (user:password@); set them in the authentication settings');
   if (baseOnly && url.search !== '') throw invalidAt(at, 'must not carry a query; put query parameters in "query"');
   if (url.hash !== '') throw invalidAt(at, 'must not carry a fragment (#…)');
   return text;
@@ -252,7 +300,8 @@ function headerMap(headers: Readonly<Record<string, string>> | undefined, at: st
     const lower = name.toLowerCase();
     if (RESERVED_HEADERS.includes(lower)) throw invalidAt(where, `${name} is set by the HTTP client and cannot be configured`);
     const earlier = seen.get(lower);
-    if (earlier !== undefined) throw invalidAt(where, `"${name}" is given twice (also "${earlier}"); header names are compared without case`);
+    if (earlier !== undefined)
+      throw invalidAt(where, `"${name}" is given twice (also "${earlier}"); header names are compared without case`);
     seen.set(lower, name);
     if (CONTROL.test(value)) throw invalidAt(where, 'the value must not contain line breaks or other control characters');
     if (value.length > SECRET_LIMIT) throw invalidAt(where, `the value must be at most ${SECRET_LIMIT} characters, got ${value.length}`);
@@ -312,7 +361,14 @@ export function validateConnection(input: ConnectionInput, stored: ConnectionSec
 
   const headers = headerMap(input.headers, pathOf(at, 'headers'));
   const query = queryMap(input.query, pathOf(at, 'query'));
-  let auth: Pick<ConnectionSettings, AuthSettingName> = { username: null, apiKeyName: null, apiKeyIn: null, tokenUrl: null, clientId: null, scope: null };
+  let auth: Pick<ConnectionSettings, AuthSettingName> = {
+    username: null,
+    apiKeyName: null,
+    apiKeyIn: null,
+    tokenUrl: null,
+    clientId: null,
+    scope: null,
+  };
   const secrets: ConnectionSecrets = {};
   const needSecret = (name: SecretName, missing: string, allowEmpty: boolean): void => {
     const value = secretValue(input, stored, name);
@@ -325,7 +381,8 @@ export function validateConnection(input: ConnectionInput, stored: ConnectionSec
   };
   const authorizationHeader = () => {
     const name = findKey(headers, 'authorization', true);
-    if (name !== undefined) throw invalidAt(pathOf(pathOf(at, 'headers'), name), `authType ${authType} sets the Authorization header; remove it from headers`);
+    if (name !== undefined)
+      throw invalidAt(pathOf(pathOf(at, 'headers'), name), `authType ${authType} sets the Authorization header; remove it from headers`);
   };
 
   switch (authType) {
@@ -333,7 +390,8 @@ export function validateConnection(input: ConnectionInput, stored: ConnectionSec
       break;
     case 'basic': {
       const username = required(input.username, pathOf(at, 'username'), 'basic authentication needs a username');
-      if (username.includes(':')) throw invalidAt(pathOf(at, 'username'), 'must not contain ":" (basic authentication separates user and password with it)');
+      if (username.includes(':'))
+        throw invalidAt(pathOf(at, 'username'), 'must not contain ":" (basic authentication separates user and password with it)');
       // An empty password is allowed: some APIs take a key as the user name and no password.
       needSecret('password', 'basic authentication needs a password (it may be empty: "")', true);
       authorizationHeader();
@@ -342,32 +400,48 @@ export function validateConnection(input: ConnectionInput, stored: ConnectionSec
     }
     case 'bearer': {
       needSecret('token', 'bearer authentication needs a token', false);
-      if (CONTROL.test(secrets.token ?? '')) throw invalidAt(pathOf(at, 'token'), 'must not contain line breaks or other control characters');
+      if (CONTROL.test(secrets.token ?? ''))
+        throw invalidAt(pathOf(at, 'token'), 'must not contain line breaks or other control characters');
       authorizationHeader();
       break;
     }
     case 'apiKey': {
-      const apiKeyName = required(input.apiKeyName, pathOf(at, 'apiKeyName'), 'API key authentication needs apiKeyName (the header or query parameter that carries the key)');
-      if (input.apiKeyIn === undefined || input.apiKeyIn === null) throw invalidAt(pathOf(at, 'apiKeyIn'), 'API key authentication needs apiKeyIn: header or query');
+      const apiKeyName = required(
+        input.apiKeyName,
+        pathOf(at, 'apiKeyName'),
+        'API key authentication needs apiKeyName (the header or query parameter that carries the key)',
+      );
+      if (input.apiKeyIn === undefined || input.apiKeyIn === null)
+        throw invalidAt(pathOf(at, 'apiKeyIn'), 'API key authentication needs apiKeyIn: header or query');
       const apiKeyIn = oneOf(API_KEY_LOCATIONS, input.apiKeyIn, 'header', pathOf(at, 'apiKeyIn'));
       needSecret('apiKey', 'API key authentication needs apiKey (the key itself)', false);
-      if (CONTROL.test(secrets.apiKey ?? '')) throw invalidAt(pathOf(at, 'apiKey'), 'must not contain line breaks or other control characters');
+      if (CONTROL.test(secrets.apiKey ?? ''))
+        throw invalidAt(pathOf(at, 'apiKey'), 'must not contain line breaks or other control characters');
       if (apiKeyIn === 'header') {
         if (!HEADER_NAME.test(apiKeyName)) throw invalidAt(pathOf(at, 'apiKeyName'), `"${apiKeyName}" is not a valid header name`);
         const clash = findKey(headers, apiKeyName, true);
-        if (clash !== undefined) throw invalidAt(pathOf(pathOf(at, 'headers'), clash), `the API key is sent in header ${apiKeyName}; remove it from headers`);
+        if (clash !== undefined)
+          throw invalidAt(pathOf(pathOf(at, 'headers'), clash), `the API key is sent in header ${apiKeyName}; remove it from headers`);
       } else {
         const clash = findKey(query, apiKeyName, false);
-        if (clash !== undefined) throw invalidAt(pathOf(pathOf(at, 'query'), clash), `the API key is sent in query parameter ${apiKeyName}; remove it from query`);
+        if (clash !== undefined)
+          throw invalidAt(pathOf(pathOf(at, 'query'), clash), `the API key is sent in query parameter ${apiKeyName}; remove it from query`);
       }
       auth = { ...auth, apiKeyName, apiKeyIn };
       break;
     }
     case 'oauth2ClientCredentials': {
-      const tokenUrl = httpUrl(required(input.tokenUrl, pathOf(at, 'tokenUrl'), 'OAuth2 client credentials need a tokenUrl', URL_LIMIT), pathOf(at, 'tokenUrl'), false);
+      const tokenUrl = httpUrl(
+        required(input.tokenUrl, pathOf(at, 'tokenUrl'), 'OAuth2 client credentials need a tokenUrl', URL_LIMIT),
+        pathOf(at, 'tokenUrl'),
+        false,
+      );
       const clientId = required(input.clientId, pathOf(at, 'clientId'), 'OAuth2 client credentials need a clientId');
       needSecret('clientSecret', 'OAuth2 client credentials need a clientSecret', false);
-      const scope = input.scope === undefined || input.scope === null || input.scope.trim() === '' ? null : required(input.scope, pathOf(at, 'scope'), '', 1024);
+      const scope =
+        input.scope === undefined || input.scope === null || input.scope.trim() === ''
+          ? null
+          : required(input.scope, pathOf(at, 'scope'), '', 1024);
       authorizationHeader();
       auth = { ...auth, tokenUrl, clientId, scope };
       break;
@@ -403,7 +477,8 @@ export function connectionInputOf(settings: ConnectionSettings): ConnectionInput
 export function restConnectionOf(settings: ConnectionSettings, secrets: ConnectionSecrets): RestConnection {
   const secret = (name: SecretName): string => {
     const value = secrets[name];
-    if (value === undefined) throw new AppError(500, 'internalError', `REST API connection "${settings.code}" has no stored ${name}; enter it again`);
+    if (value === undefined)
+      throw new AppError(500, 'internalError', `REST API connection "${settings.code}" has no stored ${name}; enter it again`);
     return value;
   };
   const setting = (value: string | null): string => value ?? '';
@@ -422,7 +497,13 @@ export function restConnectionOf(settings: ConnectionSettings, secrets: Connecti
       auth = { type: 'apiKey', name: setting(settings.apiKeyName), in: settings.apiKeyIn ?? 'header', value: secret('apiKey') };
       break;
     case 'oauth2ClientCredentials':
-      auth = { type: 'oauth2ClientCredentials', tokenUrl: setting(settings.tokenUrl), clientId: setting(settings.clientId), clientSecret: secret('clientSecret'), scope: settings.scope };
+      auth = {
+        type: 'oauth2ClientCredentials',
+        tokenUrl: setting(settings.tokenUrl),
+        clientId: setting(settings.clientId),
+        clientSecret: secret('clientSecret'),
+        scope: settings.scope,
+      };
       break;
     default: {
       const never: never = settings.authType;
@@ -455,21 +536,28 @@ function joinedUrl(baseUrl: string, path: string): string {
 /** The path stays on the connection's origin: credentials are only ever sent there. */
 function endpointPath(value: string, connection: ConnectionSettings, at: string): string {
   if (value.length > URL_LIMIT) throw invalidAt(at, `must be at most ${URL_LIMIT} characters, got ${value.length}`);
-  if (/\s/u.test(value.trim()) || CONTROL.test(value)) throw invalidAt(at, 'must not contain spaces or control characters; percent-encode them (a space is %20)');
+  if (/\s/u.test(value.trim()) || CONTROL.test(value))
+    throw invalidAt(at, 'must not contain spaces or control characters; percent-encode them (a space is %20)');
   const text = value.trim();
-  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(text) && !/^https?:\/\//i.test(text)) throw invalidAt(at, 'must be a path, or an http or https URL on the connection\'s origin');
-  if (text.startsWith('//')) throw invalidAt(at, 'must not start with "//"; write a path ("/customers") or a full URL on the connection\'s origin');
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(text) && !/^https?:\/\//i.test(text))
+    throw invalidAt(at, "must be a path, or an http or https URL on the connection's origin");
+  if (text.startsWith('//'))
+    throw invalidAt(at, 'must not start with "//"; write a path ("/customers") or a full URL on the connection\'s origin');
   let url: URL;
   try {
     url = new URL(joinedUrl(connection.baseUrl, text));
   } catch {
     throw invalidAt(at, `"${value}" is not a valid path or URL`);
   }
-  if (url.username !== '' || url.password !== '') throw invalidAt(at, "must not carry credentials (user:password@); set them in the connection's authentication");
+  if (url.username !== '' || url.password !== '')
+    throw invalidAt(at, "must not carry credentials (user:password@); set them in the connection's authentication");
   if (url.hash !== '') throw invalidAt(at, 'must not carry a fragment (#…)');
   const origin = new URL(connection.baseUrl).origin;
   if (url.origin !== origin) {
-    throw invalidAt(at, `is on ${url.origin}, not on the origin of connection "${connection.code}" (${origin}); an endpoint calls only its connection's origin`);
+    throw invalidAt(
+      at,
+      `is on ${url.origin}, not on the origin of connection "${connection.code}" (${origin}); an endpoint calls only its connection's origin`,
+    );
   }
   return value;
 }
@@ -495,11 +583,17 @@ function responsePath(value: string, at: string): string {
 }
 
 /** A query parameter name the paginator sets on every request. */
-function paginatorParam(value: string | null | undefined, at: string, missing: string, taken: readonly [Readonly<Record<string, string>>, string][]): string {
+function paginatorParam(
+  value: string | null | undefined,
+  at: string,
+  missing: string,
+  taken: readonly [Readonly<Record<string, string>>, string][],
+): string {
   const name = required(value, at, missing, 100);
   if (/[\s&=#?]/u.test(name)) throw invalidAt(at, `"${name}" is not a usable query parameter name (no spaces, &, =, # or ?)`);
   for (const [query, where] of taken) {
-    if (Object.hasOwn(query, name)) throw invalidAt(at, `"${name}" is also set in ${where}; the paginator sets it on every request, so remove it there`);
+    if (Object.hasOwn(query, name))
+      throw invalidAt(at, `"${name}" is also set in ${where}; the paginator sets it on every request, so remove it there`);
   }
   return name;
 }
@@ -512,9 +606,11 @@ function optionalPageSize(value: number | null | undefined, at: string): number 
 export function validateEndpoint(input: EndpointInput, context: EndpointContext, at = ''): EndpointSettings {
   const code = validateCode(input.code, pathOf(at, 'code'));
   const { connection } = context;
-  if (connection === undefined) throw invalidAt(pathOf(at, 'connectionCode'), `no REST API connection "${input.connectionCode}"; create it first`);
+  if (connection === undefined)
+    throw invalidAt(pathOf(at, 'connectionCode'), `no REST API connection "${input.connectionCode}"; create it first`);
   const integrationSortingOrder = input.integrationSortingOrder;
-  if (!context.integrationExists) throw invalidAt(pathOf(at, 'integrationSortingOrder'), `no integration with sortingOrder ${integrationSortingOrder}; create it first`);
+  if (!context.integrationExists)
+    throw invalidAt(pathOf(at, 'integrationSortingOrder'), `no integration with sortingOrder ${integrationSortingOrder}; create it first`);
 
   const path = endpointPath(input.path, connection, pathOf(at, 'path'));
   const method: HttpMethod = oneOf(HTTP_METHODS, input.method, 'GET', pathOf(at, 'method'));
@@ -525,15 +621,31 @@ export function validateEndpoint(input: EndpointInput, context: EndpointContext,
   const headers = headerMap(input.headers, pathOf(at, 'headers'));
   if (connection.authType !== 'none' && connection.authType !== 'apiKey') {
     const name = findKey(headers, 'authorization', true);
-    if (name !== undefined) throw invalidAt(pathOf(pathOf(at, 'headers'), name), `connection "${connection.code}" (authType ${connection.authType}) sets the Authorization header; remove it from headers`);
+    if (name !== undefined)
+      throw invalidAt(
+        pathOf(pathOf(at, 'headers'), name),
+        `connection "${connection.code}" (authType ${connection.authType}) sets the Authorization header; remove it from headers`,
+      );
   }
   if (connection.authType === 'apiKey' && connection.apiKeyName !== null) {
     const clash = connection.apiKeyIn === 'header' ? findKey(headers, connection.apiKeyName, true) : undefined;
-    if (clash !== undefined) throw invalidAt(pathOf(pathOf(at, 'headers'), clash), `connection "${connection.code}" sends its API key in header ${connection.apiKeyName}; remove it from headers`);
+    if (clash !== undefined)
+      throw invalidAt(
+        pathOf(pathOf(at, 'headers'), clash),
+        `connection "${connection.code}" sends its API key in header ${connection.apiKeyName}; remove it from headers`,
+      );
   }
   const query = queryMap(input.query, pathOf(at, 'query'));
-  if (connection.authType === 'apiKey' && connection.apiKeyIn === 'query' && connection.apiKeyName !== null && Object.hasOwn(query, connection.apiKeyName)) {
-    throw invalidAt(pathOf(pathOf(at, 'query'), connection.apiKeyName), `connection "${connection.code}" sends its API key in query parameter ${connection.apiKeyName}; remove it from query`);
+  if (
+    connection.authType === 'apiKey' &&
+    connection.apiKeyIn === 'query' &&
+    connection.apiKeyName !== null &&
+    Object.hasOwn(query, connection.apiKeyName)
+  ) {
+    throw invalidAt(
+      pathOf(pathOf(at, 'query'), connection.apiKeyName),
+      `connection "${connection.code}" sends its API key in query parameter ${connection.apiKeyName}; remove it from query`,
+    );
   }
 
   const paginationType: PaginationType = oneOf(PAGINATION_TYPES, input.paginationType, 'none', pathOf(at, 'paginationType'));
@@ -550,8 +662,14 @@ export function validateEndpoint(input: EndpointInput, context: EndpointContext,
   const maxPages = intIn(input.maxPages, LIMITS.maxPages, pathOf(at, 'maxPages'));
   const rawDataPath = input.responseDataPath?.trim() ?? '';
   const scheduleSeconds = input.scheduleSeconds ?? null;
-  if (scheduleSeconds !== null && (!Number.isInteger(scheduleSeconds) || scheduleSeconds < LIMITS.scheduleSeconds.min || scheduleSeconds > LIMITS.scheduleSeconds.max)) {
-    throw invalidAt(pathOf(at, 'scheduleSeconds'), `must be from ${LIMITS.scheduleSeconds.min} to ${LIMITS.scheduleSeconds.max} seconds (1 minute to 7 days), or null to import on demand only; got ${scheduleSeconds}`);
+  if (
+    scheduleSeconds !== null &&
+    (!Number.isInteger(scheduleSeconds) || scheduleSeconds < LIMITS.scheduleSeconds.min || scheduleSeconds > LIMITS.scheduleSeconds.max)
+  ) {
+    throw invalidAt(
+      pathOf(at, 'scheduleSeconds'),
+      `must be from ${LIMITS.scheduleSeconds.min} to ${LIMITS.scheduleSeconds.max} seconds (1 minute to 7 days), or null to import on demand only; got ${scheduleSeconds}`,
+    );
   }
   const taken: [Readonly<Record<string, string>>, string][] = [
     [query, 'the endpoint query'],
@@ -582,7 +700,10 @@ export function validateEndpoint(input: EndpointInput, context: EndpointContext,
   const countedPagination = (): { pageSize: number; responseDataPath: string } => {
     const pageSize = input.pageSize;
     if (pageSize === undefined || pageSize === null) {
-      throw invalidAt(pathOf(at, 'pageSize'), `${title} pagination needs a Page Size: the number of records the API really returns per page (${LIMITS.pageSize.min} to ${LIMITS.pageSize.max})`);
+      throw invalidAt(
+        pathOf(at, 'pageSize'),
+        `${title} pagination needs a Page Size: the number of records the API really returns per page (${LIMITS.pageSize.min} to ${LIMITS.pageSize.max})`,
+      );
     }
     if (rawDataPath === '') {
       throw invalidAt(
@@ -590,13 +711,20 @@ export function validateEndpoint(input: EndpointInput, context: EndpointContext,
         `${title} pagination needs a Response Data Path (the JSON path of the data array, e.g. "data" or "value") to count records; use "${ROOT_ARRAY_PATH}" when the response root is the array`,
       );
     }
-    return { pageSize: optionalPageSize(pageSize, pathOf(at, 'pageSize'))!, responseDataPath: responsePath(rawDataPath, pathOf(at, 'responseDataPath')) };
+    return {
+      pageSize: optionalPageSize(pageSize, pathOf(at, 'pageSize'))!,
+      responseDataPath: responsePath(rawDataPath, pathOf(at, 'responseDataPath')),
+    };
   };
 
   const settings = ((): EndpointSettings => {
     switch (paginationType) {
       case 'none':
-        return { ...common, pageSize: optionalPageSize(input.pageSize, pathOf(at, 'pageSize')), responseDataPath: responsePath(rawDataPath, pathOf(at, 'responseDataPath')) };
+        return {
+          ...common,
+          pageSize: optionalPageSize(input.pageSize, pathOf(at, 'pageSize')),
+          responseDataPath: responsePath(rawDataPath, pathOf(at, 'responseDataPath')),
+        };
       case 'nextLink': {
         const nextLinkJsonPath = responsePath(
           required(
@@ -675,7 +803,8 @@ export function paginationOf(s: EndpointSettings): PaginationSettings {
       if (s.pageParameterName === null || s.pageSize === null) throw missing('pageParameterName or pageSize');
       return { ...common, type: 'pageNumber', pageParam: s.pageParameterName, pageSize: s.pageSize };
     case 'offsetLimit':
-      if (s.offsetParameterName === null || s.limitParameterName === null || s.pageSize === null) throw missing('offset/limit parameter names or pageSize');
+      if (s.offsetParameterName === null || s.limitParameterName === null || s.pageSize === null)
+        throw missing('offset/limit parameter names or pageSize');
       return { ...common, type: 'offsetLimit', offsetParam: s.offsetParameterName, limitParam: s.limitParameterName, pageSize: s.pageSize };
     default: {
       const never: never = s.paginationType;

@@ -109,9 +109,7 @@ function openPostgres(target: PostgresTarget, options: OpenOptions): PostgresDat
  */
 export function sqliteOf(db: Database): BetterSqlite3.Database {
   if (db.dialect === 'sqlite') return db.sqlite;
-  throw new Error(
-    'internal error: a SQLite-only code path was reached on PostgreSQL (the raw SQLite connection does not exist there)',
-  );
+  throw new Error('internal error: a SQLite-only code path was reached on PostgreSQL (the raw SQLite connection does not exist there)');
 }
 
 /**
@@ -126,7 +124,8 @@ async function migrationSchema(db: PostgresDatabase): Promise<string> {
   }
   const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db.kysely);
   const schema = rows[0]?.schema;
-  if (schema === null || schema === undefined) throw new Error('PostgreSQL: no schema of the search_path exists; create one or name it with ?schema= in IFW_DATABASE_URL');
+  if (schema === null || schema === undefined)
+    throw new Error('PostgreSQL: no schema of the search_path exists; create one or name it with ?schema= in IFW_DATABASE_URL');
   return schema;
 }
 

@@ -91,7 +91,11 @@ const m001_initial: Migration = {
       .column('lease_expires_at')
       .where(sql.ref('status'), '=', 'Processing')
       .execute();
-    await db.schema.createIndex('ifw_bulk_import_request_submitted_idx').on('ifw_bulk_import_request').columns(['submitted_at', 'request_id']).execute();
+    await db.schema
+      .createIndex('ifw_bulk_import_request_submitted_idx')
+      .on('ifw_bulk_import_request')
+      .columns(['submitted_at', 'request_id'])
+      .execute();
     await db.schema
       .createIndex('ifw_bulk_import_request_ended_idx')
       .on('ifw_bulk_import_request')
@@ -132,7 +136,9 @@ const m001_initial: Migration = {
     const now = new Date().toISOString();
     await sql`insert into ifw_job_queue_entry (id, kind, description, status, recurrence_seconds, next_run_at, created_at, updated_at)
       values ('bulk-import-processor', 'bulkImportProcessor', 'VENDOR IF Bulk Import Processor', 'Ready', 60, ${now}, ${now}, ${now}),
-             ('retention-cleanup', 'retentionCleanup', 'VENDOR IF Bulk Import Retention Cleanup', 'Ready', 3600, ${now}, ${now}, ${now})`.execute(db);
+             ('retention-cleanup', 'retentionCleanup', 'VENDOR IF Bulk Import Retention Cleanup', 'Ready', 3600, ${now}, ${now}, ${now})`.execute(
+      db,
+    );
   },
 };
 
@@ -252,7 +258,9 @@ const m003_import_runs: Migration = {
 
     const now = new Date().toISOString();
     await sql`insert into ifw_job_queue_entry (id, kind, description, status, recurrence_seconds, next_run_at, created_at, updated_at)
-      values ('import-run-processor', 'importRunProcessor', 'VENDOR IF Import Run Processor', 'Ready', 60, ${now}, ${now}, ${now})`.execute(db);
+      values ('import-run-processor', 'importRunProcessor', 'VENDOR IF Import Run Processor', 'Ready', 60, ${now}, ${now}, ${now})`.execute(
+      db,
+    );
   },
 };
 

@@ -10,7 +10,16 @@ import { describeValue, formatErrorMessage, formatSkippedMessage, recordError, t
 import { MAX_KEPT_ERRORS, type ImportOutcome } from './model.js';
 
 export function failedOutcome(errors: readonly RecordError[], errorCount: number): ImportOutcome {
-  return { ok: false, recordCount: 0, inserted: 0, updated: 0, skipped: 0, errors, errorCount, errorMessage: formatErrorMessage(errors, errorCount) };
+  return {
+    ok: false,
+    recordCount: 0,
+    inserted: 0,
+    updated: 0,
+    skipped: 0,
+    errors,
+    errorCount,
+    errorMessage: formatErrorMessage(errors, errorCount),
+  };
 }
 
 /** Mutable on purpose: the record loops bump the counters once per record. */
@@ -62,7 +71,9 @@ export class Tally {
  * table, or was written earlier in the payload) or `keyMissing` (update mode: no row has the key).
  * It names the first key field and shows every key value.
  */
-export function keyErrorFactory(mapping: CompiledMapping): (recordNo: number, problem: 'keyExists' | 'keyMissing', row: readonly SqlValue[]) => RecordError {
+export function keyErrorFactory(
+  mapping: CompiledMapping,
+): (recordNo: number, problem: 'keyExists' | 'keyMissing', row: readonly SqlValue[]) => RecordError {
   const { table, keyColumns } = mapping;
   const keyField = keyColumns.length > 0 ? mapping.columns[keyColumns[0]!]!.field.name : null;
   const exists = `already exists in table "${table.name}"`;

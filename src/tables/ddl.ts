@@ -17,8 +17,28 @@ export type SqlDialect = Database['dialect'];
  * as 64-bit (SQLite's INTEGER).
  */
 const COLUMN_TYPES = {
-  sqlite: { text: 'TEXT', code: 'TEXT', option: 'TEXT', guid: 'TEXT', date: 'TEXT', datetime: 'TEXT', integer: 'INTEGER', boolean: 'INTEGER', decimal: 'NUMERIC' },
-  postgres: { text: 'TEXT', code: 'TEXT', option: 'TEXT', guid: 'TEXT', date: 'TEXT', datetime: 'TEXT', integer: 'BIGINT', boolean: 'INTEGER', decimal: 'NUMERIC' },
+  sqlite: {
+    text: 'TEXT',
+    code: 'TEXT',
+    option: 'TEXT',
+    guid: 'TEXT',
+    date: 'TEXT',
+    datetime: 'TEXT',
+    integer: 'INTEGER',
+    boolean: 'INTEGER',
+    decimal: 'NUMERIC',
+  },
+  postgres: {
+    text: 'TEXT',
+    code: 'TEXT',
+    option: 'TEXT',
+    guid: 'TEXT',
+    date: 'TEXT',
+    datetime: 'TEXT',
+    integer: 'BIGINT',
+    boolean: 'INTEGER',
+    decimal: 'NUMERIC',
+  },
 } as const satisfies Record<SqlDialect, Record<FieldType, string>>;
 
 export function columnType(type: FieldType, dialect: SqlDialect): string {
@@ -51,7 +71,8 @@ export function createTableSql(table: TargetTable, dialect: SqlDialect, as: stri
  * (existing rows would have no value) and only where ALTER can add the constraint (PostgreSQL).
  */
 export function addColumnSql(table: TargetTable, field: TargetField, dialect: SqlDialect, notNull = false): string {
-  const references = field.relation === undefined ? '' : ` REFERENCES ${quoteIdent(field.relation.table)} (${quoteIdent(field.relation.field)})`;
+  const references =
+    field.relation === undefined ? '' : ` REFERENCES ${quoteIdent(field.relation.table)} (${quoteIdent(field.relation.field)})`;
   return `ALTER TABLE ${quoteIdent(table.name)} ADD COLUMN ${quoteIdent(field.name)} ${columnType(field.type, dialect)}${notNull ? ' NOT NULL' : ''}${references}`;
 }
 

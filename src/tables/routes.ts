@@ -53,7 +53,10 @@ const DeclaredSchema = Type.Object({
 const Deleted = Type.Null({ description: 'Deleted' });
 
 const CreateBody = Type.Object(TargetTableProperties, odataBody);
-const PutBody = Type.Object({ ...TargetTableProperties, name: Type.Optional(Type.String({ description: 'Must equal the key when given' })) }, odataBody);
+const PutBody = Type.Object(
+  { ...TargetTableProperties, name: Type.Optional(Type.String({ description: 'Must equal the key when given' })) },
+  odataBody,
+);
 
 const entity = (table: TargetTable) => ({ '@odata.context': `${CONTEXT}/$entity`, ...table });
 
@@ -70,7 +73,10 @@ export function targetTableRoutes(deps: { db: Database; clock: Clock }): RoutePl
 
     app.get(
       `${SET}/:key`,
-      { config: { permission: 'read' }, schema: { summary: 'Read a target table declaration', tags, params: KeyParams, response: { 200: EntitySchema, 404: ErrorSchema } } },
+      {
+        config: { permission: 'read' },
+        schema: { summary: 'Read a target table declaration', tags, params: KeyParams, response: { 200: EntitySchema, 404: ErrorSchema } },
+      },
       async (request) => {
         const name = tableName(request.params.key);
         const table = await getTargetTable(db.kysely, name);

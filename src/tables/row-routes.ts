@@ -14,10 +14,13 @@ export function targetTableRowRoutes(deps: { db: Database; maxPageSize: number }
       {
         config: { permission: 'read' },
         schema: {
-          summary: "Rows of a target table, ordered by primary key ($top, $skip, @odata.nextLink)",
+          summary: 'Rows of a target table, ordered by primary key ($top, $skip, @odata.nextLink)',
           tags: ['Target tables'],
           params: Type.Object({ key: Type.String() }),
-          querystring: Type.Object({ $top: Type.Optional(Type.String()), $skip: Type.Optional(Type.String()) }, { additionalProperties: false }),
+          querystring: Type.Object(
+            { $top: Type.Optional(Type.String()), $skip: Type.Optional(Type.String()) },
+            { additionalProperties: false },
+          ),
         },
       },
       async (request) => {

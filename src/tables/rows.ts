@@ -15,7 +15,11 @@ export async function readTableRows(
 ): Promise<Record<string, unknown>[]> {
   const columns = table.fields.map((f) => quote(f.name)).join(', ');
   const order = table.primaryKey.map(quote).join(', ');
-  const { rows } = await sql<Record<string, unknown>>`select ${sql.raw(columns)} from ${sql.raw(quote(table.name))} order by ${sql.raw(order)} limit ${page.limit} offset ${page.skip}`.execute(db);
+  const { rows } = await sql<
+    Record<string, unknown>
+  >`select ${sql.raw(columns)} from ${sql.raw(quote(table.name))} order by ${sql.raw(order)} limit ${page.limit} offset ${page.skip}`.execute(
+    db,
+  );
   const booleans = table.fields.filter((f) => f.type === 'boolean').map((f) => f.name);
   if (booleans.length > 0) {
     for (const row of rows) for (const name of booleans) if (row[name] !== null) row[name] = row[name] === 1;

@@ -13,7 +13,16 @@ import { sql, type RawBuilder } from 'kysely';
 import type { Clock } from '../core/clock.js';
 import { conflict, notFound } from '../core/errors.js';
 import type { Database } from '../storage/database.js';
-import { addColumnSql, alterNullabilitySql, createTableSql, dropTableSql, hasNulls, hasRows, rebuildTableSql, sqlTableExists } from './ddl.js';
+import {
+  addColumnSql,
+  alterNullabilitySql,
+  createTableSql,
+  dropTableSql,
+  hasNulls,
+  hasRows,
+  rebuildTableSql,
+  sqlTableExists,
+} from './ddl.js';
 import type { TargetTable } from './model.js';
 import { getTargetTable, listTargetTables } from './store.js';
 import { incompatibleAt, pathOf, type ChangeResult } from '../core/validation.js';
@@ -66,17 +75,27 @@ export async function declareTargetTable(db: Database, input: TargetTableInput, 
     if (current === undefined) {
       const existing = await sqlTableExists(next.name, tx.dialect).execute(tx.kysely);
       if (existing.rows.length > 0) {
-        throw conflict('conflict', `${pathOf(at, 'name')}: the database already has a table or view "${existing.rows[0]!.name}" that is not a declared target table`);
+        throw conflict(
+          'conflict',
+          `${pathOf(at, 'name')}: the database already has a table or view "${existing.rows[0]!.name}" that is not a declared target table`,
+        );
       }
       await execute(tx, createTableSql(next, tx.dialect));
-      await tx.kysely.insertInto('ifw_target_table').values({ name: next.name, definition: JSON.stringify(next), created_at: now, updated_at: now }).execute();
+      await tx.kysely
+        .insertInto('ifw_target_table')
+        .values({ name: next.name, definition: JSON.stringify(next), created_at: now, updated_at: now })
+        .execute();
       return { table: next, result: 'created', addedFields: next.fields.map((f) => f.name) };
     }
 
     const plan = planTableChange(current, next, at);
     if (plan.unchanged) return { table: current, result: 'unchanged', addedFields: [] };
     await changeSqlTable(tx, current, next, plan, at);
-    await tx.kysely.updateTable('ifw_target_table').set({ definition: JSON.stringify(next), updated_at: now }).where('name', '=', next.name).execute();
+    await tx.kysely
+      .updateTable('ifw_target_table')
+      .set({ definition: JSON.stringify(next), updated_at: now })
+      .where('name', '=', next.name)
+      .execute();
     return { table: next, result: 'updated', addedFields: plan.addedFields.map((f) => f.name) };
   });
 }
@@ -87,12 +106,21 @@ async function changeSqlTable(tx: Database, current: TargetTable, next: TargetTa
     for (const added of plan.addedFields) {
       if (added.required !== true) continue;
       const where = pathOf(pathOf(at, 'fields'), next.fields.indexOf(added));
-      throw incompatibleAt(where, `new field "${added.name}" cannot be required: table "${current.name}" has rows, which would have no value. Add it without required, fill it, then make it required`);
+      throw incompatibleAt(
+        where,
+        `new field "${added.name}" cannot be required: table "${current.name}" has rows, which would have no value. Add it without required, fill it, then make it required`,
+      );
     }
     for (const change of plan.requiredChanges) {
       if (change.required && (await found(tx, hasNulls(current.name, change.field)))) {
-        const where = pathOf(pathOf(at, 'fields'), next.fields.findIndex((f) => f.name === change.field));
-        throw incompatibleAt(where, `field "${change.field}" cannot become required: some rows of table "${current.name}" have no value in it`);
+        const where = pathOf(
+          pathOf(at, 'fields'),
+          next.fields.findIndex((f) => f.name === change.field),
+        );
+        throw incompatibleAt(
+          where,
+          `field "${change.field}" cannot become required: some rows of table "${current.name}" have no value in it`,
+        );
       }
     }
   }
@@ -128,9 +156,17 @@ async function changeSqlTable(tx: Database, current: TargetTable, next: TargetTa
 export async function deleteTargetTable(db: Database, name: string): Promise<void> {
   await withTransaction(db, async (tx) => {
     if ((await getTargetTable(tx.kysely, name)) === undefined) throw notFound(`No target table "${name}".`);
-    const users = await tx.kysely.selectFrom('ifw_integration').select('sorting_order').where('target_table', '=', name).orderBy('sorting_order').execute();
+    const users = await tx.kysely
+      .selectFrom('ifw_integration')
+      .select('sorting_order')
+      .where('target_table', '=', name)
+      .orderBy('sorting_order')
+      .execute();
     if (users.length > 0) {
-      throw conflict('conflict', `Target table "${name}" is used by integration(s) ${users.map((u) => u.sorting_order).join(', ')}; delete them or point them at another table first.`);
+      throw conflict(
+        'conflict',
+        `Target table "${name}" is used by integration(s) ${users.map((u) => u.sorting_order).join(', ')}; delete them or point them at another table first.`,
+      );
     }
     const relating = await tablesRelatingTo(tx, name);
     if (relating.length > 0) {

@@ -68,11 +68,17 @@ export function validateTargetTable(input: TargetTableInput, related: ReadonlyMa
   input.fields.forEach((f, i) => {
     const where = pathOf(pathOf(at, 'fields'), i);
     if (!FIELD_NAME.test(f.name)) {
-      throw invalidAt(pathOf(where, 'name'), `"${f.name}" is not a valid field name: use 1 to 63 letters, digits and "_", starting with a letter`);
+      throw invalidAt(
+        pathOf(where, 'name'),
+        `"${f.name}" is not a valid field name: use 1 to 63 letters, digits and "_", starting with a letter`,
+      );
     }
     const earlier = seen.get(f.name.toLowerCase());
     if (earlier !== undefined) {
-      throw invalidAt(pathOf(where, 'name'), `"${f.name}" is declared twice (also fields[${earlier}]); field names are compared without case`);
+      throw invalidAt(
+        pathOf(where, 'name'),
+        `"${f.name}" is declared twice (also fields[${earlier}]); field names are compared without case`,
+      );
     }
     seen.set(f.name.toLowerCase(), i);
   });
@@ -107,13 +113,17 @@ function validateField(f: TargetFieldInput, inPrimaryKey: boolean, at: string): 
   if (!isFieldType(f.type)) throw invalidAt(pathOf(at, 'type'), `"${f.type}" is not a field type; use one of ${FIELD_TYPES.join(', ')}`);
   const type = f.type;
   if (f.maxLength !== undefined) {
-    if (type !== 'text' && type !== 'code') throw invalidAt(pathOf(at, 'maxLength'), `only text and code fields have a maximum length, not ${type}`);
-    if (f.maxLength < 1 || f.maxLength > MAX_LENGTH_LIMIT) throw invalidAt(pathOf(at, 'maxLength'), `must be between 1 and ${MAX_LENGTH_LIMIT}, got ${f.maxLength}`);
+    if (type !== 'text' && type !== 'code')
+      throw invalidAt(pathOf(at, 'maxLength'), `only text and code fields have a maximum length, not ${type}`);
+    if (f.maxLength < 1 || f.maxLength > MAX_LENGTH_LIMIT)
+      throw invalidAt(pathOf(at, 'maxLength'), `must be between 1 and ${MAX_LENGTH_LIMIT}, got ${f.maxLength}`);
   }
   if (type === 'option') {
-    if (f.options === undefined || f.options.length === 0) throw invalidAt(pathOf(at, 'options'), 'an option field lists its allowed values');
+    if (f.options === undefined || f.options.length === 0)
+      throw invalidAt(pathOf(at, 'options'), 'an option field lists its allowed values');
     f.options.forEach((value, i) => {
-      if (value === '' || value.length > OPTION_VALUE_LIMIT) throw invalidAt(pathOf(pathOf(at, 'options'), i), `an option value has 1 to ${OPTION_VALUE_LIMIT} characters`);
+      if (value === '' || value.length > OPTION_VALUE_LIMIT)
+        throw invalidAt(pathOf(pathOf(at, 'options'), i), `an option value has 1 to ${OPTION_VALUE_LIMIT} characters`);
       if (f.options!.indexOf(value) !== i) throw invalidAt(pathOf(pathOf(at, 'options'), i), `"${value}" is listed twice`);
     });
   } else if (f.options !== undefined) {
@@ -142,7 +152,10 @@ function validateRelation(table: TargetTable, field: TargetField, related: Reado
   }
   const key = target.fields.find((f) => f.name === relation.field)!;
   if (!compatibleTypes(field.type, key.type)) {
-    throw invalidAt(at, `field "${field.name}" is ${field.type} but ${target.name}.${key.name} is ${key.type}; related fields need the same type`);
+    throw invalidAt(
+      at,
+      `field "${field.name}" is ${field.type} but ${target.name}.${key.name} is ${key.type}; related fields need the same type`,
+    );
   }
 }
 
@@ -161,7 +174,10 @@ export interface TableChangePlan {
  */
 export function planTableChange(current: TargetTable, next: TargetTable, at = ''): TableChangePlan {
   if (!sameJson(current.primaryKey, next.primaryKey)) {
-    throw incompatibleAt(pathOf(at, 'primaryKey'), `the primary key of table "${current.name}" is (${current.primaryKey.join(', ')}) and cannot change to (${next.primaryKey.join(', ')})`);
+    throw incompatibleAt(
+      pathOf(at, 'primaryKey'),
+      `the primary key of table "${current.name}" is (${current.primaryKey.join(', ')}) and cannot change to (${next.primaryKey.join(', ')})`,
+    );
   }
   const nextByName = new Map(next.fields.map((f, i) => [f.name.toLowerCase(), { field: f, index: i }]));
   for (const old of current.fields) {
@@ -190,7 +206,8 @@ function checkFieldChange(old: TargetField, next: TargetField, at: string): void
     throw refuse(`maxLength cannot shrink from ${oldLength} to ${nextLength}; stored values may be longer`);
   }
   const removed = (old.options ?? []).filter((o) => !(next.options ?? []).includes(o));
-  if (removed.length > 0) throw refuse(`option values cannot be removed (${removed.map((o) => `"${o}"`).join(', ')}); stored rows may hold them`);
+  if (removed.length > 0)
+    throw refuse(`option values cannot be removed (${removed.map((o) => `"${o}"`).join(', ')}); stored rows may hold them`);
   if (!sameJson(old.relation ?? null, next.relation ?? null)) {
     const show = (r: TargetField['relation']) => (r === undefined ? 'none' : `${r.table}.${r.field}`);
     throw refuse(`its relation cannot change from ${show(old.relation)} to ${show(next.relation)}`);

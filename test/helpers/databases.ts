@@ -69,7 +69,9 @@ function freshSqlite(): Promise<FreshDatabase> {
 
 async function freshPostgres(problem: string | undefined): Promise<FreshDatabase> {
   if (problem !== undefined) {
-    throw new Error(`PostgreSQL is not reachable at ${POSTGRES_ADMIN_URL} (${problem}); start it, or set IFW_TEST_SKIP_POSTGRES=1 to skip the PostgreSQL tests on this machine`);
+    throw new Error(
+      `PostgreSQL is not reachable at ${POSTGRES_ADMIN_URL} (${problem}); start it, or set IFW_TEST_SKIP_POSTGRES=1 to skip the PostgreSQL tests on this machine`,
+    );
   }
   const name = `ifw_test_${randomBytes(6).toString('hex')}`;
   await adminQuery(`create database ${name}`);
@@ -84,7 +86,8 @@ async function freshPostgres(problem: string | undefined): Promise<FreshDatabase
 
 const problem = SKIP_POSTGRES ? undefined : await postgresProblem();
 if (SKIP_POSTGRES) console.warn('IFW_TEST_SKIP_POSTGRES=1: the PostgreSQL tests are skipped.');
-else if (problem !== undefined) console.warn(`PostgreSQL is not reachable at ${POSTGRES_ADMIN_URL} (${problem}): the PostgreSQL tests will fail.`);
+else if (problem !== undefined)
+  console.warn(`PostgreSQL is not reachable at ${POSTGRES_ADMIN_URL} (${problem}): the PostgreSQL tests will fail.`);
 
 /** Both backends, for `describe.each`. */
 export const BACKENDS: readonly Backend[] = [

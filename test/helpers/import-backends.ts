@@ -26,14 +26,19 @@ import {
   type RecordBatchesInput,
 } from '../../src/table-writer/sqlite/importer.js';
 import { compileImport, isRecordError, payloadSource } from '../../src/table-writer/plan.js';
-import { createStagedRows, dropStagedRows, recordMapper, stagedRowsTable, stagedRowsWriter } from '../../src/table-writer/sqlite/staged-rows.js';
+import {
+  createStagedRows,
+  dropStagedRows,
+  recordMapper,
+  stagedRowsTable,
+  stagedRowsWriter,
+} from '../../src/table-writer/sqlite/staged-rows.js';
 import type { ImportTarget } from '../../src/table-writer/model.js';
 import { importPayloadPg, importRecordBatchesPg, type RecordBatchesInputPg } from '../../src/table-writer/postgres/importer.js';
 import { openSqliteFile } from '../../src/storage/sqlite/dialect.js';
 import { POSTGRES_ADMIN_URL } from './databases.js';
 import { createTableSql } from '../../src/tables/ddl.js';
 import { isFieldRequired, type FieldType, type TargetTable } from '../../src/tables/model.js';
-
 
 /** The admin URL with another database name (and no password in what is printed). */
 function urlOf(database: string): string {
@@ -84,7 +89,12 @@ const STAGED_PAGE_RECORDS = 3;
  * not a record array, an integration that does not compile: a run fails before its first page for
  * those) take the payload importer, which reports them.
  */
-function importAsStaged(sqlite: BetterSqlite3.Database, target: ImportTarget, pages: readonly (readonly unknown[])[], finish: ImportFinish): ImportResult {
+function importAsStaged(
+  sqlite: BetterSqlite3.Database,
+  target: ImportTarget,
+  pages: readonly (readonly unknown[])[],
+  finish: ImportFinish,
+): ImportResult {
   const runId = 'test-run';
   const compiled = compileImport(target, () => pages);
   if (isRecordError(compiled)) throw new Error(`not stageable (see stageable): ${compiled.rule}`);
@@ -95,7 +105,8 @@ function importAsStaged(sqlite: BetterSqlite3.Database, target: ImportTarget, pa
     const write = stagedRowsWriter(sqlite, runId, width);
     let pageNo = 0;
     for (const records of pages) {
-      for (let from = 0; from < records.length; from += STAGED_PAGE_RECORDS) write(map(++pageNo, records.slice(from, from + STAGED_PAGE_RECORDS)));
+      for (let from = 0; from < records.length; from += STAGED_PAGE_RECORDS)
+        write(map(++pageNo, records.slice(from, from + STAGED_PAGE_RECORDS)));
     }
     return importStagedRows(sqlite, { ...target, table: stagedRowsTable(runId) }, finish);
   } finally {
@@ -118,12 +129,15 @@ export function sqliteBackend(options: { readonly staged?: boolean } = {}): Impo
     if (sqlite === undefined) throw new Error('reset() first');
     return sqlite;
   };
-  const finishFn = (spec: FinishSpec, seen: ImportOutcome[]) => (outcome: ImportOutcome): boolean => {
-    seen.push(outcome);
-    if (spec.log === true) db().prepare('INSERT INTO finish_log (message, customers) VALUES (?, (SELECT count(*) FROM customer))').run(outcome.errorMessage);
-    if (spec.result instanceof Error) throw spec.result;
-    return spec.result;
-  };
+  const finishFn =
+    (spec: FinishSpec, seen: ImportOutcome[]) =>
+    (outcome: ImportOutcome): boolean => {
+      seen.push(outcome);
+      if (spec.log === true)
+        db().prepare('INSERT INTO finish_log (message, customers) VALUES (?, (SELECT count(*) FROM customer))').run(outcome.errorMessage);
+      if (spec.result instanceof Error) throw spec.result;
+      return spec.result;
+    };
   return {
     name: staged ? 'sqlite, staged rows' : 'sqlite',
     reset(tables, edit = (ddl) => ddl) {
@@ -152,7 +166,10 @@ export function sqliteBackend(options: { readonly staged?: boolean } = {}): Impo
       const seen: ImportOutcome[] = [];
       return settle(() => {
         const pages = staged ? stageable({ ...input, batches }) : undefined;
-        const result = pages === undefined ? importRecordBatches(db(), { ...input, batches }, finishFn(spec, seen)) : importAsStaged(db(), input, pages, finishFn(spec, seen));
+        const result =
+          pages === undefined
+            ? importRecordBatches(db(), { ...input, batches }, finishFn(spec, seen))
+            : importAsStaged(db(), input, pages, finishFn(spec, seen));
         return { ...result, seen };
       });
     },
@@ -185,7 +202,8 @@ export function pgCreateTableSql(table: TargetTable): string {
   const parts = table.fields.map((f) => `${quote(f.name)} ${PG_TYPES[f.type]}${isFieldRequired(table, f) ? ' NOT NULL' : ''}`);
   parts.push(`PRIMARY KEY (${table.primaryKey.map(quote).join(', ')})`);
   for (const f of table.fields) {
-    if (f.relation !== undefined) parts.push(`FOREIGN KEY (${quote(f.name)}) REFERENCES ${quote(f.relation.table)} (${quote(f.relation.field)})`);
+    if (f.relation !== undefined)
+      parts.push(`FOREIGN KEY (${quote(f.name)}) REFERENCES ${quote(f.relation.table)} (${quote(f.relation.field)})`);
   }
   return `CREATE TABLE ${quote(table.name)} (\n  ${parts.join(',\n  ')}\n)`;
 }
@@ -193,9 +211,10 @@ export function pgCreateTableSql(table: TargetTable): string {
 /** int8 and numeric as JS numbers (what SQLite returns), this client only. */
 const numericTypes = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary'): ((text: string) => unknown) =>
-    oid === 20 || oid === 1700 ? Number : (pg.types.getTypeParser(oid, format) as (text: string) => unknown)) as typeof pg.types.getTypeParser,
+    oid === 20 || oid === 1700
+      ? Number
+      : (pg.types.getTypeParser(oid, format) as (text: string) => unknown)) as typeof pg.types.getTypeParser,
 };
-
 
 /** Creates `ifw_imp_<random>`; close() drops it. */
 export async function postgresBackend(): Promise<PostgresImportBackend> {
@@ -207,11 +226,17 @@ export async function postgresBackend(): Promise<PostgresImportBackend> {
   await client.connect();
 
   /** As the service's processors will: BEGIN, import, COMMIT (ROLLBACK when the import throws). */
-  const inTransaction = async (run: (finish: (outcome: ImportOutcome) => Promise<boolean>) => Promise<ImportResult>, spec: FinishSpec): Promise<ImportRun> => {
+  const inTransaction = async (
+    run: (finish: (outcome: ImportOutcome) => Promise<boolean>) => Promise<ImportResult>,
+    spec: FinishSpec,
+  ): Promise<ImportRun> => {
     const seen: ImportOutcome[] = [];
     const finish = async (outcome: ImportOutcome): Promise<boolean> => {
       seen.push(outcome);
-      if (spec.log === true) await client.query('INSERT INTO finish_log (message, customers) VALUES ($1, (SELECT count(*) FROM customer))', [outcome.errorMessage]);
+      if (spec.log === true)
+        await client.query('INSERT INTO finish_log (message, customers) VALUES ($1, (SELECT count(*) FROM customer))', [
+          outcome.errorMessage,
+        ]);
       if (spec.result instanceof Error) throw spec.result;
       return spec.result;
     };

@@ -61,7 +61,13 @@ export const ITEMS_INTEGRATION = {
   ],
 } as const satisfies IntegrationDeclaration;
 
-export async function setupItems(db: Database, clock: Clock, box: SecretBox, origin: string, options: { nameMaxLength?: number } = {}): Promise<void> {
+export async function setupItems(
+  db: Database,
+  clock: Clock,
+  box: SecretBox,
+  origin: string,
+  options: { nameMaxLength?: number } = {},
+): Promise<void> {
   await createTargetTable(db, itemTable(options.nameMaxLength), clock);
   await declareIntegration(db, ITEMS_INTEGRATION, clock);
   await createConnection(db, { code: CONNECTION, baseUrl: origin, maxRetries: 0 }, clock, box);
@@ -71,7 +77,14 @@ export async function setupItems(db: Database, clock: Clock, box: SecretBox, ori
 export const ENDPOINTS = {
   nextLink: { path: '/odata/Customers', paginationType: 'nextLink', nextLinkJsonPath: '@odata.nextLink', responseDataPath: 'value' },
   pageNumber: { path: '/page-number', paginationType: 'pageNumber', pageParameterName: 'page', pageSize: 10, responseDataPath: 'data' },
-  offsetLimit: { path: '/offset-limit', paginationType: 'offsetLimit', offsetParameterName: 'offset', limitParameterName: 'limit', pageSize: 10, responseDataPath: 'results.items' },
+  offsetLimit: {
+    path: '/offset-limit',
+    paginationType: 'offsetLimit',
+    offsetParameterName: 'offset',
+    limitParameterName: 'limit',
+    pageSize: 10,
+    responseDataPath: 'results.items',
+  },
 } as const satisfies Record<string, Partial<EndpointInput>>;
 
 export async function addEndpoint(db: Database, clock: Clock, code: string, settings: Partial<EndpointInput>): Promise<void> {
@@ -98,14 +111,23 @@ export const range = (from: number, to: number): number[] => Array.from({ length
 /** Page rows of a run: how many, and how many pages still have staged records (on this connection). */
 export function stagedPageCounts(db: SqliteDatabase, runId: string): { pages: number; staged: number } {
   const pages = db.sqlite.prepare('select count(*) from ifw_import_run_page where run_id = ?').pluck().get(runId) as number;
-  const staged = hasStagedRows(db.sqlite, runId) ? (db.sqlite.prepare(`select count(distinct page_no) from ${stagedRowsTable(runId)}`).pluck().get() as number) : 0;
+  const staged = hasStagedRows(db.sqlite, runId)
+    ? (db.sqlite
+        .prepare(`select count(distinct page_no) from ${stagedRowsTable(runId)}`)
+        .pluck()
+        .get() as number)
+    : 0;
   return { pages, staged };
 }
 
 /** Stages one page of the items integration for a run, as a run's staging does (a fresh staging table). */
 export async function stageItemsPage(db: SqliteDatabase, fence: Fence & { readonly page: FetchedRecords }): Promise<boolean> {
   const plan = (await getIntegrationPlan(db.kysely, ITEMS))!;
-  const staging = sqliteStaging(db, fence.runId, compileMapping(plan, await getTableWithRelations(db.kysely, plan.integration.targetTable)));
+  const staging = sqliteStaging(
+    db,
+    fence.runId,
+    compileMapping(plan, await getTableWithRelations(db.kysely, plan.integration.targetTable)),
+  );
   return staging.write(fence, [staging.stageRecords(fence.page)]);
 }
 

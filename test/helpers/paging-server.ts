@@ -26,7 +26,14 @@ import type { FetchedPage, RestConnection, RestEndpoint } from '../../src/rest-s
 
 export type Fault =
   /** Answer `status` instead of the page, `times` times (then the page). */
-  | { readonly kind: 'status'; readonly page: number; readonly status: number; times: number; readonly retryAfter?: string; readonly body?: string }
+  | {
+      readonly kind: 'status';
+      readonly page: number;
+      readonly status: number;
+      times: number;
+      readonly retryAfter?: string;
+      readonly body?: string;
+    }
   /** Accept the request and never answer, `times` times. */
   | { readonly kind: 'hang'; readonly page: number; times: number }
   | { readonly kind: 'malformedJson'; readonly page: number }
@@ -114,8 +121,17 @@ export async function startPagingServer(options: { records?: number; pageSize?: 
   };
 
   /** Page number and route-specific link builder for a data route, or null when the path is not one. */
-  const route = (url: URL): { page: number; link: (page: number, origin?: string) => string; shape: (data: PagedRecord[], next: string | null, page: number) => unknown } | null => {
-    const at = (param: string, origin?: string) => (page: number, o = origin ?? server.origin) => `${o}${url.pathname}?${param}=${page}`;
+  const route = (
+    url: URL,
+  ): {
+    page: number;
+    link: (page: number, origin?: string) => string;
+    shape: (data: PagedRecord[], next: string | null, page: number) => unknown;
+  } | null => {
+    const at =
+      (param: string, origin?: string) =>
+      (page: number, o = origin ?? server.origin) =>
+        `${o}${url.pathname}?${param}=${page}`;
     switch (url.pathname) {
       case '/next-absolute':
         return { page: intParam(url, 'cursor', 1), link: at('cursor'), shape: (data, next) => ({ data, next }) };
@@ -129,7 +145,11 @@ export async function startPagingServer(options: { records?: number; pageSize?: 
         return {
           page: intParam(url, '$skiptoken', 1),
           link: at('$skiptoken'),
-          shape: (value, next) => ({ '@odata.context': `${server.origin}/odata/$metadata#Customers`, value, ...(next === null ? {} : { '@odata.nextLink': next }) }),
+          shape: (value, next) => ({
+            '@odata.context': `${server.origin}/odata/$metadata#Customers`,
+            value,
+            ...(next === null ? {} : { '@odata.nextLink': next }),
+          }),
         };
       case '/nested':
         return {
@@ -143,7 +163,11 @@ export async function startPagingServer(options: { records?: number; pageSize?: 
         return { page: intParam(url, 'page', 1), link: at('page'), shape: (data) => data };
       case '/offset-limit': {
         const limit = intParam(url, 'limit', server.pageSize);
-        return { page: Math.floor(intParam(url, 'offset', 0) / Math.max(1, limit)) + 1, link: at('page'), shape: (items) => ({ results: { items } }) };
+        return {
+          page: Math.floor(intParam(url, 'offset', 0) / Math.max(1, limit)) + 1,
+          link: at('page'),
+          shape: (items) => ({ results: { items } }),
+        };
       }
       default:
         return null;
@@ -172,7 +196,12 @@ export async function startPagingServer(options: { records?: number; pageSize?: 
     const status = faultOn('status', page);
     if (status !== undefined && status.times > 0) {
       status.times--;
-      return send(res, status.status, status.body ?? { error: `fault ${status.status}` }, status.retryAfter === undefined ? {} : { 'retry-after': status.retryAfter });
+      return send(
+        res,
+        status.status,
+        status.body ?? { error: `fault ${status.status}` },
+        status.retryAfter === undefined ? {} : { 'retry-after': status.retryAfter },
+      );
     }
     const hang = faultOn('hang', page);
     if (hang !== undefined && hang.times > 0) {
@@ -277,7 +306,13 @@ export const paging = {
     allowCrossOrigin: false,
     ...over,
   }),
-  pageNumber: (over: Record<string, unknown> = {}): PaginationSettings => ({ ...common, type: 'pageNumber', pageParam: 'page', pageSize: 10, ...over }),
+  pageNumber: (over: Record<string, unknown> = {}): PaginationSettings => ({
+    ...common,
+    type: 'pageNumber',
+    pageParam: 'page',
+    pageSize: 10,
+    ...over,
+  }),
   offsetLimit: (over: Record<string, unknown> = {}): PaginationSettings => ({
     ...common,
     type: 'offsetLimit',

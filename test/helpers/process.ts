@@ -90,7 +90,8 @@ export function startServer(env: NodeJS.ProcessEnv, args: string[] = []): Promis
     for (;;) {
       const line = stderr.find((l) => pattern.test(l));
       if (line !== undefined) return line;
-      if (Date.now() > deadline || child.stderr.readableEnded) throw new Error(`no stderr line matching ${String(pattern)}:\n${stderr.join('\n')}`);
+      if (Date.now() > deadline || child.stderr.readableEnded)
+        throw new Error(`no stderr line matching ${String(pattern)}:\n${stderr.join('\n')}`);
       await new Promise((r) => setTimeout(r, 10));
     }
   }
@@ -193,7 +194,11 @@ export function startWorker(env: NodeJS.ProcessEnv, args: string[] = [], options
     const timer = setTimeout(() => {
       if (ready) return;
       child.kill('SIGKILL');
-      reject(new Error(`ifw worker did not log a line matching ${String(started)} within ${options.timeoutMs ?? 20_000} ms:\n${logs.join('\n')}`));
+      reject(
+        new Error(
+          `ifw worker did not log a line matching ${String(started)} within ${options.timeoutMs ?? 20_000} ms:\n${logs.join('\n')}`,
+        ),
+      );
     }, options.timeoutMs ?? 20_000);
     createInterface({ input: child.stdout }).on('line', (line) => {
       logs.push(line);

@@ -50,7 +50,8 @@ export async function startTestService(
   );
   const service = await createService(config, { clock: options.clock ?? systemClock, logger: createLogger(config) });
   if (options.applyExample !== false) await applyConfigFile(service.db, EXAMPLE_CONFIG, options.clock ?? systemClock);
-  const headersFor = service.devIssuer === undefined ? undefined : await registerTestApplications(service.accounts, service.devIssuer, options.clock);
+  const headersFor =
+    service.devIssuer === undefined ? undefined : await registerTestApplications(service.accounts, service.devIssuer, options.clock);
   const headers = headersFor === undefined ? { authorization: '' } : await headersFor('SUPER');
   return {
     service,

@@ -36,7 +36,14 @@ export function createRequestWriter(file: string, logger: Logger): RequestWriter
         const waiting = pending.get(reply.id);
         pending.delete(reply.id);
         if (reply.type === 'done') waiting?.resolve();
-        else waiting?.reject(new AppError(503, 'serviceUnavailable', reply.busy ? 'The database is busy; try again shortly.' : `The request could not be stored: ${reply.message}`));
+        else
+          waiting?.reject(
+            new AppError(
+              503,
+              'serviceUnavailable',
+              reply.busy ? 'The database is busy; try again shortly.' : `The request could not be stored: ${reply.message}`,
+            ),
+          );
       });
       w.on('error', (err) => logger.error({ err }, 'submission writer thread failed'));
       w.on('exit', (code) => {

@@ -12,7 +12,8 @@ export interface WriterData {
   readonly busyTimeoutMs: number;
 }
 
-export type WriterMessage = { readonly type: 'insert'; readonly id: number; readonly rows: readonly NewRequestRow[] } | { readonly type: 'stop' };
+export type WriterMessage =
+  { readonly type: 'insert'; readonly id: number; readonly rows: readonly NewRequestRow[] } | { readonly type: 'stop' };
 
 export type WriterReply =
   | { readonly type: 'ready' }

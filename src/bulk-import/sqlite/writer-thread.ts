@@ -31,7 +31,12 @@ port.on('message', (message: WriterMessage) => {
     reply({ type: 'done', id: message.id });
   } catch (err) {
     const code = (err as { code?: unknown }).code;
-    reply({ type: 'failed', id: message.id, message: (err as Error).message, busy: typeof code === 'string' && code.startsWith('SQLITE_BUSY') });
+    reply({
+      type: 'failed',
+      id: message.id,
+      message: (err as Error).message,
+      busy: typeof code === 'string' && code.startsWith('SQLITE_BUSY'),
+    });
   }
 });
 reply({ type: 'ready' });

@@ -26,7 +26,7 @@ function parsePage(runId: string, row: StagedRow): readonly unknown[] {
 }
 
 export async function* stagedPagesPg(client: PgClient, runId: string): AsyncGenerator<readonly unknown[], void, undefined> {
-  for (let after = 0; ; ) {
+  for (let after = 0; ;) {
     const { rows } = await client.query<StagedRow>(NEXT_PAGE_PG, [runId, after]);
     const row = rows[0];
     if (row === undefined) return;

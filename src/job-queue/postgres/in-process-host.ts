@@ -40,7 +40,10 @@ export async function startInProcessHost(config: Config, target: PostgresTarget,
   const logger = options.logger.child({ component: 'job-queue-host' });
   const db = openDatabase(
     { ...target, poolSize: config.workerConcurrency + 3 },
-    { onIdleClientError: (err) => logger.warn({ err }, 'a pooled PostgreSQL connection of the workers failed while idle; it is replaced when needed') },
+    {
+      onIdleClientError: (err) =>
+        logger.warn({ err }, 'a pooled PostgreSQL connection of the workers failed while idle; it is replaced when needed'),
+    },
   );
   const { clock } = options;
   const requests = createRequestLoops({ db, config, clock, logger: options.logger, importPayloadPg: options.importPayloadPg });
@@ -60,7 +63,10 @@ export async function startInProcessHost(config: Config, target: PostgresTarget,
   }
   requests.start();
   for (const r of runners) r.start();
-  logger.info({ concurrency: config.workerConcurrency, owners: requests.owners }, 'job queue running in this process (PostgreSQL: async loops, no worker threads)');
+  logger.info(
+    { concurrency: config.workerConcurrency, owners: requests.owners },
+    'job queue running in this process (PostgreSQL: async loops, no worker threads)',
+  );
 
   let closing: Promise<void> | undefined;
   async function close(): Promise<void> {
@@ -77,7 +83,10 @@ export async function startInProcessHost(config: Config, target: PostgresTarget,
         logger.error({ err }, 'could not release the leases; the requests are retried once they expire');
         return [];
       });
-      logger.warn({ closeTimeoutMs: options.closeTimeoutMs, released }, 'job queue workers did not stop in time; their requests were returned to Pending');
+      logger.warn(
+        { closeTimeoutMs: options.closeTimeoutMs, released },
+        'job queue workers did not stop in time; their requests were returned to Pending',
+      );
       // Do not wait for pool.end(): it waits for the clients the unfinished imports still hold.
       void db.close().catch(() => undefined);
       return;

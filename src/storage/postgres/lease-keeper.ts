@@ -68,11 +68,10 @@ export function keepLease({ renew, everyMs, cancel, log }: LeaseKeeperOptions): 
 }
 
 /** The server process of a pg client (pg sets it at connect; its type declarations omit it). */
-export const backendPid = (client: pg.PoolClient): number | undefined => (client as pg.PoolClient & { processID?: number | null }).processID ?? undefined;
+export const backendPid = (client: pg.PoolClient): number | undefined =>
+  (client as pg.PoolClient & { processID?: number | null }).processID ?? undefined;
 
 /** Cancels what a pg client's server process is running, if its process is known. */
-export const cancelBackend =
-  (db: PostgresDatabase, pid: number | undefined) =>
-  async (): Promise<void> => {
-    if (pid !== undefined) await sql`select pg_cancel_backend(${pid})`.execute(db.kysely);
-  };
+export const cancelBackend = (db: PostgresDatabase, pid: number | undefined) => async (): Promise<void> => {
+  if (pid !== undefined) await sql`select pg_cancel_backend(${pid})`.execute(db.kysely);
+};

@@ -20,7 +20,8 @@ const OID = { int8: 20, numeric: 1700, date: 1082, timestamp: 1114, timestamptz:
 /** int8 beyond 2^53 cannot be a JS number without changing its value: say so instead of rounding. */
 function parseInt8(text: string): number {
   const n = Number(text);
-  if (!Number.isSafeInteger(n)) throw new RangeError(`PostgreSQL returned the integer ${text}, beyond what the service handles exactly (±2^53)`);
+  if (!Number.isSafeInteger(n))
+    throw new RangeError(`PostgreSQL returned the integer ${text}, beyond what the service handles exactly (±2^53)`);
   return n;
 }
 

@@ -93,7 +93,9 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
     // Records with errors already have them whatever the answers are; only the others are written.
     const candidates = rows.filter((_, i) => violations[i] === null);
     const askKeys = (): Promise<Set<string>> =>
-      sql.existingKeys === null || candidates.length === 0 ? Promise.resolve(new Set()) : existingKeys(client, sql.existingKeys, keyColumns, candidates);
+      sql.existingKeys === null || candidates.length === 0
+        ? Promise.resolve(new Set())
+        : existingKeys(client, sql.existingKeys, keyColumns, candidates);
     // Insert mode first assumes that no key is taken (the usual bulk load into new keys) and asks only
     // when the database refuses the chunk; update and upsert need the answer to count.
     const assumeNewKeys = mode === 'insert';
@@ -103,7 +105,8 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
       const row = rows[i]!;
       let found: readonly FieldViolation[] | null = violations[i]!;
       if (asked[i] === 1) {
-        const holds: RelationExists = (column, value) => lookups[column]!.known(value) || (selfRelated[column]! && written.has(keyText(value)));
+        const holds: RelationExists = (column, value) =>
+          lookups[column]!.known(value) || (selfRelated[column]! && written.has(keyText(value)));
         // Mapped again only when a relation fails, so that its violation sits among the others in column order.
         if (!lookups.every((lookup, c) => lookup === undefined || row[c] === null || holds(c, row[c]!))) {
           found = mapRecord(mapping, records[i], scratch, holds);

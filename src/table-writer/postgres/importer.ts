@@ -69,7 +69,10 @@ async function runImport(
     } else {
       const unwritable = await probeTable(client, compiled.mapping);
       const chunkRecords = chunkRecordsFor(expectedRecords?.(compiled.batches));
-      outcome = unwritable !== null ? failedOutcome([unwritable], 1) : await writeRecordsPg(client, compiled.mapping, compiled.batches, writeMode, onRecordError, chunkRecords);
+      outcome =
+        unwritable !== null
+          ? failedOutcome([unwritable], 1)
+          : await writeRecordsPg(client, compiled.mapping, compiled.batches, writeMode, onRecordError, chunkRecords);
       if (!outcome.ok) await rollbackTo(client, 'ifw_import');
     }
     if (!(await finish(outcome))) {
@@ -95,11 +98,18 @@ async function runImport(
  */
 export async function importPayloadPg(client: PgClient, input: ImportInput, finish: ImportFinishPg): Promise<ImportResult> {
   // A payload's records are in memory: their number is known.
-  const count = (batches: RecordBatches): number | undefined => (Array.isArray(batches) ? (batches as readonly (readonly unknown[])[]).reduce((n, b) => n + b.length, 0) : undefined);
+  const count = (batches: RecordBatches): number | undefined =>
+    Array.isArray(batches) ? (batches as readonly (readonly unknown[])[]).reduce((n, b) => n + b.length, 0) : undefined;
   return runImport(client, input, payloadSource(input), finish, count);
 }
 
 /** The same import over record arrays in batches (sync or async); record numbers continue across batches. */
 export async function importRecordBatchesPg(client: PgClient, input: RecordBatchesInputPg, finish: ImportFinishPg): Promise<ImportResult> {
-  return runImport(client, input, () => input.batches, finish, () => input.expectedRecords);
+  return runImport(
+    client,
+    input,
+    () => input.batches,
+    finish,
+    () => input.expectedRecords,
+  );
 }

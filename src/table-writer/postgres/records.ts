@@ -52,7 +52,7 @@ export async function writeRecordsPg(
     chunk = [];
   };
   for await (const records of batches) {
-    for (let start = 0; start < records.length; ) {
+    for (let start = 0; start < records.length;) {
       const take = Math.min(chunkRecords - chunk.length, records.length - start);
       for (let i = start; i < start + take; i++) chunk.push(records[i]);
       start += take;

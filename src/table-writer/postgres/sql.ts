@@ -28,7 +28,8 @@ export function buildImportSql(mapping: CompiledMapping, mode: WriteMode): Impor
   const { keyColumns } = mapping;
   const names = mapping.columns.map((c) => quoteIdent(c.field.name));
   const aliases = mapping.columns.map((_, i) => `c${i}`);
-  const typed = (columns: readonly number[]): string => columns.map((c, i) => `$${i + 1}::${pgColumnType(mapping.columns[c]!.field.type)}[]`).join(', ');
+  const typed = (columns: readonly number[]): string =>
+    columns.map((c, i) => `$${i + 1}::${pgColumnType(mapping.columns[c]!.field.type)}[]`).join(', ');
   const all = mapping.columns.map((_, i) => i);
   const rows = `unnest(${typed(all)}) AS u(${aliases.join(', ')})`;
   const keyNames = keyColumns.map((k) => names[k]!);

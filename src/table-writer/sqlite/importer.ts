@@ -83,7 +83,12 @@ function write<T>(prepared: Prepared<T>, input: ImportTarget): ImportOutcome {
   return writeRecords(prepared.mapping, prepared.feed.batches, prepared.feed.fill, prepared.writers, onRecordError);
 }
 
-function runImport<T>(sqlite: BetterSqlite3.Database, input: ImportTarget, source: RecordSource<Feed<T>>, finish: ImportFinish): ImportResult {
+function runImport<T>(
+  sqlite: BetterSqlite3.Database,
+  input: ImportTarget,
+  source: RecordSource<Feed<T>>,
+  finish: ImportFinish,
+): ImportResult {
   const prepared = prepare(sqlite, input, source);
   let outcome: ImportOutcome | undefined;
   const run = sqlite.transaction(() => {
@@ -115,10 +120,15 @@ function runImport<T>(sqlite: BetterSqlite3.Database, input: ImportTarget, sourc
  */
 export function importPayload(sqlite: BetterSqlite3.Database, input: ImportInput, finish: ImportFinish): ImportResult {
   const source = payloadSource(input);
-  return runImport(sqlite, input, (mapping) => {
-    const batches = source(mapping);
-    return isRecordError(batches) ? batches : { batches, fill: mapRecords(mapping) };
-  }, finish);
+  return runImport(
+    sqlite,
+    input,
+    (mapping) => {
+      const batches = source(mapping);
+      return isRecordError(batches) ? batches : { batches, fill: mapRecords(mapping) };
+    },
+    finish,
+  );
 }
 
 /**
@@ -136,6 +146,15 @@ export function importRecordBatches(sqlite: BetterSqlite3.Database, input: Recor
  * write mode is insert or upsert and every related key exists, all rows go in with one INSERT … SELECT;
  * a constraint that statement runs into undoes it, and the record loop then finds the records to blame.
  */
-export function importStagedRows(sqlite: BetterSqlite3.Database, input: ImportTarget & { readonly table: string }, finish: ImportFinish): ImportResult {
-  return runImport(sqlite, input, (mapping) => ({ batches: readStagedRows(sqlite, input.table), fill: stagedRowFiller(mapping), stagedTable: input.table }), finish);
+export function importStagedRows(
+  sqlite: BetterSqlite3.Database,
+  input: ImportTarget & { readonly table: string },
+  finish: ImportFinish,
+): ImportResult {
+  return runImport(
+    sqlite,
+    input,
+    (mapping) => ({ batches: readStagedRows(sqlite, input.table), fill: stagedRowFiller(mapping), stagedTable: input.table }),
+    finish,
+  );
 }

@@ -38,7 +38,9 @@ const stagedValueColumns = (width: number): string[] => Array.from({ length: wid
 /** Creates the run's (empty) staging table; an earlier attempt's is dropped first. */
 export function createStagedRows(sqlite: BetterSqlite3.Database, runId: string, width: number): void {
   dropStagedRows(sqlite, runId);
-  const values = stagedValueColumns(width).map((c) => `, ${c}`).join('');
+  const values = stagedValueColumns(width)
+    .map((c) => `, ${c}`)
+    .join('');
   sqlite.exec(`create table ${stagedRowsTable(runId)} (record_no integer primary key, page_no integer not null, raw text${values})`);
 }
 
@@ -101,13 +103,18 @@ const rowsPerInsert = (stride: number): number => Math.max(1, Math.min(64, Math.
 export function stagedRowsWriter(sqlite: BetterSqlite3.Database, runId: string, width: number): (records: MappedRecords) => void {
   const stride = STAGED_LEAD + width;
   const tuple = `(${new Array<string>(stride).fill('?').join(', ')})`;
-  const insert = `insert into ${stagedRowsTable(runId)} (record_no, page_no, raw${stagedValueColumns(width).map((c) => `, ${c}`).join('')}) values `;
+  const insert = `insert into ${stagedRowsTable(runId)} (record_no, page_no, raw${stagedValueColumns(width)
+    .map((c) => `, ${c}`)
+    .join('')}) values `;
   const most = rowsPerInsert(stride);
   const statements = new Map<number, { readonly statement: BetterSqlite3.Statement; readonly params: SqlValue[] }>();
   const statementFor = (rows: number): { readonly statement: BetterSqlite3.Statement; readonly params: SqlValue[] } => {
     let prepared = statements.get(rows);
     if (prepared === undefined) {
-      prepared = { statement: sqlite.prepare(insert + new Array<string>(rows).fill(tuple).join(', ')), params: new Array<SqlValue>(rows * stride) };
+      prepared = {
+        statement: sqlite.prepare(insert + new Array<string>(rows).fill(tuple).join(', ')),
+        params: new Array<SqlValue>(rows * stride),
+      };
       statements.set(rows, prepared);
     }
     return prepared;
@@ -130,9 +137,14 @@ const READ_CHUNK = 1000;
  * better-sqlite3 refuses other statements on a connection while an iterate() cursor is open, and the
  * record loop writes between reads. Each row is [record_no, page_no, raw, c0, c1, …].
  */
-export function* readStagedRows(sqlite: BetterSqlite3.Database, table: string): Generator<readonly (readonly SqlValue[])[], void, undefined> {
-  const next = sqlite.prepare<[number], SqlValue[]>(`select * from ${table} where record_no > ? order by record_no limit ${READ_CHUNK}`).raw();
-  for (let after = 0; ; ) {
+export function* readStagedRows(
+  sqlite: BetterSqlite3.Database,
+  table: string,
+): Generator<readonly (readonly SqlValue[])[], void, undefined> {
+  const next = sqlite
+    .prepare<[number], SqlValue[]>(`select * from ${table} where record_no > ? order by record_no limit ${READ_CHUNK}`)
+    .raw();
+  for (let after = 0; ;) {
     const rows = next.all(after);
     if (rows.length === 0) return;
     after = rows[rows.length - 1]![0] as number;
@@ -145,7 +157,9 @@ export function* readStagedRows(sqlite: BetterSqlite3.Database, table: string): 
  * record that mapped cleanly, only relations can fail (checked now, in column order, as mapRecord
  * does); a record staged as JSON is mapped again.
  */
-export function stagedRowFiller(mapping: CompiledMapping): (staged: readonly SqlValue[], row: SqlValue[], relationExists: RelationExists) => FieldViolation[] | null {
+export function stagedRowFiller(
+  mapping: CompiledMapping,
+): (staged: readonly SqlValue[], row: SqlValue[], relationExists: RelationExists) => FieldViolation[] | null {
   const { columns } = mapping;
   const relations = columns.flatMap((column, i) => (column.relation === null ? [] : [i]));
   return (staged, row, relationExists) => {
@@ -183,7 +197,12 @@ export type StagedCopy = () => Copied | null;
  * then updated, as the record loop does it; the counts come from the distinct staged keys not yet in
  * the table (inserted), the rest being updates.
  */
-export function prepareStagedCopy(sqlite: BetterSqlite3.Database, mapping: CompiledMapping, mode: WriteMode, staged: string): StagedCopy | null {
+export function prepareStagedCopy(
+  sqlite: BetterSqlite3.Database,
+  mapping: CompiledMapping,
+  mode: WriteMode,
+  staged: string,
+): StagedCopy | null {
   const { columns, keyColumns } = mapping;
   const nonKeys = columns.map((_, i) => i).filter((i) => !keyColumns.includes(i));
   if (mode === 'update' || columns.some((c) => c.relation?.table === mapping.table.name)) return null;
@@ -196,7 +215,9 @@ export function prepareStagedCopy(sqlite: BetterSqlite3.Database, mapping: Compi
   columns.forEach(({ relation }, i) => {
     if (relation === null) return;
     refusals.push(
-      one(`select 1 from ${staged} s where s.c${i} is not null and not exists (select 1 from ${quoteIdent(relation.table)} r where r.${quoteIdent(relation.field)} = s.c${i}) limit 1`),
+      one(
+        `select 1 from ${staged} s where s.c${i} is not null and not exists (select 1 from ${quoteIdent(relation.table)} r where r.${quoteIdent(relation.field)} = s.c${i}) limit 1`,
+      ),
     );
   });
   let copy: BetterSqlite3.Statement;
@@ -206,7 +227,9 @@ export function prepareStagedCopy(sqlite: BetterSqlite3.Database, mapping: Compi
     const keys = keyColumns.map((k) => `c${k}`);
     refusals.push(one(`select 1 from ${staged} where ${keys.map((k) => `${k} is null`).join(' or ')} limit 1`));
     const sameKey = keyColumns.map((k) => `t.${names[k]!} = s.c${k}`).join(' and ');
-    newKeys = one(`select count(*) from (select distinct ${keys.join(', ')} from ${staged}) s where not exists (select 1 from ${table} t where ${sameKey})`);
+    newKeys = one(
+      `select count(*) from (select distinct ${keys.join(', ')} from ${staged}) s where not exists (select 1 from ${table} t where ${sameKey})`,
+    );
     total = one(`select count(*) from ${staged}`);
     const assignments = nonKeys.map((i) => `${names[i]!} = excluded.${names[i]!}`).join(', ');
     // "where true": SQLite's grammar needs a WHERE before ON CONFLICT when the rows come from a SELECT.

@@ -11,7 +11,10 @@ import { quoteIdent } from '../../tables/ddl.js';
 /** Failures of one statement that say something about the record, not about the database's health. */
 export const isRecordLevelSqliteError = (err: unknown): err is InstanceType<typeof BetterSqlite3.SqliteError> =>
   err instanceof BetterSqlite3.SqliteError &&
-  (err.code.startsWith('SQLITE_CONSTRAINT') || err.code === 'SQLITE_MISMATCH' || err.code === 'SQLITE_TOOBIG' || err.code === 'SQLITE_RANGE');
+  (err.code.startsWith('SQLITE_CONSTRAINT') ||
+    err.code === 'SQLITE_MISMATCH' ||
+    err.code === 'SQLITE_TOOBIG' ||
+    err.code === 'SQLITE_RANGE');
 
 /**
  * `keyExists`: an insert found a row with the same key (already in the table, or written earlier in
@@ -93,7 +96,9 @@ export function prepareBatchInsert(sqlite: BetterSqlite3.Database, mapping: Comp
   if (mode !== 'insert' || size < 2) return null;
   const names = mapping.columns.map((c) => quoteIdent(c.field.name));
   const tuple = `(${names.map(() => '?').join(', ')})`;
-  const stmt = sqlite.prepare(`INSERT INTO ${quoteIdent(mapping.table.name)} (${names.join(', ')}) VALUES ${new Array<string>(size).fill(tuple).join(', ')}`);
+  const stmt = sqlite.prepare(
+    `INSERT INTO ${quoteIdent(mapping.table.name)} (${names.join(', ')}) VALUES ${new Array<string>(size).fill(tuple).join(', ')}`,
+  );
   return {
     size,
     run: (values) => {
@@ -114,7 +119,9 @@ export function prepareRelationCheck(sqlite: BetterSqlite3.Database, mapping: Co
     const key = `${c.relation.table}\u0000${c.relation.field}`;
     let check = byRelation.get(key);
     if (check === undefined) {
-      const stmt = sqlite.prepare(`SELECT 1 FROM ${quoteIdent(c.relation.table)} WHERE ${quoteIdent(c.relation.field)} = ? LIMIT 1`).pluck();
+      const stmt = sqlite
+        .prepare(`SELECT 1 FROM ${quoteIdent(c.relation.table)} WHERE ${quoteIdent(c.relation.field)} = ? LIMIT 1`)
+        .pluck();
       check = { stmt, seen: new Set() };
       byRelation.set(key, check);
     }
@@ -129,4 +136,3 @@ export function prepareRelationCheck(sqlite: BetterSqlite3.Database, mapping: Co
     return true;
   };
 }
-
