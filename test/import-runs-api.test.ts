@@ -10,6 +10,7 @@ import { buildServer, type App } from '../src/http/server.js';
 import { createTestAuth, type TestAuth } from './helpers/auth.js';
 import { createQueueRunner, type QueueRunner } from '../src/job-queue/runner.js';
 import { updateEndpoint } from '../src/rest-source/service.js';
+import { jobKinds } from '../src/main/jobs.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import {
   addEndpoint,
@@ -60,7 +61,7 @@ beforeEach(async () => {
     clock,
     logger: silentLogger,
     owner: 'runner-1',
-    importSources: runContext(t.db, clock, box).sources,
+    jobs: jobKinds(config, { importSources: runContext(t.db, clock, box).sources }),
   });
   wakes = 0;
   autoRun = true;

@@ -15,7 +15,8 @@ import { runQueuedImports, type ImportRunContext } from '../src/import-runs/run-
 import { endpointEntryId, syncEndpointSchedule } from '../src/rest-source/schedule.js';
 import { getEntry, listEntries } from '../src/job-queue/entries.js';
 import { holdEntry } from '../src/job-queue/hold-entry.js';
-import { IMPORT_RUN_PROCESSOR_ENTRY } from '../src/job-queue/model.js';
+import { IMPORT_RUN_PROCESSOR_ENTRY } from '../src/import-runs/jobs.js';
+import { jobKinds } from '../src/main/jobs.js';
 import { createQueueRunner, type QueueRunner } from '../src/job-queue/runner.js';
 import type { SecretBox } from '../src/rest-source/secrets.js';
 import { deleteEndpoint, updateEndpoint } from '../src/rest-source/service.js';
@@ -355,7 +356,14 @@ describe('the job queue runs import runs', () => {
   beforeEach(async () => {
     // The migrations scheduled the seeded entries at the real time of the test run; align them with the clock.
     await t.db.kysely.updateTable('ifw_job_queue_entry').set({ next_run_at: START }).execute();
-    runner = createQueueRunner({ db: t.db, config, clock, logger: silentLogger, owner: 'runner-1', importSources: ctx.sources });
+    runner = createQueueRunner({
+      db: t.db,
+      config,
+      clock,
+      logger: silentLogger,
+      owner: 'runner-1',
+      jobs: jobKinds(config, { importSources: ctx.sources }),
+    });
   });
   afterEach(async () => {
     await runner.stop();

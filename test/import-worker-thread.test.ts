@@ -8,7 +8,8 @@ import { loadConfig } from '../src/core/config.js';
 import { importRunRoutes } from '../src/import-runs/routes.js';
 import { buildServer, type App } from '../src/http/server.js';
 import { createTestAuth, type TestAuth } from './helpers/auth.js';
-import { startQueueHost, type QueueHost } from '../src/job-queue/host.js';
+import type { QueueHost } from '../src/job-queue/host.js';
+import { startJobQueue } from '../src/main/job-queue.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import { addEndpoint, ENDPOINTS, itemIds, range, setupItems, silentLogger, testBox } from './helpers/import-fixtures.js';
 import { startPagingServer, type PagingServer } from './helpers/paging-server.js';
@@ -34,7 +35,7 @@ beforeEach(async () => {
   await addEndpoint(t.db, systemClock, 'numbered', ENDPOINTS.pageNumber);
   // A long tick: what runs here runs because the route woke the worker.
   const config = loadConfig({}, { dataDir: t.dir, logLevel: 'silent', schedulerTickMs: 60_000, secretKey: 'import-run-tests' });
-  host = await startQueueHost(config, { logger: silentLogger });
+  host = await startJobQueue(config, { logger: silentLogger });
   auth = await createTestAuth(t.db.kysely);
   app = await buildServer({
     authenticator: auth.authenticator,

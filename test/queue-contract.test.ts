@@ -18,7 +18,7 @@ import { completeRequest } from '../src/bulk-import/complete-request.js';
 import { failRequest } from '../src/bulk-import/fail-request.js';
 import { heartbeatRequest } from '../src/bulk-import/heartbeat-request.js';
 import { holdEntry } from '../src/job-queue/hold-entry.js';
-import type { ClaimedRequest } from '../src/job-queue/model.js';
+import type { ClaimedRequest } from '../src/bulk-import/model.js';
 import { processPendingRequests, type ImportFn, type ImportFnPg, type ProcessorContext } from '../src/bulk-import/processor.js';
 import { reapExpiredLeases } from '../src/bulk-import/reap-expired-requests.js';
 import { releaseRequests } from '../src/bulk-import/release-requests.js';

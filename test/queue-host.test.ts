@@ -5,7 +5,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../src/core/clock.js';
 import { loadConfig, type Config } from '../src/core/config.js';
-import { startQueueHost, type QueueHost } from '../src/job-queue/host.js';
+import type { QueueHost } from '../src/job-queue/host.js';
+import { startJobQueue } from '../src/main/job-queue.js';
 import type { ImportFnPg } from '../src/bulk-import/processor.js';
 import { migrate, openDatabase, type Database } from '../src/storage/database.js';
 import { BACKENDS, type FreshDatabase } from './helpers/databases.js';
@@ -39,9 +40,9 @@ async function waitForStatus(requestId: string, status: string, ms = 10_000): Pr
   }
 }
 
-describe('startQueueHost', () => {
+describe('startJobQueue', () => {
   it('processes a request on the worker thread when woken, and closes cleanly', async () => {
-    host = await startQueueHost(config, { logger: silentLogger });
+    host = await startJobQueue(config, { logger: silentLogger });
     expect(host.healthy).toBe(true);
     const id = await insertRequest(db, { submittedAt: new Date().toISOString(), payload: customersPayload('C1', 'C2') });
 
@@ -57,7 +58,7 @@ describe('startQueueHost', () => {
   it('processes requests left Pending from before it started without being woken', async () => {
     const id = await insertRequest(db, { submittedAt: new Date().toISOString(), payload: customersPayload('C1') });
 
-    host = await startQueueHost(config, { logger: silentLogger });
+    host = await startJobQueue(config, { logger: silentLogger });
 
     await waitForStatus(id, 'Completed');
   });
@@ -65,7 +66,7 @@ describe('startQueueHost', () => {
   it('does not process anything while the processor entry is On Hold, though other entries run', async () => {
     await db.kysely.updateTable('ifw_job_queue_entry').set({ status: 'On Hold' }).where('id', '=', 'bulk-import-processor').execute();
     const id = await insertRequest(db, { submittedAt: new Date().toISOString(), payload: customersPayload('C1') });
-    host = await startQueueHost(config, { logger: silentLogger });
+    host = await startJobQueue(config, { logger: silentLogger });
 
     // The worker's first tick ran the (due) retention entry: it is alive and ticking.
     const deadline = Date.now() + 10_000;
@@ -92,13 +93,13 @@ describe('startQueueHost', () => {
     fs.writeFileSync(blocker, '');
     const broken = loadConfig({}, { dataDir: dir, logLevel: 'silent', databaseUrl: path.join(blocker, 'ifw.db') });
 
-    await expect(startQueueHost(broken, { logger: silentLogger })).rejects.toThrow(/before it was ready/);
+    await expect(startJobQueue(broken, { logger: silentLogger })).rejects.toThrow(/before it was ready/);
   });
 });
 
 const postgres = BACKENDS.find((b) => b.name === 'postgres')!;
 
-describe.skipIf(postgres.skip)('startQueueHost on PostgreSQL: shutting down with an import that does not end', () => {
+describe.skipIf(postgres.skip)('startJobQueue on PostgreSQL: shutting down with an import that does not end', () => {
   let fresh: FreshDatabase;
   beforeEach(async () => {
     fresh = await postgres.fresh();
@@ -124,7 +125,7 @@ describe.skipIf(postgres.skip)('startQueueHost on PostgreSQL: shutting down with
       await migrate(pgDb);
       await setupCustomers(pgDb, systemClock);
       const id = await insertRequest(pgDb, { submittedAt: new Date().toISOString(), payload: customersPayload('C1') });
-      pgHost = await startQueueHost(pgConfig, { logger: silentLogger, closeTimeoutMs: 300, importPayloadPg });
+      pgHost = await startJobQueue(pgConfig, { logger: silentLogger, closeTimeoutMs: 300, importPayloadPg });
       pgHost.wake();
       const deadline = Date.now() + 10_000;
       while (!importing) {

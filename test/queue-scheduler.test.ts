@@ -6,11 +6,9 @@ import { claimNextDueEntry } from '../src/job-queue/claim-entry.js';
 import { failEntryRun } from '../src/job-queue/fail-entry.js';
 import { finishEntryRun } from '../src/job-queue/finish-entry.js';
 import { holdEntry } from '../src/job-queue/hold-entry.js';
-import {
-  BULK_IMPORT_PROCESSOR_ENTRY as PROCESSOR,
-  IMPORT_RUN_PROCESSOR_ENTRY as IMPORT_RUNS,
-  RETENTION_CLEANUP_ENTRY as RETENTION,
-} from '../src/job-queue/model.js';
+import { BULK_IMPORT_PROCESSOR_ENTRY as PROCESSOR, RETENTION_CLEANUP_ENTRY as RETENTION } from '../src/bulk-import/jobs.js';
+import { IMPORT_RUN_PROCESSOR_ENTRY as IMPORT_RUNS } from '../src/import-runs/jobs.js';
+import { jobKinds } from '../src/main/jobs.js';
 import type { ImportFn } from '../src/bulk-import/processor.js';
 import { readyEntry } from '../src/job-queue/ready-entry.js';
 import { runEntryNow } from '../src/job-queue/run-entry-now.js';
@@ -29,7 +27,14 @@ let t: TestDatabase;
 let runner: QueueRunner;
 
 function newRunner(importFn?: ImportFn): QueueRunner {
-  return createQueueRunner({ db: t.db, config, clock, logger: silentLogger, owner: 'runner-1', importPayload: importFn });
+  return createQueueRunner({
+    db: t.db,
+    config,
+    clock,
+    logger: silentLogger,
+    owner: 'runner-1',
+    jobs: jobKinds(config, { importPayload: importFn }),
+  });
 }
 
 beforeEach(async () => {

@@ -7,7 +7,8 @@
  */
 import { sql } from 'kysely';
 import type { Database } from '../storage/database.js';
-import { addMs, claimLock, type ClaimedRequest } from '../job-queue/model.js';
+import { addMs, claimLock } from '../job-queue/model.js';
+import type { ClaimedRequest } from './model.js';
 
 export interface ClaimRequestArgs {
   /** The lease token: every later write by this worker is fenced by it. */

@@ -48,3 +48,14 @@ export function toApiRequest(row: RequestSummaryRow): BulkImportRequest {
     errorMessage: row.error_message,
   };
 }
+
+/** A Bulk Import Request as the worker that claimed it sees it. */
+export interface ClaimedRequest {
+  readonly requestId: string;
+  readonly integrationSortingOrder: number;
+  readonly payload: string;
+  /** How many times the request has been claimed, this claim included. */
+  readonly attempts: number;
+  readonly leaseOwner: string;
+  readonly leaseExpiresAt: string;
+}

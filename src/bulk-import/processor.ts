@@ -18,7 +18,7 @@ import { claimNextRequest } from './claim-request.js';
 import { failRequest } from './fail-request.js';
 import { heartbeatRequest } from './heartbeat-request.js';
 import { importInTransaction } from './import-transaction.js';
-import type { ClaimedRequest } from '../job-queue/model.js';
+import type { ClaimedRequest } from './model.js';
 import { reapExpiredLeases } from './reap-expired-requests.js';
 import type { WorkerContext } from '../job-queue/worker-context.js';
 

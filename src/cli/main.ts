@@ -8,14 +8,10 @@ import { ConfigError, loadConfig, type ConfigOverrides } from '../core/config.js
 import { AppError } from '../core/errors.js';
 import { applyConfigFile } from '../declarative-config/apply.js';
 import { createLogger } from '../core/logger.js';
+import { startWorker } from '../main/job-queue.js';
+import { runEndpointOnce } from '../main/run-endpoint.js';
 import { createService } from '../main/service.js';
-import { startQueueHost } from '../job-queue/host.js';
-import { migrate, openDatabase } from '../storage/database.js';
-import { systemClock } from '../core/clock.js';
-import { hostname } from 'node:os';
-import { runEndpointNow } from '../import-runs/run-endpoint.js';
-import { defaultImportSources } from '../import-runs/sources.js';
-import { createSecretBox, type SecretBox } from '../rest-source/secrets.js';
+import { withWorld } from '../main/world.js';
 import { addSecurityCommands } from './security-commands.js';
 
 interface ServerFlags {
@@ -110,7 +106,7 @@ withDatabaseFlags(
     );
   }
   if (flags.apply !== undefined) {
-    const report = await applyConfigFile(service.db, flags.apply, systemClock, { secrets: service.secrets });
+    const report = await applyConfigFile(service.db, flags.apply, service.clock, { secrets: service.secrets });
     service.app.log.info({ file: flags.apply, report }, 'configuration applied');
   }
   let stopping = false;
@@ -148,14 +144,7 @@ withDatabaseFlags(
   }
   const config = loadConfig(process.env, { ...o, workers: true });
   const logger = createLogger(config);
-  // Migrating at every start is safe with many processes: the migrator takes a lock (an advisory lock on PostgreSQL).
-  const db = openDatabase(config.database, { busyTimeoutMs: 10_000 });
-  try {
-    await migrate(db);
-  } finally {
-    await db.close();
-  }
-  const host = await startQueueHost(config, { logger });
+  const host = await startWorker(config, { logger });
   logger.info({ database: config.database.kind, concurrency: config.workerConcurrency }, 'job queue workers started');
   let stopping = false;
   const stop = (signal: string) => {
@@ -176,14 +165,8 @@ withDatabaseFlags(
 });
 
 withDatabaseFlags(program.command('migrate').description('create or upgrade the database schema')).action(async (flags: ServerFlags) => {
-  const config = loadConfig(process.env, overrides(flags));
-  const db = openDatabase(config.database);
-  try {
-    const applied = await migrate(db);
-    console.log(applied.length === 0 ? 'database is up to date' : `applied: ${applied.join(', ')}`);
-  } finally {
-    await db.close();
-  }
+  const applied = await withWorld(loadConfig(process.env, overrides(flags)), {}, (world) => Promise.resolve(world.migrated));
+  console.log(applied.length === 0 ? 'database is up to date' : `applied: ${applied.join(', ')}`);
 });
 
 withDatabaseFlags(
@@ -194,15 +177,10 @@ withDatabaseFlags(
     )
     .argument('<file>', 'YAML file'),
 ).action(async (file: string, flags: ServerFlags) => {
-  const config = loadConfig(process.env, overrides(flags));
-  const db = openDatabase(config.database);
-  try {
-    await migrate(db);
-    const report = await applyConfigFile(db, file, systemClock, { secrets: createSecretBox(config) });
-    console.log(JSON.stringify(report, null, 2));
-  } finally {
-    await db.close();
-  }
+  const report = await withWorld(loadConfig(process.env, overrides(flags)), {}, (world) =>
+    applyConfigFile(world.db, file, world.clock, { secrets: world.secrets }),
+  );
+  console.log(JSON.stringify(report, null, 2));
 });
 
 withDatabaseFlags(
@@ -212,30 +190,12 @@ withDatabaseFlags(
     .argument('<code>', 'REST API endpoint code'),
 ).action(async (code: string, flags: ServerFlags) => {
   const config = loadConfig(process.env, overrides(flags));
-  // Logs go to stderr: stdout is the run's JSON.
+  // Logs go to stderr: stdout is the run's JSON. A service on the same database may hold the write lock
+  // for a moment: wait for it instead of failing.
   const logger = createLogger(config, {}, 2);
-  // A service on the same database may hold the write lock for a moment: wait for it instead of failing.
-  const db = openDatabase(config.database, { busyTimeoutMs: 10_000 });
-  try {
-    await migrate(db);
-    let box: SecretBox | undefined;
-    const run = await runEndpointNow(
-      {
-        db,
-        clock: systemClock,
-        logger,
-        owner: `cli:${hostname()}:${process.pid}`,
-        leaseMs: config.leaseSeconds * 1000,
-        maxAttempts: config.maxAttempts,
-        sources: defaultImportSources(() => (box ??= createSecretBox(config))),
-      },
-      code,
-    );
-    console.log(JSON.stringify(run, null, 2));
-    if (run.status !== 'Completed') process.exitCode = 1;
-  } finally {
-    await db.close();
-  }
+  const run = await withWorld(config, { logger, busyTimeoutMs: 10_000 }, (world) => runEndpointOnce(world, code));
+  console.log(JSON.stringify(run, null, 2));
+  if (run.status !== 'Completed') process.exitCode = 1;
 });
 
 addSecurityCommands(program, { withDatabaseFlags, configFrom: (flags) => loadConfig(process.env, overrides(flags)) });

@@ -6,12 +6,11 @@
  * never taken as a command-line argument, where other users of the machine could read them.
  */
 import type { Command } from 'commander';
-import { systemClock } from '../core/clock.js';
 import { ConfigError, type Config } from '../core/config.js';
 import { createAccounts, generatePassword, type Accounts } from '../accounts/accounts.js';
 import { loadDevIssuer } from '../auth/dev-issuer.js';
 import { parsePermissionSet, type PermissionSetName } from '../auth/permission-sets.js';
-import { migrate, openDatabase } from '../storage/database.js';
+import { withWorld } from '../main/world.js';
 
 export interface CommandContext {
   /** Adds --data-dir, --database-url and --log-level to a command. */
@@ -20,15 +19,9 @@ export interface CommandContext {
   readonly configFrom: (flags: object) => Config;
 }
 
-async function withAccounts<T>(config: Config, work: (accounts: Accounts) => Promise<T>): Promise<T> {
+function withAccounts<T>(config: Config, work: (accounts: Accounts) => Promise<T>): Promise<T> {
   // A running service may hold the write lock for a moment: wait for it instead of failing.
-  const db = openDatabase(config.database, { busyTimeoutMs: 10_000 });
-  try {
-    await migrate(db);
-    return await work(createAccounts(db.kysely, { clock: systemClock }));
-  } finally {
-    await db.close();
-  }
+  return withWorld(config, { busyTimeoutMs: 10_000 }, (world) => work(createAccounts(world.db.kysely, { clock: world.clock })));
 }
 
 async function readStdin(): Promise<string> {

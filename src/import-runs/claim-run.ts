@@ -11,7 +11,8 @@
  */
 import { sql } from 'kysely';
 import type { Database } from '../storage/database.js';
-import { addMs, type ClaimedRun } from './model.js';
+import { addMs, claimLock } from '../job-queue/model.js';
+import type { ClaimedRun } from './model.js';
 
 export interface ClaimRunArgs {
   /** The lease token: every later write by this worker is fenced by it. */
@@ -32,9 +33,6 @@ interface ClaimedRow {
   started_at: string;
 }
 
-/** How the candidate is picked among concurrent claimers (see the header). */
-const skipLocked = (db: Database) => (db.capabilities.skipLocked ? sql`for update skip locked` : sql``);
-
 export async function claimNextRun(db: Database, { owner, now, leaseMs, runId }: ClaimRunArgs): Promise<ClaimedRun | undefined> {
   const only = runId === undefined ? sql`` : sql`and run_id = ${runId}`;
   const { rows } = await sql<ClaimedRow>`
@@ -51,7 +49,7 @@ export async function claimNextRun(db: Database, { owner, now, leaseMs, runId }:
                       where status = 'Queued' ${only}
                       order by queued_at, run_id
                       limit 1
-                        ${skipLocked(db)})
+                        ${claimLock(db)})
        and status = 'Queued'
     returning run_id, endpoint_code, integration_sorting_order, attempts, lease_owner, lease_expires_at, started_at`.execute(db.kysely);
   const row = rows[0];

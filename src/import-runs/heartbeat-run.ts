@@ -1,7 +1,7 @@
 /** Extends a worker's lease on a Running run, if the lease is still its own. */
 import { sql } from 'kysely';
 import type { Database } from '../storage/database.js';
-import { addMs } from './model.js';
+import { addMs } from '../job-queue/model.js';
 
 export interface HeartbeatRunArgs {
   readonly runId: string;

@@ -125,5 +125,3 @@ export const toImportRunPage = (row: Pick<Selectable<ImportRunPageRow>, 'page_no
   url: row.url,
   recordCount: row.record_count,
 });
-
-export { addMs } from '../job-queue/model.js';

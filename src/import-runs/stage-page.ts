@@ -17,7 +17,7 @@ import type { PgClient } from '../table-writer/postgres/client.js';
 import { createStagedRows, dropStagedRows, recordMapper, stagedRowsWriter } from '../table-writer/sqlite/staged-rows.js';
 import type { CompiledMapping } from '../mapping/engine.js';
 import { sqliteOf, type Database } from '../storage/database.js';
-import { addMs } from './model.js';
+import { addMs } from '../job-queue/model.js';
 import { pgStatement } from '../storage/postgres/statement.js';
 
 export interface FetchedRecords {

@@ -1,7 +1,7 @@
 /**
- * The job queue runner: claims due entries and runs them, on a timer and when woken. It runs on the
- * thread that owns its database connection, and that connection must be its own: the importer holds
- * synchronous transactions on it that must not interleave with anyone else's.
+ * The job queue runner: claims due entries of its kinds and runs them, on a timer and when woken. It
+ * runs on the thread that owns its database connection, and that connection must be its own: the
+ * SQLite importer holds synchronous transactions on it that must not interleave with anyone else's.
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -9,47 +9,41 @@ import { threadId } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
-import { AppError } from '../core/errors.js';
-import { queueEndpointRun } from '../import-runs/queue-endpoint-run.js';
-import { runQueuedImports } from '../import-runs/run-imports.js';
-import { defaultImportSources, type ImportSources } from '../import-runs/sources.js';
-import { createSecretBox, type SecretBox } from '../rest-source/secrets.js';
 import type { Database } from '../storage/database.js';
 import { claimNextDueEntry } from './claim-entry.js';
 import { holdsEntry } from './entries.js';
 import { failEntryRun } from './fail-entry.js';
 import { finishEntryRun } from './finish-entry.js';
 import { heartbeatEntry } from './heartbeat-entry.js';
-import { BULK_IMPORT_PROCESSOR_ENTRY, IMPORT_RUN_PROCESSOR_ENTRY, parseJobKind, type ClaimedEntry, type JobKind } from './model.js';
-import { processPendingRequests, type ImportFn } from '../bulk-import/processor.js';
-import { runRetentionCleanup } from '../bulk-import/retention.js';
+import type { JobKind } from './jobs.js';
+import type { ClaimedEntry } from './model.js';
 import { wakeEntry } from './wake-entry.js';
 
 export interface QueueRunnerOptions {
   readonly db: Database;
-  /** secretKey / dataDir open the stored secrets of REST connections (only needed without importSources). */
-  readonly config: Pick<Config, 'leaseSeconds' | 'maxAttempts' | 'retentionDays' | 'schedulerTickMs'> &
-    Partial<Pick<Config, 'secretKey' | 'dataDir'>>;
+  readonly config: Pick<Config, 'leaseSeconds' | 'maxAttempts' | 'schedulerTickMs'>;
   readonly clock: Clock;
   readonly logger: Logger;
   /** Lease token of this runner; defaults to host:pid:thread:random. */
   readonly owner?: string;
-  readonly importPayload?: ImportFn;
-  /** Endpoints, connections and the page fetch of import runs; default: the real ones. */
-  readonly importSources?: ImportSources;
-  /** The job kinds this runner runs (its lane); all kinds when omitted. */
-  readonly kinds?: readonly JobKind[];
+  /** The kinds this runner runs (its lane). */
+  readonly jobs: readonly JobKind[];
+  /**
+   * Claim entries of the given kinds only (a lane). Otherwise every due entry is claimed, and one of a
+   * kind nobody declared goes into Error, where an administrator sees it.
+   */
+  readonly onlyTheseKinds?: boolean;
 }
 
 export interface QueueRunner {
   readonly owner: string;
   /** Runs every due entry. Ticks never overlap: asked for during one, a tick runs right after it (once, however often asked). */
   tick(): Promise<void>;
-  /** Makes the Bulk Import Processor and the Import Run Processor due now if their entries are Ready, then ticks. */
+  /** Makes the entries that work waits for (the kinds' `wakes`) due now if they are Ready, then ticks. */
   wake(): Promise<void>;
   /** Wakes once (work left from before a restart runs at once), then ticks every schedulerTickMs. */
   start(): void;
-  /** Stops the timer, lets the current request finish (no further claims) and waits for the tick. */
+  /** Stops the timer, lets the current work item finish (no further claims) and waits for the tick. */
   stop(): Promise<void>;
 }
 
@@ -58,34 +52,23 @@ const MAX_RUNS_PER_TICK = 100;
 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
-function endpointCodeOf(entry: ClaimedEntry): string {
-  const parameters: unknown = JSON.parse(entry.parameters);
-  const code = typeof parameters === 'object' && parameters !== null ? (parameters as { endpointCode?: unknown }).endpointCode : undefined;
-  if (typeof code !== 'string' || code === '') throw new Error(`job queue entry "${entry.id}" has no endpointCode in its parameters`);
-  return code;
-}
-
 export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
-  const { db, config, clock } = options;
+  const { db, config, clock, jobs } = options;
   const owner = options.owner ?? `${hostname()}:${process.pid}:${threadId}:${randomUUID().slice(0, 8)}`;
   const logger = options.logger.child({ component: 'job-queue' });
   const leaseMs = config.leaseSeconds * 1000;
+  const byKind = new Map(jobs.map((job) => [job.kind, job]));
+  const kinds = options.onlyTheseKinds === true ? [...byKind.keys()] : undefined;
+  const woken = jobs.flatMap((job) => (job.wakes === undefined ? [] : [job.wakes]));
   let stopping = false;
   let started = false;
   let timer: NodeJS.Timeout | undefined;
   let current: Promise<void> | undefined;
   let queued: Promise<void> | undefined;
-  // Aborts the page fetch of an import run in progress when the runner stops.
+  // Aborts work that waits on the outside world (an import run's page fetch) when the runner stops.
   const stopSignal = new AbortController();
-  let box: SecretBox | undefined;
-  const secretBox = (): SecretBox => {
-    if (config.secretKey === undefined && config.dataDir === undefined)
-      throw new Error('stored secrets cannot be opened: the job queue runner was given neither IFW_SECRET_KEY nor a data directory');
-    return (box ??= createSecretBox({ secretKey: config.secretKey, dataDir: config.dataDir ?? '' }));
-  };
-  const importSources = options.importSources ?? defaultImportSources(secretBox);
 
-  // Between two requests (or runs): stop when asked to, or when the entry was put On Hold (its lease
+  // Between two work items: stop when asked to, or when the entry was put On Hold (its lease
   // cleared). The lease is renewed once half of it has passed; until then reading it is enough (no commit).
   function keepGoingFor(entry: ClaimedEntry): () => Promise<boolean> {
     let renewedAt = clock().getTime();
@@ -98,75 +81,13 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
     };
   }
 
-  async function drainImportRuns(entry: ClaimedEntry): Promise<void> {
-    const ctx = {
-      db,
-      clock,
-      logger,
-      owner,
-      leaseMs,
-      maxAttempts: config.maxAttempts,
-      sources: importSources,
-      keepGoing: keepGoingFor(entry),
-      signal: stopSignal.signal,
-    };
-    await runQueuedImports(ctx);
-  }
-
-  /** A scheduled endpoint's turn: queue its run unless one is still in progress. */
-  async function queueScheduledRun(endpointCode: string): Promise<void> {
-    try {
-      const run = await queueEndpointRun(db, endpointCode, 'schedule', clock());
-      logger.info({ endpointCode, runId: run.runId }, 'scheduled import run queued');
-    } catch (err) {
-      if (!(err instanceof AppError && err.status === 409)) throw err;
-      logger.info({ endpointCode }, 'scheduled import run skipped: a run of this endpoint is still Queued or Running');
-    }
-  }
-
-  async function runJob(entry: ClaimedEntry): Promise<void> {
-    const kind = parseJobKind(entry.kind);
-    if (kind === undefined) throw new Error(`unknown job kind "${entry.kind}"`);
-    switch (kind) {
-      case 'bulkImportProcessor': {
-        const keepGoing = keepGoingFor(entry);
-        await processPendingRequests({
-          db,
-          clock,
-          logger,
-          owner,
-          leaseMs,
-          maxAttempts: config.maxAttempts,
-          keepGoing,
-          importPayload: options.importPayload,
-        });
-        return;
-      }
-      case 'importRunProcessor': {
-        await drainImportRuns(entry);
-        return;
-      }
-      case 'endpointImport': {
-        await queueScheduledRun(endpointCodeOf(entry));
-        await drainImportRuns(entry);
-        return;
-      }
-      case 'retentionCleanup': {
-        const deleted = await runRetentionCleanup(db, { now: clock(), retentionDays: config.retentionDays });
-        if (deleted > 0) logger.info({ deleted, retentionDays: config.retentionDays }, 'retention cleanup deleted ended requests');
-        return;
-      }
-      default: {
-        const unknown: never = kind;
-        throw new Error(`unhandled job kind ${String(unknown)}`);
-      }
-    }
-  }
-
   async function runEntry(entry: ClaimedEntry): Promise<void> {
     const base = { id: entry.id, owner, recurrenceSeconds: entry.recurrenceSeconds };
     try {
-      await runJob(entry);
+      const job = byKind.get(entry.kind);
+      if (job === undefined) throw new Error(`unknown job kind "${entry.kind}"`);
+      const keepGoing = keepGoingFor(entry);
+      await job.run({ db, clock, logger, owner, leaseMs, maxAttempts: config.maxAttempts, entry, keepGoing, signal: stopSignal.signal });
       await finishEntryRun(db, { ...base, now: clock() });
     } catch (err) {
       logger.error({ err, entry: entry.id }, 'job queue entry failed; it is retried at its next run time');
@@ -176,7 +97,7 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
 
   async function runDueEntries(): Promise<void> {
     for (let runs = 0; runs < MAX_RUNS_PER_TICK && !stopping; runs++) {
-      const entry = await claimNextDueEntry(db, { owner, now: clock(), leaseMs, kinds: options.kinds });
+      const entry = await claimNextDueEntry(db, { owner, now: clock(), leaseMs, kinds });
       if (entry === undefined) return;
       await runEntry(entry);
     }
@@ -201,8 +122,7 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
 
   async function wake(): Promise<void> {
     if (stopping) return;
-    await wakeEntry(db, { id: BULK_IMPORT_PROCESSOR_ENTRY, now: clock() });
-    await wakeEntry(db, { id: IMPORT_RUN_PROCESSOR_ENTRY, now: clock() });
+    for (const id of woken) await wakeEntry(db, { id, now: clock() });
     await tick();
   }
 

@@ -4,7 +4,7 @@
  * on PostgreSQL), and builds the HTTP server from the feature folders' routes.
  */
 import type { Logger } from 'pino';
-import { systemClock, type Clock } from '../core/clock.js';
+import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
 import { createAccounts, ensureInitialAdministrator, type Accounts, type InitialAdministrator } from '../accounts/accounts.js';
 import { createAuthenticator } from '../auth/authenticate.js';
@@ -25,14 +25,16 @@ import { restApiRoutes } from '../rest-source/routes.js';
 import { securityRoutes } from '../accounts/routes.js';
 import { targetTableRowRoutes } from '../tables/row-routes.js';
 import { targetTableRoutes } from '../tables/routes.js';
-import { createLogger } from '../core/logger.js';
-import { createSecretBox, type SecretBox } from '../rest-source/secrets.js';
-import { startQueueHost, type QueueHost } from '../job-queue/host.js';
+import type { SecretBox } from '../rest-source/secrets.js';
+import type { QueueHost } from '../job-queue/host.js';
 import { createNotifier } from '../job-queue/postgres/wake-channel.js';
-import { migrate, openDatabase, type Database } from '../storage/database.js';
+import type { Database } from '../storage/database.js';
+import { startJobQueue } from './job-queue.js';
+import { openWorld } from './world.js';
 
 export interface Service {
   readonly config: Config;
+  readonly clock: Clock;
   readonly app: App;
   readonly db: Database;
   readonly queue: QueueHost | undefined;
@@ -55,14 +57,10 @@ export interface ServiceOptions {
 }
 
 export async function createService(config: Config, options: ServiceOptions = {}): Promise<Service> {
-  const clock = options.clock ?? systemClock;
-  const logger = options.logger ?? createLogger(config);
-  const db = openDatabase(config.database, {
-    onIdleClientError: (err) => logger.warn({ err }, 'a pooled PostgreSQL connection failed while idle; it is replaced when needed'),
-  });
-  await migrate(db);
+  const world = await openWorld(config, options);
+  const { clock, logger, db, secrets } = world;
 
-  const queue = config.workers ? await startQueueHost(config, { logger, clock }) : undefined;
+  const queue = config.workers ? await startJobQueue(config, { logger, clock }) : undefined;
   // On PostgreSQL the workers may be other processes: a wake is also a NOTIFY, sent after the commit.
   const notify = db.dialect === 'postgres' ? createNotifier(db, logger) : undefined;
   const wake = (): void => {
@@ -73,7 +71,6 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const writer = config.database.kind === 'sqlite' ? createRequestWriter(config.database.file, logger) : undefined;
   const submitter = createSubmitter(db.kysely, { clock, persist: writer && ((rows) => writer.persist(rows)), onCommitted: wake });
 
-  const secrets = createSecretBox(config);
   const directory = createDirectory(db.kysely, clock);
   const accounts = createAccounts(db.kysely, { clock, onChange: () => directory.invalidate() });
   const initialAdministrator = await ensureInitialAdministrator(accounts, db.kysely, {
@@ -101,6 +98,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   let closed = false;
   return {
     config,
+    clock,
     app,
     db,
     queue,
@@ -120,7 +118,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       await submitter.drain();
       await writer?.close();
       await queue?.close();
-      await db.close();
+      await world.close();
     },
   };
 }

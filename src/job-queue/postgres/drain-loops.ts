@@ -1,11 +1,11 @@
 /**
- * PostgreSQL's Bulk Import Processor: N claim loops in this process, each draining Pending requests
- * under its own lease token, as many processes as there are workers. The request leases (claimed
- * `for update skip locked`) are what keep workers apart, not the Bulk Import Processor entry: an entry
- * claimed by one process would let one machine drain at a time. The entry stays the administrator's
- * switch: On Hold stops every loop before its next claim, Ready lets them run.
+ * PostgreSQL: the drain of a kind with a `concurrent` drain (the Bulk Import Processor) runs as N
+ * loops in every worker process, each under its own lease token. The work items' leases (claimed
+ * `for update skip locked`) keep workers apart, not the kind's entry: an entry claimed by one process
+ * would let one machine drain at a time. The entry stays the administrator's switch: On Hold stops
+ * every loop before its next claim, Ready lets them run.
  *
- * A loop drains until nothing is Pending, then waits for a wake (LISTEN/NOTIFY, or a wake in this
+ * A loop drains until nothing is left, then waits for a wake (LISTEN/NOTIFY, or a wake in this
  * process) or the scheduler tick, whichever comes first. A wake during a drain is not lost: the loop
  * compares wake generations before it waits.
  */
@@ -15,33 +15,32 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../core/clock.js';
 import type { Config } from '../../core/config.js';
 import type { PostgresDatabase } from '../../storage/database.js';
-import { entryOnHold } from '../../job-queue/entries.js';
-import { BULK_IMPORT_PROCESSOR_ENTRY } from '../../job-queue/model.js';
-import { processPendingRequests, type ImportFnPg } from '../processor.js';
-import { releaseRequests } from '../release-requests.js';
+import { entryOnHold } from '../entries.js';
+import type { ConcurrentDrain } from '../jobs.js';
 
-export interface RequestLoopsOptions {
+export interface DrainLoopsOptions {
   readonly db: PostgresDatabase;
   readonly config: Pick<Config, 'leaseSeconds' | 'maxAttempts' | 'schedulerTickMs' | 'workerConcurrency'>;
   readonly clock: Clock;
   readonly logger: Logger;
-  readonly importPayloadPg?: ImportFnPg;
+  /** The kind's entry: its On Hold stops the loops. */
+  readonly entry: string;
+  readonly drain: ConcurrentDrain;
 }
 
-export interface RequestLoops {
+export interface DrainLoops {
   /** The lease tokens of the loops (host:pid:loop:random). */
   readonly owners: readonly string[];
   wake(): void;
   start(): void;
-  /** No further claims; resolves when the requests in progress are finished. */
+  /** No further claims; resolves when the work items in progress are finished. */
   stop(): Promise<void>;
-  /** Returns the leases still held to Pending (for an exit that cannot wait for them). */
-  release(): Promise<string[]>;
+  /** Returns the work items still held to their queue (for an exit that cannot wait for them). */
+  release(): Promise<readonly string[]>;
 }
 
-export function createRequestLoops(options: RequestLoopsOptions): RequestLoops {
-  const { db, config, clock } = options;
-  const logger = options.logger.child({ component: 'bulk-import-processor' });
+export function createDrainLoops(options: DrainLoopsOptions): DrainLoops {
+  const { db, config, clock, logger } = options;
   const token = randomUUID().slice(0, 8);
   const owners = Array.from({ length: config.workerConcurrency }, (_, i) => `${hostname()}:${process.pid}:loop${i + 1}:${token}`);
   let stopping = false;
@@ -70,7 +69,7 @@ export function createRequestLoops(options: RequestLoopsOptions): RequestLoops {
     });
   }
 
-  const onHold = () => entryOnHold(db, BULK_IMPORT_PROCESSOR_ENTRY);
+  const onHold = () => entryOnHold(db, options.entry);
 
   async function loop(owner: string): Promise<void> {
     const ctx = {
@@ -80,15 +79,14 @@ export function createRequestLoops(options: RequestLoopsOptions): RequestLoops {
       owner,
       leaseMs: config.leaseSeconds * 1000,
       maxAttempts: config.maxAttempts,
-      importPayloadPg: options.importPayloadPg,
       keepGoing: async () => !stopping && !(await onHold()),
     };
     while (!stopping) {
       const seen = generation;
       try {
-        if (!(await onHold())) await processPendingRequests(ctx);
+        if (!(await onHold())) await options.drain.drain(ctx);
       } catch (err) {
-        logger.error({ err, owner }, 'bulk import drain failed; retried at the next wake or tick');
+        logger.error({ err, owner }, 'drain failed; retried at the next wake or tick');
       }
       await nextTurn(seen);
     }
@@ -106,6 +104,6 @@ export function createRequestLoops(options: RequestLoopsOptions): RequestLoops {
       wake();
       await Promise.all(loops);
     },
-    release: () => releaseRequests(db, { owners }),
+    release: () => options.drain.release(db, owners),
   };
 }

@@ -1,0 +1,150 @@
+/**
+ * The job queue on SQLite: worker threads, off the HTTP event loop. better-sqlite3 is synchronous and
+ * an import of a large payload holds its thread for as long as it takes. Each lane is a thread with its
+ * own connection running only its lane's kinds, so that a REST import fetching pages for minutes
+ * never keeps a bulk import request waiting. A thread that dies is restarted with backoff a few times;
+ * while it is down `healthy` is false (the readiness check reports it).
+ *
+ * The thread's entry module is the composition root's (it builds the lane's job kinds there, since
+ * functions cannot cross to another thread); this host only starts, wakes and stops threads.
+ */
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import type { Config } from '../../core/config.js';
+import type { QueueHost } from '../host.js';
+import type { HostMessage, WorkerData, WorkerMessage } from './messages.js';
+
+export interface ThreadHostOptions {
+  readonly config: Config;
+  /** The lanes to start, one thread each. */
+  readonly lanes: readonly string[];
+  /** The thread's entry module (see core/threads.ts `threadEntry`); it receives WorkerData. */
+  readonly entry: { readonly filename: string | URL; readonly eval: boolean };
+  readonly logger: Logger;
+  /** How long close() waits for the current work item before terminating the thread. */
+  readonly closeTimeoutMs: number;
+  /** Restarts after unexpected exits before giving up; the count resets after a minute of running. */
+  readonly maxRestarts: number;
+}
+
+const RESTART_BASE_MS = 1000;
+const RESTART_MAX_MS = 30_000;
+const STABLE_AFTER_MS = 60_000;
+
+export async function startThreadHost(options: ThreadHostOptions): Promise<QueueHost> {
+  const lanes: QueueHost[] = [];
+  try {
+    for (const lane of options.lanes) lanes.push(await startLane(lane, options));
+  } catch (err) {
+    await Promise.all(lanes.map((l) => l.close()));
+    throw err;
+  }
+  return {
+    wake() {
+      for (const l of lanes) l.wake();
+    },
+    get healthy() {
+      return lanes.every((l) => l.healthy);
+    },
+    async close() {
+      await Promise.all(lanes.map((l) => l.close()));
+    },
+  };
+}
+
+async function startLane(lane: string, options: ThreadHostOptions): Promise<QueueHost> {
+  const { config, closeTimeoutMs, maxRestarts } = options;
+  const logger = options.logger.child({ component: 'job-queue-host', lane });
+  let worker: Worker | undefined;
+  let healthy = false;
+  let closing = false;
+  let restarts = 0;
+  let restartTimer: NodeJS.Timeout | undefined;
+
+  function spawn(): Promise<void> {
+    const data: WorkerData = { config, lane };
+    const w = new Worker(options.entry.filename, { workerData: data, eval: options.entry.eval });
+    const startedAt = Date.now();
+    return new Promise<void>((resolve, reject) => {
+      let ready = false;
+      w.on('message', (message: WorkerMessage) => {
+        if (message.type !== 'ready' || ready) return;
+        if (closing) {
+          // close() came while this (re)start was under way: it found no worker to stop.
+          void w.terminate();
+          return;
+        }
+        ready = true;
+        worker = w;
+        healthy = true;
+        resolve();
+      });
+      let failure: Error | undefined;
+      w.on('error', (err) => {
+        failure = err;
+        logger.error({ err }, 'job queue worker thread failed');
+      });
+      w.on('exit', (code) => {
+        if (worker === w) worker = undefined;
+        healthy = false;
+        if (!ready) {
+          const why = failure === undefined ? '' : `: ${failure.message}`;
+          reject(new Error(`the job queue worker thread exited with code ${code} before it was ready${why}`, { cause: failure }));
+          return;
+        }
+        if (closing) return;
+        if (Date.now() - startedAt >= STABLE_AFTER_MS) restarts = 0;
+        scheduleRestart({ code });
+      });
+    });
+  }
+
+  function scheduleRestart(why: Record<string, unknown>): void {
+    if (closing) return;
+    if (restarts >= maxRestarts) {
+      logger.error(
+        { ...why, restarts },
+        'job queue worker thread stopped unexpectedly; not restarting it again: no requests are processed',
+      );
+      return;
+    }
+    const delay = Math.min(RESTART_BASE_MS * 2 ** restarts, RESTART_MAX_MS);
+    restarts += 1;
+    logger.error({ ...why, restartInMs: delay, restart: restarts }, 'job queue worker thread stopped unexpectedly; restarting it');
+    restartTimer = setTimeout(() => {
+      restartTimer = undefined;
+      if (closing) return;
+      spawn().catch((err: unknown) => scheduleRestart({ err }));
+    }, delay);
+    restartTimer.unref();
+  }
+
+  await spawn();
+
+  return {
+    wake() {
+      if (worker !== undefined && !closing) worker.postMessage({ type: 'wake' } satisfies HostMessage);
+    },
+    get healthy() {
+      return healthy;
+    },
+    async close() {
+      if (closing) return;
+      closing = true;
+      if (restartTimer !== undefined) clearTimeout(restartTimer);
+      const w = worker;
+      if (w === undefined) return;
+      const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
+      w.postMessage({ type: 'stop' } satisfies HostMessage);
+      const timeout = setTimeout(() => {
+        logger.warn(
+          { closeTimeoutMs },
+          'job queue worker did not stop in time; terminating it (its request is retried after its lease expires)',
+        );
+        void w.terminate();
+      }, closeTimeoutMs);
+      await exited;
+      clearTimeout(timeout);
+    },
+  };
+}

@@ -1,0 +1,37 @@
+/**
+ * Every kind of job queue entry the service runs, in one list. Adding a kind means adding it here
+ * (its handler lives in its feature, as bulkImportProcessor in bulk-import/jobs.ts does) and seeding
+ * its entry in a migration, if it has a standing one. The lanes follow from the list.
+ */
+import type { Config } from '../core/config.js';
+import { bulkImportProcessor, retentionCleanup, type BulkImportProcessorOptions } from '../bulk-import/jobs.js';
+import { endpointImport, importRunProcessor } from '../import-runs/jobs.js';
+import { defaultImportSources, type ImportSources } from '../import-runs/sources.js';
+import type { JobKind } from '../job-queue/jobs.js';
+import { createSecretBox, type SecretBox } from '../rest-source/secrets.js';
+
+export interface JobOptions extends BulkImportProcessorOptions {
+  /** Endpoints, connections and the page fetch of import runs; default: the real ones. */
+  readonly importSources?: ImportSources | undefined;
+}
+
+/**
+ * The secrets of REST connections are opened when a run loads its connection, not before: a missing
+ * key fails that run, not the queue.
+ */
+function lazySecrets({ secretKey, dataDir }: Partial<Pick<Config, 'secretKey' | 'dataDir'>>): () => SecretBox {
+  let box: SecretBox | undefined;
+  return () => {
+    if (secretKey === undefined && dataDir === undefined) {
+      throw new Error('stored secrets cannot be opened: the job queue was given neither IFW_SECRET_KEY nor a data directory');
+    }
+    return (box ??= createSecretBox({ secretKey, dataDir: dataDir ?? '' }));
+  };
+}
+
+export type JobConfig = Pick<Config, 'retentionDays'> & Partial<Pick<Config, 'secretKey' | 'dataDir'>>;
+
+export function jobKinds(config: JobConfig, options: JobOptions = {}): readonly JobKind[] {
+  const sources = options.importSources ?? defaultImportSources(lazySecrets(config));
+  return [bulkImportProcessor(options), retentionCleanup(config), importRunProcessor(sources), endpointImport(sources)];
+}
