@@ -10,7 +10,7 @@ import { createAsyncPageBuffer, createPageBuffer, flushDue, type StagingLimits }
 import { getRun, listRunPages } from '../src/import-runs/queries.js';
 import { queueEndpointRun } from '../src/import-runs/queue-endpoint-run.js';
 import { runQueuedImports, type ImportRunContext } from '../src/import-runs/run-imports.js';
-import { serialisePage, type SerialisedPage } from '../src/import-runs/stage-page.js';
+import { serialisePage, type SerialisedPage } from '../src/import-runs/postgres/stage-pages.js';
 import type { FetchedPage } from '../src/rest-source/model.js';
 import type { SecretBox } from '../src/rest-source/secrets.js';
 import { createConnection, createEndpoint } from '../src/rest-source/service.js';

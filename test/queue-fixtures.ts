@@ -4,7 +4,7 @@ import type { Selectable } from 'kysely';
 import type { Clock } from '../src/core/clock.js';
 import { declareIntegration } from '../src/integrations/service.js';
 import { createLogger } from '../src/core/logger.js';
-import { sqliteOf, type Database } from '../src/storage/database.js';
+import type { Database } from '../src/storage/database.js';
 import type { BulkImportRequestRow } from '../src/storage/schema.js';
 import { createTargetTable } from '../src/tables/service.js';
 
@@ -89,7 +89,8 @@ export async function getRequest(db: Database, requestId: string): Promise<Selec
 }
 
 export function customerNos(db: Database): string[] {
-  return sqliteOf(db).prepare('select no from customer order by no').pluck().all() as string[];
+  if (db.dialect !== 'sqlite') throw new Error('customerNos reads the SQLite file directly');
+  return db.sqlite.prepare('select no from customer order by no').pluck().all() as string[];
 }
 
 export async function entryRow(db: Database, id: string) {

@@ -3,6 +3,7 @@
  * (synchronously on SQLite, on the pg client inside BEGIN on PostgreSQL): the records and the Completed
  * status commit together, or (when the lease was lost) neither does.
  */
+import { sql } from 'kysely';
 import { runFenced, type Connection, type PostgresConnection, type SqliteConnection } from '../storage/connection.js';
 
 export interface CompleteRequestArgs {
@@ -17,35 +18,28 @@ export interface CompleteRequestArgs {
   readonly errorMessage?: string;
 }
 
-const COMPLETE_REQUEST = `
-  update ifw_bulk_import_request
-     set status = 'Completed',
-         processed_at = @now,
-         ended_at = @now,
-         record_count = @recordCount,
-         inserted_count = @inserted,
-         updated_count = @updated,
-         skipped_count = @skipped,
-         error_message = @errorMessage,
-         lease_owner = null,
-         lease_expires_at = null
-   where request_id = @requestId
-     and status = 'Processing'
-     and lease_owner = @owner`;
-
 /** False when the lease is no longer this worker's (taken over, cancelled or reset): nothing changed. */
 export function completeRequest(conn: SqliteConnection, args: CompleteRequestArgs): boolean;
 export function completeRequest(conn: PostgresConnection, args: CompleteRequestArgs): Promise<boolean>;
 export function completeRequest(conn: Connection, args: CompleteRequestArgs): boolean | Promise<boolean>;
 export function completeRequest(conn: Connection, args: CompleteRequestArgs): boolean | Promise<boolean> {
-  return runFenced(conn, COMPLETE_REQUEST, {
-    requestId: args.requestId,
-    owner: args.owner,
-    now: args.now.toISOString(),
-    recordCount: args.recordCount,
-    inserted: args.inserted,
-    updated: args.updated,
-    skipped: args.skipped,
-    errorMessage: args.errorMessage ?? '',
-  });
+  const now = args.now.toISOString();
+  return runFenced(
+    conn,
+    sql`
+      update ifw_bulk_import_request
+         set status = 'Completed',
+             processed_at = ${now},
+             ended_at = ${now},
+             record_count = ${args.recordCount},
+             inserted_count = ${args.inserted},
+             updated_count = ${args.updated},
+             skipped_count = ${args.skipped},
+             error_message = ${args.errorMessage ?? ''},
+             lease_owner = null,
+             lease_expires_at = null
+       where request_id = ${args.requestId}
+         and status = 'Processing'
+         and lease_owner = ${args.owner}`,
+  );
 }

@@ -4,28 +4,25 @@
  * a write fenced with the lease token, so a worker that lost its lease commits nothing. Whatever goes
  * wrong with one request fails that request and the drain goes on.
  *
- * The two dialects differ only in how the import transaction is held (import-transaction.ts): on
- * SQLite synchronously on the worker thread's own connection; on PostgreSQL on a pooled client inside
- * BEGIN … COMMIT, with the lease renewed meanwhile on another connection.
+ * The two dialects differ only in how the import transaction is held: on SQLite synchronously on the
+ * worker thread's own connection (sqlite/import-request.ts); on PostgreSQL on a pooled client inside a
+ * leased transaction, the lease renewed meanwhile on another connection (postgres/import-request.ts).
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { importPayload as defaultImportPayload } from '../table-writer/sqlite/importer.js';
-import type { importPayloadPg } from '../table-writer/postgres/importer.js';
 import { getIntegrationPlan } from '../integrations/store.js';
 import { connectionOf } from '../storage/connection.js';
 import { getTableWithRelations } from '../tables/store.js';
 import { claimNextRequest } from './claim-request.js';
 import { failRequest } from './fail-request.js';
 import { heartbeatRequest } from './heartbeat-request.js';
-import { importInTransaction } from './import-transaction.js';
+import type { ImportFn, ImportFnPg, ImportJob, Imported } from './import-job.js';
+import { importRequestOnPostgres } from './postgres/import-request.js';
+import { importRequestOnSqlite } from './sqlite/import-request.js';
 import type { ClaimedRequest } from './model.js';
 import { reapExpiredLeases } from './reap-expired-requests.js';
 import type { WorkerContext } from '../job-queue/worker-context.js';
 
-/** The SQLite importer; tests may substitute one. */
-export type ImportFn = typeof defaultImportPayload;
-/** The PostgreSQL importer; tests may substitute one. */
-export type ImportFnPg = typeof importPayloadPg;
+export type { ImportFn, ImportFnPg } from './import-job.js';
 
 export interface ProcessorContext extends WorkerContext {
   /** The importer on SQLite; tests may substitute one. */
@@ -96,7 +93,8 @@ async function processRequest(ctx: ProcessorContext, claimed: ClaimedRequest, ti
     }
 
     const started = Date.now();
-    const imported = await importInTransaction(ctx, { requestId, input: { plan, tables, payload: claimed.payload }, time, log });
+    const job: ImportJob = { requestId, owner, leaseMs: ctx.leaseMs, input: { plan, tables, payload: claimed.payload }, time, log };
+    const imported = await importInTransaction(ctx, job);
     if (!imported.committed) {
       log.warn('lease lost while importing (cancelled, reset or taken over); the import was rolled back');
       return 'lost';
@@ -116,4 +114,10 @@ async function processRequest(ctx: ProcessorContext, claimed: ClaimedRequest, ti
       return 'lost';
     }
   }
+}
+
+function importInTransaction(ctx: ProcessorContext, job: ImportJob): Imported | Promise<Imported> {
+  const { db } = ctx;
+  if (db.dialect === 'sqlite') return importRequestOnSqlite(db, job, ctx.importPayload);
+  return importRequestOnPostgres(db, job, { importer: ctx.importPayloadPg, heartbeatMs: ctx.heartbeatMs });
 }

@@ -4,12 +4,10 @@
  * the Completed status commit together, or (when the lease was lost) neither does. The staged records
  * are cleared in the same transaction.
  */
-import type { PgClient } from '../table-writer/postgres/client.js';
+import { sql } from 'kysely';
 import type { StopReason } from '../pagination/types.js';
-import { sqliteOf, type Database } from '../storage/database.js';
-import { runFenced, type NamedParams } from '../storage/connection.js';
-import { dropStagedRows } from '../table-writer/sqlite/staged-rows.js';
-import { clearStagedRecordsPg } from './postgres/staged-records.js';
+import { runFenced, type Connection, type PostgresConnection, type SqliteConnection } from '../storage/connection.js';
+import { clearStaged } from './staged.js';
 
 export interface CompleteRunArgs {
   readonly runId: string;
@@ -26,48 +24,36 @@ export interface CompleteRunArgs {
   readonly errorMessage: string;
 }
 
-const COMPLETE_RUN = `
-  update ifw_import_run
-     set status = 'Completed',
-         ended_at = @now,
-         duration_ms = @durationMs,
-         inserted_count = @inserted,
-         updated_count = @updated,
-         skipped_count = @skipped,
-         stop_reason = @stopReason,
-         stop_detail = @stopDetail,
-         warnings = @warnings,
-         error_message = @errorMessage,
-         lease_owner = null,
-         lease_expires_at = null
-   where run_id = @runId
-     and status = 'Running'
-     and lease_owner = @owner`;
-
-const parameters = (args: CompleteRunArgs): NamedParams => ({
-  runId: args.runId,
-  owner: args.owner,
-  now: args.now.toISOString(),
-  durationMs: args.durationMs,
-  inserted: args.inserted,
-  updated: args.updated,
-  skipped: args.skipped,
-  stopReason: args.stopReason,
-  stopDetail: args.stopDetail,
-  warnings: JSON.stringify(args.warnings),
-  errorMessage: args.errorMessage,
-});
-
 /** False when the lease is no longer this worker's: nothing changed. */
-export function completeRun(db: Database, args: CompleteRunArgs): boolean {
-  if (!runFenced({ dialect: 'sqlite', sqlite: sqliteOf(db) }, COMPLETE_RUN, parameters(args))) return false;
-  dropStagedRows(sqliteOf(db), args.runId);
-  return true;
-}
-
-/** The same on PostgreSQL, on the run's client inside its import transaction. */
-export async function completeRunPg(client: PgClient, args: CompleteRunArgs): Promise<boolean> {
-  if (!(await runFenced({ dialect: 'postgres', pg: client }, COMPLETE_RUN, parameters(args)))) return false;
-  await clearStagedRecordsPg(client, args.runId);
-  return true;
+export function completeRun(conn: SqliteConnection, args: CompleteRunArgs): boolean;
+export function completeRun(conn: PostgresConnection, args: CompleteRunArgs): Promise<boolean>;
+export function completeRun(conn: Connection, args: CompleteRunArgs): boolean | Promise<boolean> {
+  const now = args.now.toISOString();
+  const complete = sql`
+    update ifw_import_run
+       set status = 'Completed',
+           ended_at = ${now},
+           duration_ms = ${args.durationMs},
+           inserted_count = ${args.inserted},
+           updated_count = ${args.updated},
+           skipped_count = ${args.skipped},
+           stop_reason = ${args.stopReason},
+           stop_detail = ${args.stopDetail},
+           warnings = ${JSON.stringify(args.warnings)},
+           error_message = ${args.errorMessage},
+           lease_owner = null,
+           lease_expires_at = null
+     where run_id = ${args.runId}
+       and status = 'Running'
+       and lease_owner = ${args.owner}`;
+  if (conn.dialect === 'sqlite') {
+    if (!runFenced(conn, complete)) return false;
+    clearStaged(conn, args.runId);
+    return true;
+  }
+  return (async () => {
+    if (!(await runFenced(conn, complete))) return false;
+    await clearStaged(conn, args.runId);
+    return true;
+  })();
 }

@@ -10,8 +10,11 @@
  *   staged as soon as it arrives, exactly as without a buffer.
  *
  * The caller writes what is left (`flush`) before it records the run's end, Completed or Failed.
- * SQLite writes synchronously on the worker's thread (`createPageBuffer`); PostgreSQL's writes are
- * round trips (`createAsyncPageBuffer`, same rules, writes one after another).
+ * One implementation serves both dialects: SQLite writes synchronously on the worker's thread, and the
+ * buffer then answers at once (no promise per page on the hot path); PostgreSQL's writes are round
+ * trips, which never overlap: each waits for the one before (a write on the timer may still be in
+ * flight when the next is due), and a caller that hands in a page when a write is due waits for that
+ * write, so a fast API cannot outrun the database.
  */
 import type { FetchedRecords, PreparedPage } from './stage-page.js';
 
@@ -46,21 +49,36 @@ export const flushDue = (buffered: Buffered, limits: StagingLimits): boolean =>
 /** Turns a fetched page into what is written (its records serialised or mapped), so that the parsed response can go. */
 export type PreparePage<P extends PreparedPage> = (page: FetchedRecords) => P;
 
-/** Writes pages in one transaction; false when the run's lease is no longer this worker's. */
-export type WritePages<P extends PreparedPage> = (pages: readonly P[]) => boolean;
+/** Writes pages in one transaction: false when the run's lease is no longer this worker's. */
+export type WritePages<P extends PreparedPage> = (pages: readonly P[]) => boolean | Promise<boolean>;
 
-export interface PageBuffer {
+type MaybePromise<T> = T | Promise<T>;
+
+export interface PageBuffer<R extends MaybePromise<boolean> = MaybePromise<boolean>> {
   /**
    * Buffers a page and writes the buffer when it is due. False once the lease is lost (stop fetching);
    * throws what a write on the timer threw.
    */
-  add(page: FetchedRecords): boolean;
+  add(page: FetchedRecords): R;
   /** Writes the buffered pages now. False when the lease is lost. */
-  flush(): boolean;
-  /** Stops the timer. Pages still buffered are dropped: call it when the run goes no further. */
-  close(): void;
+  flush(): R;
+  /** Stops the timer and drops what is buffered (call it when the run goes no further); waits for a write in flight. */
+  close(): R extends boolean ? void : Promise<void>;
 }
 
+/** With synchronous writes every answer is immediate. */
+export function createPageBuffer<P extends PreparedPage>(
+  prepare: PreparePage<P>,
+  write: (pages: readonly P[]) => boolean,
+  limits?: StagingLimits,
+  now?: () => number,
+): PageBuffer<boolean>;
+export function createPageBuffer<P extends PreparedPage>(
+  prepare: PreparePage<P>,
+  write: WritePages<P>,
+  limits?: StagingLimits,
+  now?: () => number,
+): PageBuffer;
 export function createPageBuffer<P extends PreparedPage>(
   prepare: PreparePage<P>,
   write: WritePages<P>,
@@ -74,85 +92,8 @@ export function createPageBuffer<P extends PreparedPage>(
   let lost = false;
   // A write on the timer has no caller to throw to: its error is thrown by the next add or flush.
   let failure: { readonly error: unknown } | undefined;
-
-  const stopTimer = (): void => {
-    if (timer !== undefined) clearTimeout(timer);
-    timer = undefined;
-  };
-
-  const flush = (): boolean => {
-    if (failure !== undefined) throw failure.error;
-    stopTimer();
-    if (lost) return false;
-    if (pages.length === 0) return true;
-    const writing = pages;
-    pages = [];
-    bytes = 0;
-    lost = !write(writing);
-    lastWriteAt = now();
-    return !lost;
-  };
-
-  const onTimer = (): void => {
-    timer = undefined;
-    try {
-      flush();
-    } catch (error) {
-      failure = { error };
-    }
-  };
-
-  return {
-    add(page) {
-      if (failure !== undefined) throw failure.error;
-      if (lost) return false;
-      const prepared = prepare(page);
-      pages.push(prepared);
-      bytes += prepared.bytes;
-      if (flushDue({ pages: pages.length, bytes, sinceWriteMs: now() - lastWriteAt }, limits)) return flush();
-      timer ??= setTimeout(onTimer, Math.max(0, lastWriteAt + limits.maxDelayMs - now()));
-      return true;
-    },
-    flush,
-    close() {
-      stopTimer();
-      pages = [];
-      bytes = 0;
-    },
-  };
-}
-
-/** Writes pages in one transaction (PostgreSQL); false when the run's lease is no longer this worker's. */
-export type WritePagesAsync<P extends PreparedPage> = (pages: readonly P[]) => Promise<boolean>;
-
-/** As PageBuffer, for writes that take a round trip. */
-export interface AsyncPageBuffer {
-  /** Resolves once the page is buffered, or, when a write was due, once it is written. */
-  add(page: FetchedRecords): Promise<boolean>;
-  flush(): Promise<boolean>;
-  /** Stops the timer, drops what is buffered, and waits for a write in flight (the connection is then free). */
-  close(): Promise<void>;
-}
-
-/**
- * The same buffer when a write is asynchronous. Writes never overlap: each waits for the one before
- * (a write on the timer may still be in flight when the next is due), and a caller that hands in a
- * page when a write is due waits for that write, so a fast API cannot outrun the database.
- */
-export function createAsyncPageBuffer<P extends PreparedPage>(
-  prepare: PreparePage<P>,
-  write: WritePagesAsync<P>,
-  limits: StagingLimits = DEFAULT_STAGING_LIMITS,
-  now: () => number = () => performance.now(),
-): AsyncPageBuffer {
-  let pages: P[] = [];
-  let bytes = 0;
-  let lastWriteAt = now();
-  let timer: NodeJS.Timeout | undefined;
-  let lost = false;
-  let failure: { readonly error: unknown } | undefined;
-  // The last write started; it never rejects (its error is kept in `failure`).
-  let writing: Promise<void> = Promise.resolve();
+  // Settles when the last asynchronous write has; undefined when none is in flight.
+  let tail: Promise<void> | undefined;
 
   const stopTimer = (): void => {
     if (timer !== undefined) clearTimeout(timer);
@@ -164,32 +105,58 @@ export function createAsyncPageBuffer<P extends PreparedPage>(
     return !lost;
   };
 
-  const writeBuffered = async (): Promise<boolean> => {
+  const runWrite = (batch: P[]): MaybePromise<void> => {
+    if (failure !== undefined || lost || batch.length === 0) return;
+    let result: MaybePromise<boolean>;
+    try {
+      result = write(batch);
+    } catch (error) {
+      failure = { error };
+      return;
+    }
+    if (typeof result === 'boolean') {
+      lost = !result;
+      lastWriteAt = now();
+      return;
+    }
+    return result.then(
+      (ok) => {
+        lost = !ok;
+        lastWriteAt = now();
+      },
+      (error: unknown) => {
+        failure = { error };
+      },
+    );
+  };
+
+  const writeBuffered = (): MaybePromise<boolean> => {
     stopTimer();
     const batch = pages;
     pages = [];
     bytes = 0;
-    writing = writing.then(async () => {
-      if (failure !== undefined || lost || batch.length === 0) return;
-      try {
-        lost = !(await write(batch));
-      } catch (error) {
-        failure = { error };
-      }
-      lastWriteAt = now();
+    const written = tail === undefined ? runWrite(batch) : tail.then(() => runWrite(batch));
+    if (written === undefined) return outcome();
+    const settled: Promise<void> = written.then(() => {
+      if (tail === settled) tail = undefined;
     });
-    await writing;
-    return outcome();
+    tail = settled;
+    return settled.then(outcome);
   };
 
   const onTimer = (): void => {
     timer = undefined;
-    // Its error, if any, is thrown by the next add or flush.
-    writeBuffered().catch(() => undefined);
+    try {
+      const written = writeBuffered();
+      // Its error, if any, is kept for the next add or flush.
+      if (typeof written !== 'boolean') written.catch(() => undefined);
+    } catch {
+      // Kept in `failure` by runWrite.
+    }
   };
 
   return {
-    async add(page) {
+    add(page) {
       if (!outcome()) return false;
       const prepared = prepare(page);
       pages.push(prepared);
@@ -198,15 +165,32 @@ export function createAsyncPageBuffer<P extends PreparedPage>(
       timer ??= setTimeout(onTimer, Math.max(0, lastWriteAt + limits.maxDelayMs - now()));
       return true;
     },
-    async flush() {
+    flush() {
       outcome();
       return writeBuffered();
     },
-    async close() {
+    close() {
       stopTimer();
       pages = [];
       bytes = 0;
-      await writing;
+      return tail;
+    },
+  };
+}
+
+/** The same buffer with every answer a promise, as callers of asynchronous writes await them. */
+export function createAsyncPageBuffer<P extends PreparedPage>(
+  prepare: PreparePage<P>,
+  write: (pages: readonly P[]) => Promise<boolean>,
+  limits: StagingLimits = DEFAULT_STAGING_LIMITS,
+  now: () => number = () => performance.now(),
+): PageBuffer<Promise<boolean>> {
+  const buffer = createPageBuffer(prepare, write as WritePages<P>, limits, now);
+  return {
+    add: async (page) => buffer.add(page),
+    flush: async () => buffer.flush(),
+    close: async () => {
+      await buffer.close();
     },
   };
 }

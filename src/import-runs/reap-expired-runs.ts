@@ -8,7 +8,7 @@
  */
 import { sql } from 'kysely';
 import type { Database } from '../storage/database.js';
-import { dropStagedRows } from '../table-writer/sqlite/staged-rows.js';
+import { clearStaged } from './staged.js';
 
 export interface ReapRunsArgs {
   readonly now: Date;
@@ -39,6 +39,6 @@ export async function reapExpiredRuns(db: Database, { now, maxAttempts }: ReapRu
   });
   // When this very connection staged one of them (its worker lost the lease but lives on), drop those
   // records. On PostgreSQL staging has a client of its own, which the run clears when it ends.
-  if (db.dialect === 'sqlite') for (const runId of [...reaped.requeued, ...reaped.failed]) dropStagedRows(db.sqlite, runId);
+  if (db.dialect === 'sqlite') for (const runId of [...reaped.requeued, ...reaped.failed]) clearStaged(db, runId);
   return reaped;
 }

@@ -25,7 +25,8 @@ import { releaseRun } from './release-run.js';
 import type { ImportSources } from './sources-model.js';
 import type { WorkerContext } from '../job-queue/worker-context.js';
 import { DEFAULT_STAGING_LIMITS, type StagingLimits } from './page-buffer.js';
-import { failRunWithoutStore, openRunStore, type RunEnd, type RunStore } from './run-store.js';
+import { failRunWithoutStore, openRunStore } from './open-run-store.js';
+import type { RunEnd, RunStore } from './run-store.js';
 
 export interface ImportRunContext extends WorkerContext {
   readonly sources: ImportSources;

@@ -5,20 +5,17 @@
  * page-buffer.ts): a commit costs far more than the insert of a page. Those transactions are fenced by
  * the run's lease, and renew it (a long fetch is its own heartbeat).
  *
- * - SQLite maps a page's records the moment it arrives and inserts them into the run's staging table
- *   (importer/staged-rows.ts) at once: a TEMP table, so that insert takes no lock on the database
- *   file, and the work is done while the next page is on its way rather than in one block per commit.
- *   A run whose lease is lost stops at its next staging transaction, and its staged rows are dropped.
+ * - SQLite maps a page's records the moment it arrives and stages them as rows at once
+ *   (sqlite/stage-pages.ts).
  * - PostgreSQL keeps the records' JSON in the buffered page and stages it with the page rows, in one
- *   statement (staged-records.ts).
+ *   statement (postgres/stage-pages.ts).
+ *
+ * What both share is here: the shape of a page on its way, the fenced counter update, the page rows.
  */
-import { sql } from 'kysely';
-import type { PgClient } from '../table-writer/postgres/client.js';
-import { createStagedRows, dropStagedRows, recordMapper, stagedRowsWriter } from '../table-writer/sqlite/staged-rows.js';
-import type { CompiledMapping } from '../mapping/engine.js';
-import { sqliteOf, type Database } from '../storage/database.js';
+import { sql, type RawBuilder } from 'kysely';
 import { addMs } from '../job-queue/model.js';
-import { pgStatement } from '../storage/postgres/statement.js';
+import type { Database } from '../storage/database.js';
+import { clearStaged } from './staged.js';
 
 export interface FetchedRecords {
   readonly pageNo: number;
@@ -35,24 +32,6 @@ export interface PreparedPage {
   readonly bytes: number;
 }
 
-/** PostgreSQL's: the records as JSON text. */
-export interface SerialisedPage extends PreparedPage {
-  readonly json: string;
-}
-
-/** The page row alone: its records are staged already (SQLite). */
-const pageRowOnly = (page: FetchedRecords): PreparedPage => ({
-  pageNo: page.pageNo,
-  url: page.url,
-  recordCount: page.records.length,
-  bytes: page.url.length,
-});
-
-export function serialisePage(page: FetchedRecords): SerialisedPage {
-  const json = JSON.stringify(page.records);
-  return { pageNo: page.pageNo, url: page.url, recordCount: page.records.length, json, bytes: json.length };
-}
-
 export interface Fence {
   readonly runId: string;
   readonly owner: string;
@@ -60,105 +39,34 @@ export interface Fence {
   readonly leaseMs: number;
 }
 
-export interface StagePagesArgs extends Fence {
-  readonly pages: readonly SerialisedPage[];
-}
-
-const BUMP_RUN = `
-  update ifw_import_run
-     set pages_fetched = pages_fetched + @pages,
-         record_count = record_count + @records,
-         lease_expires_at = @leaseExpiresAt
-   where run_id = @runId
-     and status = 'Running'
-     and lease_owner = @owner`;
-
-const INSERT_PAGE = `
-  insert into ifw_import_run_page (run_id, page_no, url, record_count)
-  values (?, ?, ?, ?)`;
-
-/** A run's staging on SQLite. */
-export interface SqliteStaging {
-  /** Maps the page's records and stages them at once; the page row is left for `write`. */
-  readonly stageRecords: (page: FetchedRecords) => PreparedPage;
-  /**
-   * Page rows in one transaction: the run's counters and lease first (fenced: when the lease is no
-   * longer this worker's, nothing is written and the result is false), then one row per page.
-   */
-  readonly write: (fence: Fence, pages: readonly PreparedPage[]) => boolean;
-}
-
 /**
- * Starts a run's staging on SQLite: creates its (empty) staging table for `mapping` and prepares the
- * statements once. Synchronous on the raw connection, on the thread that owns it.
+ * The run's counters and lease, fenced: it changes the run only while the lease is this worker's. A
+ * long fetch renews the lease this way, page batch after page batch.
  */
-export function sqliteStaging(db: Database, runId: string, mapping: CompiledMapping): SqliteStaging {
-  const sqlite = sqliteOf(db);
-  const width = mapping.columns.length;
-  createStagedRows(sqlite, runId, width);
-  const map = recordMapper(mapping);
-  const insertRows = stagedRowsWriter(sqlite, runId, width);
-  const bump = sqlite.prepare(BUMP_RUN);
-  const insertPage = sqlite.prepare(INSERT_PAGE);
-  const transaction = sqlite.transaction((fence: Fence, pages: readonly PreparedPage[]): boolean => {
-    let records = 0;
-    for (const page of pages) records += page.recordCount;
-    const leaseExpiresAt = addMs(fence.now, fence.leaseMs);
-    if (bump.run({ runId: fence.runId, owner: fence.owner, pages: pages.length, records, leaseExpiresAt }).changes !== 1) return false;
-    for (const page of pages) insertPage.run(fence.runId, page.pageNo, page.url, page.recordCount);
-    return true;
-  });
-  return {
-    stageRecords(page) {
-      insertRows(map(page.pageNo, page.records));
-      return pageRowOnly(page);
-    },
-    write: (fence, pages) => (pages.length === 0 ? true : transaction.immediate(fence, pages)),
-  };
-}
-
-/**
- * The same transaction on PostgreSQL, as one statement (one round trip, atomic on its own): the fenced
- * BUMP_RUN, and the page rows and staged records only for the run it bumped. On the run's own client,
- * whose session holds the staging table (staged-records.ts).
- */
-const STAGE_PAGES_PG = `
-  with bump as (${BUMP_RUN.trim()}
-         returning run_id),
-       page as (select *
-                  from unnest(@pageNos::integer[], @urls::text[], @counts::integer[], @json::text[]) as p(page_no, url, record_count, records)),
-       page_rows as (insert into ifw_import_run_page (run_id, page_no, url, record_count)
-                     select bump.run_id, page.page_no, page.url, page.record_count from bump, page),
-       staged as (insert into pg_temp.ifw_staged_records (run_id, page_no, records)
-                  select bump.run_id, page.page_no, page.records from bump, page)
-  select count(*)::integer as bumped from bump`;
-
-export async function stagePagesPg(client: PgClient, { runId, owner, now, leaseMs, pages }: StagePagesArgs): Promise<boolean> {
-  if (pages.length === 0) return true;
+export function bumpRun(fence: Fence, pages: readonly PreparedPage[]): RawBuilder<unknown> {
   let records = 0;
   for (const page of pages) records += page.recordCount;
-  const { text, values } = pgStatement(STAGE_PAGES_PG, {
-    runId,
-    owner,
-    pages: pages.length,
-    records,
-    leaseExpiresAt: addMs(now, leaseMs),
-    pageNos: pages.map((p) => p.pageNo),
-    urls: pages.map((p) => p.url),
-    counts: pages.map((p) => p.recordCount),
-    json: pages.map((p) => p.json),
-  });
-  const { rows } = await client.query<{ bumped: number }>(text, values);
-  return rows[0]?.bumped === 1;
+  return sql`
+    update ifw_import_run
+       set pages_fetched = pages_fetched + ${pages.length},
+           record_count = record_count + ${records},
+           lease_expires_at = ${addMs(fence.now, fence.leaseMs)}
+     where run_id = ${fence.runId}
+       and status = 'Running'
+       and lease_owner = ${fence.owner}`;
 }
+
+/** The pages' rows, as `values` tuples of (run_id, page_no, url, record_count). */
+export const pageRows = (runId: string, pages: readonly PreparedPage[]): RawBuilder<unknown> =>
+  sql.join(pages.map((p) => sql`(${runId}, ${p.pageNo}, ${p.url}, ${p.recordCount})`));
 
 /** Pages left by an interrupted earlier attempt of this run go before the new attempt fetches. */
 export async function discardStagedPages(
   db: Database,
   { runId, owner }: { readonly runId: string; readonly owner: string },
 ): Promise<void> {
-  // On PostgreSQL the run's own client starts with its staging table cleared (run-store.ts).
-  if (db.dialect === 'sqlite') dropStagedRows(db.sqlite, runId);
+  // On PostgreSQL the run's own client starts with its staging table cleared (postgres/run-store.ts).
+  if (db.dialect === 'sqlite') clearStaged(db, runId);
   await sql`
     delete from ifw_import_run_page
      where run_id = ${runId}

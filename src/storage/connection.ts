@@ -1,14 +1,29 @@
 /**
- * The connection a worker's import transaction runs on, and the one way to run a queue statement on
- * it. On SQLite it is the raw better-sqlite3 handle and the statement runs synchronously (the importer's
+ * The connection a worker's transaction runs on, and the one way to run hand-written SQL on it. On
+ * SQLite it is the raw better-sqlite3 handle and a statement runs synchronously (the importer's
  * transaction is synchronous, and this is the hot path); on PostgreSQL it is a pg client inside the
- * caller's BEGIN (or the pool, for a write on its own) and the statement is awaited. The statement text
- * is written once, with `@name` parameters; for pg they become `$1…$n`.
+ * caller's BEGIN (or the pool, for a write on its own) and a statement is awaited.
+ *
+ * Every statement is a Kysely `sql` template with `${value}` parameters, whether Kysely runs it or a
+ * raw connection does: here it is compiled by the dialect's own query compiler (`?` for SQLite, `$n`
+ * for PostgreSQL), never rewritten as text. On SQLite the prepared statement is cached per connection
+ * by its compiled text, so a statement run once per page is prepared once per run.
  */
 import type BetterSqlite3 from 'better-sqlite3';
+import {
+  DummyDriver,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  type CompiledQuery,
+  type RawBuilder,
+} from 'kysely';
 import type pg from 'pg';
 import type { Database } from './database.js';
-import { pgStatement } from './postgres/statement.js';
 
 export interface SqliteConnection {
   readonly dialect: 'sqlite';
@@ -28,26 +43,74 @@ export function connectionOf(db: Database): Connection {
   return db.dialect === 'sqlite' ? db : { dialect: 'postgres', pg: db.pool };
 }
 
-export type NamedParams = Readonly<Record<string, string | number | null>>;
+/** A connection inside the caller's transaction on PostgreSQL. */
+export const onClient = (client: pg.ClientBase): PostgresConnection => ({ dialect: 'postgres', pg: client });
+
+// Compilers only: they turn a template into text and parameters, and never connect anywhere.
+const compilers = {
+  sqlite: new Kysely<unknown>({
+    dialect: {
+      createAdapter: () => new SqliteAdapter(),
+      createDriver: () => new DummyDriver(),
+      createIntrospector: (db) => new SqliteIntrospector(db),
+      createQueryCompiler: () => new SqliteQueryCompiler(),
+    },
+  }),
+  postgres: new Kysely<unknown>({
+    dialect: {
+      createAdapter: () => new PostgresAdapter(),
+      createDriver: () => new DummyDriver(),
+      createIntrospector: (db) => new PostgresIntrospector(db),
+      createQueryCompiler: () => new PostgresQueryCompiler(),
+    },
+  }),
+};
+
+const compile = (dialect: Connection['dialect'], query: RawBuilder<unknown>): CompiledQuery => query.compile(compilers[dialect]);
+
+const MAX_CACHED_STATEMENTS = 200;
+const statements = new WeakMap<BetterSqlite3.Database, Map<string, BetterSqlite3.Statement>>();
+
+function prepared(sqlite: BetterSqlite3.Database, text: string): BetterSqlite3.Statement {
+  let cache = statements.get(sqlite);
+  if (cache === undefined) statements.set(sqlite, (cache = new Map<string, BetterSqlite3.Statement>()));
+  let statement = cache.get(text);
+  if (statement === undefined) {
+    if (cache.size >= MAX_CACHED_STATEMENTS) cache.clear();
+    statement = sqlite.prepare(text);
+    cache.set(text, statement);
+  }
+  return statement;
+}
 
 /** Runs a statement that changes rows; answers how many it changed. Synchronous on SQLite. */
-export function runNamed(conn: SqliteConnection, text: string, params: NamedParams): number;
-export function runNamed(conn: PostgresConnection, text: string, params: NamedParams): Promise<number>;
-export function runNamed(conn: Connection, text: string, params: NamedParams): number | Promise<number>;
-export function runNamed(conn: Connection, text: string, params: NamedParams): number | Promise<number> {
-  if (conn.dialect === 'sqlite') return conn.sqlite.prepare(text).run(params).changes;
-  const { text: pgText, values } = pgStatement(text, params);
-  return conn.pg.query(pgText, values).then((r) => r.rowCount ?? 0);
+export function execute(conn: SqliteConnection, query: RawBuilder<unknown>): number;
+export function execute(conn: PostgresConnection, query: RawBuilder<unknown>): Promise<number>;
+export function execute(conn: Connection, query: RawBuilder<unknown>): number | Promise<number>;
+export function execute(conn: Connection, query: RawBuilder<unknown>): number | Promise<number> {
+  const { sql, parameters } = compile(conn.dialect, query);
+  if (conn.dialect === 'sqlite') return prepared(conn.sqlite, sql).run(...parameters).changes;
+  return conn.pg.query(sql, [...parameters]).then((r) => r.rowCount ?? 0);
+}
+
+/** Runs a query and answers its rows. Synchronous on SQLite. */
+export function select<R>(conn: SqliteConnection, query: RawBuilder<R>): R[];
+export function select<R>(conn: PostgresConnection, query: RawBuilder<R>): Promise<R[]>;
+export function select<R>(conn: Connection, query: RawBuilder<R>): R[] | Promise<R[]>;
+export function select<R>(conn: Connection, query: RawBuilder<R>): R[] | Promise<R[]> {
+  const { sql, parameters } = compile(conn.dialect, query);
+  if (conn.dialect === 'sqlite') return prepared(conn.sqlite, sql).all(...parameters) as R[];
+  return conn.pg.query<R & pg.QueryResultRow>(sql, [...parameters]).then((r) => r.rows);
 }
 
 /**
  * Runs a transition fenced by a lease: true when it changed exactly its one row, false when the row
  * was no longer this worker's (nothing changed). Synchronous on SQLite.
  */
-export function runFenced(conn: SqliteConnection, text: string, params: NamedParams): boolean;
-export function runFenced(conn: PostgresConnection, text: string, params: NamedParams): Promise<boolean>;
-export function runFenced(conn: Connection, text: string, params: NamedParams): boolean | Promise<boolean>;
-export function runFenced(conn: Connection, text: string, params: NamedParams): boolean | Promise<boolean> {
-  if (conn.dialect === 'sqlite') return runNamed(conn, text, params) === 1;
-  return runNamed(conn, text, params).then((changes) => changes === 1);
+export function runFenced(conn: SqliteConnection, query: RawBuilder<unknown>): boolean;
+export function runFenced(conn: PostgresConnection, query: RawBuilder<unknown>): Promise<boolean>;
+export function runFenced(conn: Connection, query: RawBuilder<unknown>): boolean | Promise<boolean>;
+export function runFenced(conn: Connection, query: RawBuilder<unknown>): boolean | Promise<boolean> {
+  if (conn.dialect === 'sqlite') return execute(conn, query) === 1;
+  return execute(conn, query).then((changes) => changes === 1);
 }

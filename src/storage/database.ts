@@ -1,8 +1,8 @@
 /**
  * Opening the database. `Database` is what the rest of the service is handed: the Kysely query
  * builder for everything, plus, on SQLite, the raw handle where a hot path (the import writer) needs
- * prepared statements directly. The dialect seam is `dialect` (narrowed where a path is SQLite's
- * alone, see `sqliteOf`), `capabilities`, and the few statements that switch on them.
+ * prepared statements directly. The dialect seam is `dialect` (narrowed where a path is one
+ * dialect's alone), `capabilities`, and the few statements that switch on them.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
@@ -100,16 +100,6 @@ function openPostgres(target: PostgresTarget, options: OpenOptions): PostgresDat
     schema: target.schema,
     close: () => kysely.destroy(),
   };
-}
-
-/**
- * The raw SQLite handle, for the paths that are SQLite's alone (the synchronous import writer on a
- * worker thread). Reaching it on PostgreSQL is a bug (the caller should have taken its PostgreSQL
- * path): it fails loudly instead of pretending.
- */
-export function sqliteOf(db: Database): BetterSqlite3.Database {
-  if (db.dialect === 'sqlite') return db.sqlite;
-  throw new Error('internal error: a SQLite-only code path was reached on PostgreSQL (the raw SQLite connection does not exist there)');
 }
 
 /**

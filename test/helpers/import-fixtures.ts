@@ -18,7 +18,8 @@ import type { TargetTableInput } from '../../src/tables/validate.js';
 import { createTargetTable } from '../../src/tables/service.js';
 import { hasStagedRows, stagedRowsTable } from '../../src/table-writer/sqlite/staged-rows.js';
 import { getIntegrationPlan } from '../../src/integrations/store.js';
-import { sqliteStaging, type FetchedRecords, type Fence } from '../../src/import-runs/stage-page.js';
+import { sqliteStaging } from '../../src/import-runs/sqlite/stage-pages.js';
+import type { FetchedRecords, Fence } from '../../src/import-runs/stage-page.js';
 import { compileMapping } from '../../src/mapping/engine.js';
 import { getTableWithRelations } from '../../src/tables/store.js';
 

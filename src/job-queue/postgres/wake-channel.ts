@@ -6,9 +6,11 @@
  * database do not wake each other. The scheduler tick stays the fallback for a lost notification (a
  * listener reconnecting, a NOTIFY that failed).
  */
+import { sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { PostgresTarget } from '../../core/config.js';
+import { execute, onClient } from '../../storage/connection.js';
 import type { PostgresDatabase } from '../../storage/database.js';
 
 export const wakeChannel = (schema: string | undefined): string => (schema === undefined ? 'ifw_wake' : `ifw_wake_${schema}`);
@@ -24,8 +26,8 @@ export function createNotifier(db: PostgresDatabase, logger: Logger): () => void
   const send = (): void => {
     sending = true;
     again = false;
-    db.pool
-      .query('select pg_notify($1, $2)', [channel, ''])
+    sql`select pg_notify(${channel}, '')`
+      .execute(db.kysely)
       .catch((err: unknown) => logger.warn({ err }, 'NOTIFY to wake the workers failed; they start at their next scheduler tick'))
       .finally(() => {
         sending = false;
@@ -67,7 +69,7 @@ export async function listenForWakes(target: PostgresTarget, onWake: () => void,
       scheduleReconnect();
     });
     await c.connect();
-    await c.query(`LISTEN ${channel}`);
+    await execute(onClient(c), sql`LISTEN ${sql.id(channel)}`);
     if (closing) {
       await c.end();
       return;
@@ -102,7 +104,7 @@ export async function listenForWakes(target: PostgresTarget, onWake: () => void,
       const c = client;
       client = undefined;
       if (c === undefined) return;
-      await c.query(`UNLISTEN ${channel}`).catch(() => undefined);
+      await execute(onClient(c), sql`UNLISTEN ${sql.id(channel)}`).catch(() => undefined);
       await c.end().catch(() => undefined);
     },
   };

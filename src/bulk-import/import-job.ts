@@ -1,0 +1,23 @@
+/** One claimed request's import, as the processor hands it to its dialect's transaction (sqlite/, postgres/). */
+import type { Logger } from 'pino';
+import type { importPayloadPg } from '../table-writer/postgres/importer.js';
+import type { importPayload } from '../table-writer/sqlite/importer.js';
+import type { ImportInput, ImportOutcome } from '../table-writer/model.js';
+
+/** The SQLite importer; tests may substitute one. */
+export type ImportFn = typeof importPayload;
+/** The PostgreSQL importer; tests may substitute one. */
+export type ImportFnPg = typeof importPayloadPg;
+
+export interface ImportJob {
+  readonly requestId: string;
+  /** The lease token the final status write is fenced by. */
+  readonly owner: string;
+  readonly leaseMs: number;
+  readonly input: ImportInput;
+  readonly time: () => Date;
+  readonly log: Logger;
+}
+
+/** Committed: the data and the final status (Completed or Failed) are in; otherwise nothing is. */
+export type Imported = { readonly committed: false } | { readonly committed: true; readonly outcome: ImportOutcome };

@@ -1,0 +1,56 @@
+/**
+ * A run's staging on SQLite. A page's records are mapped through the integration the moment the page
+ * arrives and inserted into the run's staging table (table-writer/sqlite/staged-rows.ts) at once: a
+ * TEMP table, so that insert takes no lock on the database file, and the work is done while the next
+ * page is on its way rather than in one block per commit. The page rows wait in the page buffer and
+ * several are written in one fenced transaction; a run whose lease is lost stops at its next one, and
+ * its staged rows are dropped.
+ */
+import { sql } from 'kysely';
+import type { CompiledMapping } from '../../mapping/engine.js';
+import { execute } from '../../storage/connection.js';
+import type { SqliteDatabase } from '../../storage/database.js';
+import { createStagedRows, recordMapper, stagedRowsWriter } from '../../table-writer/sqlite/staged-rows.js';
+import { bumpRun, pageRows, type Fence, type FetchedRecords, type PreparedPage } from '../stage-page.js';
+
+export interface SqliteStaging {
+  /** Maps the page's records and stages them at once; the page row is left for `write`. */
+  readonly stageRecords: (page: FetchedRecords) => PreparedPage;
+  /**
+   * Page rows in one transaction: the run's counters and lease first (fenced: when the lease is no
+   * longer this worker's, nothing is written and the result is false), then the pages' rows.
+   */
+  readonly write: (fence: Fence, pages: readonly PreparedPage[]) => boolean;
+}
+
+/** The page row alone: its records are staged already. */
+const pageRowOnly = (page: FetchedRecords): PreparedPage => ({
+  pageNo: page.pageNo,
+  url: page.url,
+  recordCount: page.records.length,
+  bytes: page.url.length,
+});
+
+/**
+ * Starts a run's staging: creates its (empty) staging table for `mapping` and prepares the row
+ * inserts once. Synchronous on the raw connection, on the thread that owns it.
+ */
+export function sqliteStaging(db: SqliteDatabase, runId: string, mapping: CompiledMapping): SqliteStaging {
+  const { sqlite } = db;
+  const width = mapping.columns.length;
+  createStagedRows(sqlite, runId, width);
+  const map = recordMapper(mapping);
+  const insertRows = stagedRowsWriter(sqlite, runId, width);
+  const transaction = sqlite.transaction((fence: Fence, pages: readonly PreparedPage[]): boolean => {
+    if (execute(db, bumpRun(fence, pages)) !== 1) return false;
+    execute(db, sql`insert into ifw_import_run_page (run_id, page_no, url, record_count) values ${pageRows(fence.runId, pages)}`);
+    return true;
+  });
+  return {
+    stageRecords(page) {
+      insertRows(map(page.pageNo, page.records));
+      return pageRowOnly(page);
+    },
+    write: (fence, pages) => (pages.length === 0 ? true : transaction.immediate(fence, pages)),
+  };
+}
