@@ -1,5 +1,6 @@
 /** Reading requests: one by id, the filtered and paged list, and the details sub-resource. */
 import type { Kysely } from 'kysely';
+import { notFound } from '../core/errors.js';
 import type { DB } from '../storage/schema.js';
 import type { FilterClause } from '../storage/filter.js';
 import { REQUEST_COLUMNS, REQUEST_STATUSES, type RequestSummaryRow } from './model.js';
@@ -97,4 +98,11 @@ export async function findRequestDetails(db: Kysely<DB>, requestId: string): Pro
     errorMessage: row.error_message,
     errors: errors.map((e) => ({ recordNo: e.record_no, field: e.field, value: e.value, rule: e.rule, message: e.message })),
   };
+}
+
+/** The status of a request an action could not change, for the 409 that says why; 404 when there is none. */
+export async function currentStatus(db: Kysely<DB>, requestId: string): Promise<string> {
+  const row = await db.selectFrom('ifw_bulk_import_request').select('status').where('request_id', '=', requestId).executeTakeFirst();
+  if (row === undefined) throw notFound(`No bulk import request ${requestId}.`);
+  return row.status;
 }
