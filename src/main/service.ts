@@ -1,7 +1,7 @@
 /**
- * The composition root: the only place that constructs the world. It opens and migrates the
- * database, starts the job queue when this process runs workers (worker threads on SQLite, async loops
- * on PostgreSQL), and builds the HTTP server from the feature folders' routes.
+ * `ifw serve`, built by the composition root: the world (world.ts), the job queue when this process
+ * runs workers (job-queue.ts), the submission path, authentication, and the HTTP server with every
+ * feature's routes.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
