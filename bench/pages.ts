@@ -34,7 +34,7 @@ import type * as HttpClient from '../src/rest-source/http-client.js';
 import type { RestConnection, RestEndpoint } from '../src/rest-source/model.js';
 import type * as Secrets from '../src/rest-source/secrets.js';
 import type * as RestService from '../src/rest-source/service.js';
-import type { EndpointInput } from '../src/rest-source/validate.js';
+import type { EndpointInput } from '../src/rest-source/schemas.js';
 import type * as Storage from '../src/storage/database.js';
 import type * as Tables from '../src/tables/service.js';
 import { ITEMS, ITEMS_INTEGRATION, itemTable } from '../test/helpers/import-fixtures.js';

@@ -8,13 +8,10 @@ import { AppError } from '../src/core/errors.js';
 import { getEntry } from '../src/job-queue/entries.js';
 import { createSecretBox, SecretDecryptionError, SECRET_KEY_FILE } from '../src/rest-source/secrets.js';
 import { loadConnection, loadEndpoint } from '../src/rest-source/store.js';
-import {
-  validateConnection,
-  validateEndpoint,
-  type ConnectionInput,
-  type ConnectionSettings,
-  type EndpointInput,
-} from '../src/rest-source/validate.js';
+import { validateConnection } from '../src/rest-source/connection-rules.js';
+import { validateEndpoint } from '../src/rest-source/endpoint-rules.js';
+import type { ConnectionInput, EndpointInput } from '../src/rest-source/schemas.js';
+import { endpointViewOf, type ConnectionSettings } from '../src/rest-source/settings.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 
 const EXAMPLE = path.resolve(import.meta.dirname, '../examples/customers.yaml');
@@ -337,7 +334,9 @@ const nextLink: EndpointInput = {
 
 describe('endpoint validation', () => {
   it('fills the defaults and maps to the pagination engine’s settings', () => {
-    const settings = validateEndpoint({ code: 'one', connectionCode: 'crm', path: '', integrationSortingOrder: 10 }, context);
+    const settings = endpointViewOf(
+      validateEndpoint({ code: 'one', connectionCode: 'crm', path: '', integrationSortingOrder: 10 }, context),
+    );
     expect(settings).toMatchObject({
       method: 'GET',
       paginationType: 'none',
@@ -348,7 +347,7 @@ describe('endpoint validation', () => {
       allowCrossOrigin: false,
       body: null,
     });
-    expect(validateEndpoint(offsetLimit, context)).toMatchObject({
+    expect(endpointViewOf(validateEndpoint(offsetLimit, context))).toMatchObject({
       offsetParameterName: 'offset',
       limitParameterName: 'limit',
       pageParameterName: null,

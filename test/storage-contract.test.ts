@@ -32,7 +32,13 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
       it('apply every migration on an empty database, and nothing the second time', async () => {
         const db = openUrl(fresh.url);
         try {
-          expect(await migrate(db)).toEqual(['001_initial', '002_rest_api', '003_import_runs', '004_security']);
+          expect(await migrate(db)).toEqual([
+            '001_initial',
+            '002_rest_api',
+            '003_import_runs',
+            '004_security',
+            '005_rest_endpoint_pagination',
+          ]);
           expect(await migrate(db)).toEqual([]);
           const entries = await db.kysely.selectFrom('ifw_job_queue_entry').select(['id', 'recurrence_seconds']).orderBy('id').execute();
           expect(entries).toEqual([
@@ -557,8 +563,8 @@ describe.skipIf(BACKENDS.find((b) => b.name === 'postgres')!.skip)('the service 
     const a = openUrl(`${fresh.url}?schema=tenant_a`);
     const b = openUrl(`${fresh.url}?schema=tenant_b`);
     try {
-      expect(await migrate(a)).toHaveLength(4);
-      expect(await migrate(b)).toHaveLength(4);
+      expect(await migrate(a)).toHaveLength(5);
+      expect(await migrate(b)).toHaveLength(5);
       await sql`create table only_in_a (id integer)`.execute(a.kysely);
       expect((await sqlTableExists('only_in_a', a.dialect).execute(a.kysely)).rows).toHaveLength(1);
       expect((await sqlTableExists('only_in_a', b.dialect).execute(b.kysely)).rows).toHaveLength(0);

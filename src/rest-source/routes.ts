@@ -2,7 +2,7 @@
  * `restApiConnections('<code>')` and `restApiEndpoints('<code>')`: OData-style CRUD, plus the probes
  * that show what a configuration would do before it is saved (or after): `Microsoft.NAV.testConnection`
  * and `Microsoft.NAV.previewFirstPage`, bound to a saved entity or unbound with a body. The rules live
- * in `src/rest`; this file only speaks HTTP.
+ * beside it (connection-rules.ts, endpoint-rules.ts); this file only speaks HTTP.
  *
  * Secrets never appear in an answer: connections show `passwordIsSet`, `tokenIsSet`, `apiKeyIsSet` and
  * `clientSecretIsSet` instead (the response schemas list no secret property, so none can slip out).
@@ -37,8 +37,8 @@ import {
   EndpointPatchSchema,
   EndpointProbeSchema,
   EndpointProperties,
-  type EndpointSettings,
-} from './validate.js';
+} from './schemas.js';
+import { endpointViewOf, type EndpointView } from './settings.js';
 import type { Database } from '../storage/database.js';
 import { API_BASE, parseStringKey, requireKey } from '../http/odata.js';
 import type { RoutePlugin } from '../http/server.js';
@@ -174,10 +174,10 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
     if (connection === undefined) throw notFound(`No REST API connection with code '${code}'.`);
     return connection;
   }
-  async function readEndpoint(code: string): Promise<EndpointSettings> {
+  async function readEndpoint(code: string): Promise<EndpointView> {
     const endpoint = await getEndpoint(db.kysely, code);
     if (endpoint === undefined) throw notFound(`No REST API endpoint with code '${code}'.`);
-    return endpoint;
+    return endpointViewOf(endpoint);
   }
 
   return (app) => {
@@ -303,7 +303,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
       { config: { permission: 'read' }, schema: { summary: 'List REST API endpoints', tags, response: { 200: EndpointList } } },
       async () => ({
         '@odata.context': ENDPOINTS_CONTEXT,
-        value: await listEndpoints(db.kysely),
+        value: (await listEndpoints(db.kysely)).map(endpointViewOf),
       }),
     );
 
@@ -331,7 +331,10 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
       },
       async (request, reply) => {
         const endpoint = await createEndpoint(db, request.body, clock);
-        return reply.status(201).header('location', endpointUrl(endpoint.code)).send(entity(ENDPOINTS_CONTEXT, endpoint));
+        return reply
+          .status(201)
+          .header('location', endpointUrl(endpoint.code))
+          .send(entity(ENDPOINTS_CONTEXT, endpointViewOf(endpoint)));
       },
     );
 
@@ -348,7 +351,8 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
           response: endpointResponses,
         },
       },
-      async (request) => entity(ENDPOINTS_CONTEXT, await updateEndpoint(db, endpointKey(request.params.key), request.body, clock)),
+      async (request) =>
+        entity(ENDPOINTS_CONTEXT, endpointViewOf(await updateEndpoint(db, endpointKey(request.params.key), request.body, clock))),
     );
 
     app.delete(

@@ -1,8 +1,9 @@
 /**
- * Changing REST API connections and endpoints. Each function validates with the pure rules in
- * `validate.ts`, checks what only the database knows (existence, use by endpoints, runs in progress),
- * writes in one transaction and keeps the endpoint's job queue entry in step with its schedule.
- * `declareConnection` / `declareEndpoint` are the declarative forms `ifw apply` uses.
+ * Changing REST API connections and endpoints. Each function validates with the pure rules
+ * (connection-rules.ts, endpoint-rules.ts), checks what only the database knows (existence, use by
+ * endpoints, runs in progress), writes in one transaction and keeps the endpoint's job queue entry in
+ * step with its schedule. `declareConnection` / `declareEndpoint` are the declarative forms `ifw apply`
+ * uses.
  *
  * Secrets are write-only: a PATCH or a declaration that does not send one keeps the stored value
  * (null clears it where the auth type allows). The stored secrets are opened only when some are kept,
@@ -29,27 +30,30 @@ import {
   toConnectionSettings,
   type ConnectionView,
 } from './store.js';
+import { validateConnection } from './connection-rules.js';
+import { validateEndpoint } from './endpoint-rules.js';
+import { restConnectionOf, restEndpointOf } from './runtime-forms.js';
+import type {
+  ConnectionInput,
+  ConnectionPatch,
+  ConnectionProbeInput,
+  EndpointInput,
+  EndpointPatch,
+  EndpointProbeInput,
+} from './schemas.js';
 import {
   AUTH_SETTING_NAMES,
   AUTH_USES,
   PAGINATION_FIELD_NAMES,
   connectionInputOf,
   endpointInputOf,
-  restConnectionOf,
-  restEndpointOf,
-  validateConnection,
-  validateEndpoint,
-  type ConnectionInput,
-  type ConnectionPatch,
+  endpointViewOf,
   type ConnectionSecrets,
   type ConnectionSettings,
-  type EndpointInput,
-  type EndpointPatch,
-  type EndpointProbeInput,
-  type ConnectionProbeInput,
   type EndpointSettings,
   type ValidConnection,
-} from './validate.js';
+} from './settings.js';
+import { paginationColumn } from './stored-pagination.js';
 
 // ---- rows ----------------------------------------------------------------------------------
 
@@ -73,15 +77,7 @@ const endpointColumns = (s: EndpointSettings) => ({
   query: JSON.stringify(s.query),
   body: s.body,
   integration_sorting_order: s.integrationSortingOrder,
-  pagination_type: s.paginationType,
-  next_link_path: s.nextLinkJsonPath,
-  page_param: s.pageParameterName,
-  offset_param: s.offsetParameterName,
-  limit_param: s.limitParameterName,
-  page_size: s.pageSize,
-  max_pages: s.maxPages,
-  response_data_path: s.responseDataPath,
-  allow_cross_origin: s.allowCrossOrigin ? 1 : 0,
+  pagination: paginationColumn(s.pagination),
   schedule_seconds: s.scheduleSeconds,
 });
 
@@ -237,7 +233,7 @@ export async function createEndpoint(db: Database, input: EndpointInput, clock: 
 /** The stored settings with a patch on top; settings of a type the patch leaves are dropped. */
 function mergeEndpoint(current: EndpointSettings, patch: EndpointPatch, code: string): EndpointInput {
   let base = endpointInputOf(current);
-  if (patch.paginationType !== undefined && patch.paginationType !== current.paginationType) {
+  if (patch.paginationType !== undefined && patch.paginationType !== current.pagination.type) {
     base = { ...base, ...Object.fromEntries(PAGINATION_FIELD_NAMES.map((n) => [n, null])), allowCrossOrigin: false };
   }
   if (patch.method !== undefined && patch.method !== current.method && patch.body === undefined) base = { ...base, body: null };
@@ -371,7 +367,7 @@ export async function declareEndpoint(db: Database, input: EndpointInput, clock:
       await syncEndpointSchedule(tx, next.code, next.scheduleSeconds, now);
       return { value: next, result: 'created', changes: [] };
     }
-    const changed = changedKeys(current, next);
+    const changed = changedKeys(endpointViewOf(current), endpointViewOf(next));
     if (changed.length === 0) return { value: next, result: 'unchanged', changes: [] };
     await tx.kysely
       .updateTable('ifw_rest_endpoint')

@@ -1,26 +1,26 @@
 /**
- * Reading REST API connections and endpoints: storage rows to settings (what the API shows, secrets
- * only as `…IsSet` flags), and the resolved forms the fetch loop uses (`loadConnection` opens the
+ * Reading REST API connections and endpoints: storage rows to settings (connections as the API shows
+ * them, secrets only as `…IsSet` flags; endpoints with their Pagination section as the union the
+ * `pagination` column holds), and the resolved forms the fetch loop uses (`loadConnection` opens the
  * sealed secrets).
  */
 import type { Kysely, Selectable } from 'kysely';
 import { notFound } from '../core/errors.js';
-import type { PaginationType } from '../pagination/types.js';
 import type { Database } from '../storage/database.js';
 import type { DB, RestConnectionRow, RestEndpointRow } from '../storage/schema.js';
 import type { AuthType, HttpMethod, RestConnection, RestEndpoint } from './model.js';
+import { restConnectionOf, restEndpointOf } from './runtime-forms.js';
 import type { SecretBox } from './secrets.js';
 import {
   AUTH_USES,
-  restConnectionOf,
-  restEndpointOf,
   type ApiKeyLocation,
   type AuthSettingName,
   type ConnectionSecrets,
   type ConnectionSettings,
   type EndpointSettings,
   type SecretName,
-} from './validate.js';
+} from './settings.js';
+import { paginationFromColumn } from './stored-pagination.js';
 
 /** A connection as answers show it: settings, and for each secret only whether it is set. */
 export interface ConnectionView extends ConnectionSettings {
@@ -92,15 +92,7 @@ export function toEndpointSettings(row: Selectable<RestEndpointRow>): EndpointSe
     query: parseMap(row.query),
     body: row.body,
     integrationSortingOrder: row.integration_sorting_order,
-    paginationType: row.pagination_type as PaginationType,
-    nextLinkJsonPath: row.next_link_path,
-    pageParameterName: row.page_param,
-    offsetParameterName: row.offset_param,
-    limitParameterName: row.limit_param,
-    pageSize: row.page_size,
-    maxPages: row.max_pages,
-    responseDataPath: row.response_data_path,
-    allowCrossOrigin: row.allow_cross_origin === 1,
+    pagination: paginationFromColumn(row.pagination, row.code),
     scheduleSeconds: row.schedule_seconds,
   };
 }

@@ -115,16 +115,8 @@ export interface RestEndpointRow {
   query: string;
   body: string | null;
   integration_sorting_order: number;
-  pagination_type: string;
-  next_link_path: string | null;
-  page_param: string | null;
-  offset_param: string | null;
-  limit_param: string | null;
-  page_size: number | null;
-  max_pages: number;
-  /** As configured: `$` (or '') for a root array. */
-  response_data_path: string;
-  allow_cross_origin: number;
+  /** JSON of the Pagination section as its tagged union (src/rest-source/stored-pagination.ts). */
+  pagination: string;
   schedule_seconds: number | null;
   created_at: string;
   updated_at: string;

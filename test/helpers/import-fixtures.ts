@@ -12,7 +12,7 @@ import { defaultImportSources } from '../../src/import-runs/sources.js';
 import { createLogger } from '../../src/core/logger.js';
 import { createSecretBox, type SecretBox } from '../../src/rest-source/secrets.js';
 import { createConnection, createEndpoint } from '../../src/rest-source/service.js';
-import type { EndpointInput } from '../../src/rest-source/validate.js';
+import type { EndpointInput } from '../../src/rest-source/schemas.js';
 import type { Database, SqliteDatabase } from '../../src/storage/database.js';
 import type { TargetTableInput } from '../../src/tables/validate.js';
 import { createTargetTable } from '../../src/tables/service.js';

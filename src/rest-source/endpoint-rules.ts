@@ -1,0 +1,151 @@
+/**
+ * The rules of a REST API endpoint: its connection and integration exist, the request (path on the
+ * connection's origin, method, a JSON body for POST only, headers and query that do not fight the
+ * connection's authentication), the schedule, and the Pagination section (pagination-rules.ts).
+ */
+import { invalidAt, pathOf } from '../core/validation.js';
+import { CONTROL, URL_LIMIT, findKey, headerMap, intIn, oneOf, queryMap, validateCode } from './common-rules.js';
+import { HTTP_METHODS, type HttpMethod } from './model.js';
+import { paginationTypeOf, validatePagination } from './pagination-rules.js';
+import { LIMITS, type EndpointInput } from './schemas.js';
+import type { ConnectionSettings, EndpointSettings } from './settings.js';
+
+const BODY_LIMIT = 1_048_576;
+
+export interface EndpointContext {
+  /** The connection named by `connectionCode`, undefined when there is none. */
+  readonly connection: ConnectionSettings | undefined;
+  /** Whether the integration named by `integrationSortingOrder` exists. */
+  readonly integrationExists: boolean;
+}
+
+/**
+ * The URL the fetch loop calls (fetch-pages.ts `buildFirstUrl`): an absolute http(s) path is
+ * used as is, anything else is appended to the base URL as text, so a base path such as `/v1` is kept.
+ */
+function joinedUrl(baseUrl: string, path: string): string {
+  const trimmed = path.trim();
+  if (/^https?:\/\//i.test(trimmed)) return trimmed;
+  return trimmed === '' ? baseUrl : `${baseUrl.replace(/\/+$/, '')}/${trimmed.replace(/^\/+/, '')}`;
+}
+
+/** The path stays on the connection's origin: credentials are only ever sent there. */
+function endpointPath(value: string, connection: ConnectionSettings, at: string): string {
+  if (value.length > URL_LIMIT) throw invalidAt(at, `must be at most ${URL_LIMIT} characters, got ${value.length}`);
+  if (/\s/u.test(value.trim()) || CONTROL.test(value))
+    throw invalidAt(at, 'must not contain spaces or control characters; percent-encode them (a space is %20)');
+  const text = value.trim();
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(text) && !/^https?:\/\//i.test(text))
+    throw invalidAt(at, "must be a path, or an http or https URL on the connection's origin");
+  if (text.startsWith('//'))
+    throw invalidAt(at, 'must not start with "//"; write a path ("/customers") or a full URL on the connection\'s origin');
+  let url: URL;
+  try {
+    url = new URL(joinedUrl(connection.baseUrl, text));
+  } catch {
+    throw invalidAt(at, `"${value}" is not a valid path or URL`);
+  }
+  if (url.username !== '' || url.password !== '')
+    throw invalidAt(at, "must not carry credentials (user:password@); set them in the connection's authentication");
+  if (url.hash !== '') throw invalidAt(at, 'must not carry a fragment (#…)');
+  const origin = new URL(connection.baseUrl).origin;
+  if (url.origin !== origin) {
+    throw invalidAt(
+      at,
+      `is on ${url.origin}, not on the origin of connection "${connection.code}" (${origin}); an endpoint calls only its connection's origin`,
+    );
+  }
+  return value;
+}
+
+function jsonBody(value: string, at: string): string {
+  if (value.length > BODY_LIMIT) throw invalidAt(at, `must be at most ${BODY_LIMIT} characters, got ${value.length}`);
+  try {
+    JSON.parse(value);
+  } catch (err) {
+    throw invalidAt(at, `is not a JSON text: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return value;
+}
+
+export function validateEndpoint(input: EndpointInput, context: EndpointContext, at = ''): EndpointSettings {
+  const code = validateCode(input.code, pathOf(at, 'code'));
+  const { connection } = context;
+  if (connection === undefined)
+    throw invalidAt(pathOf(at, 'connectionCode'), `no REST API connection "${input.connectionCode}"; create it first`);
+  const integrationSortingOrder = input.integrationSortingOrder;
+  if (!context.integrationExists)
+    throw invalidAt(pathOf(at, 'integrationSortingOrder'), `no integration with sortingOrder ${integrationSortingOrder}; create it first`);
+
+  const path = endpointPath(input.path, connection, pathOf(at, 'path'));
+  const method: HttpMethod = oneOf(HTTP_METHODS, input.method, 'GET', pathOf(at, 'method'));
+  let body: string | null = input.body ?? null;
+  if (body !== null && method !== 'POST') throw invalidAt(pathOf(at, 'body'), `only POST requests carry a body; method is ${method}`);
+  if (body !== null) body = jsonBody(body, pathOf(at, 'body'));
+
+  const headers = headerMap(input.headers, pathOf(at, 'headers'));
+  if (connection.authType !== 'none' && connection.authType !== 'apiKey') {
+    const name = findKey(headers, 'authorization', true);
+    if (name !== undefined)
+      throw invalidAt(
+        pathOf(pathOf(at, 'headers'), name),
+        `connection "${connection.code}" (authType ${connection.authType}) sets the Authorization header; remove it from headers`,
+      );
+  }
+  if (connection.authType === 'apiKey' && connection.apiKeyName !== null) {
+    const clash = connection.apiKeyIn === 'header' ? findKey(headers, connection.apiKeyName, true) : undefined;
+    if (clash !== undefined)
+      throw invalidAt(
+        pathOf(pathOf(at, 'headers'), clash),
+        `connection "${connection.code}" sends its API key in header ${connection.apiKeyName}; remove it from headers`,
+      );
+  }
+  const query = queryMap(input.query, pathOf(at, 'query'));
+  if (
+    connection.authType === 'apiKey' &&
+    connection.apiKeyIn === 'query' &&
+    connection.apiKeyName !== null &&
+    Object.hasOwn(query, connection.apiKeyName)
+  ) {
+    throw invalidAt(
+      pathOf(pathOf(at, 'query'), connection.apiKeyName),
+      `connection "${connection.code}" sends its API key in query parameter ${connection.apiKeyName}; remove it from query`,
+    );
+  }
+
+  // The schedule is checked between the Pagination section's type and its own settings, as it always
+  // was: an input with several problems reports the same one first.
+  const paginationType = paginationTypeOf(input, at);
+  const maxPages = intIn(input.maxPages, LIMITS.maxPages, pathOf(at, 'maxPages'));
+  const scheduleSeconds = input.scheduleSeconds ?? null;
+  if (
+    scheduleSeconds !== null &&
+    (!Number.isInteger(scheduleSeconds) || scheduleSeconds < LIMITS.scheduleSeconds.min || scheduleSeconds > LIMITS.scheduleSeconds.max)
+  ) {
+    throw invalidAt(
+      pathOf(at, 'scheduleSeconds'),
+      `must be from ${LIMITS.scheduleSeconds.min} to ${LIMITS.scheduleSeconds.max} seconds (1 minute to 7 days), or null to import on demand only; got ${scheduleSeconds}`,
+    );
+  }
+  const taken: [Readonly<Record<string, string>>, string][] = [
+    [query, 'the endpoint query'],
+    [connection.query, `the query of connection "${connection.code}"`],
+  ];
+  if (connection.authType === 'apiKey' && connection.apiKeyIn === 'query' && connection.apiKeyName !== null) {
+    taken.push([{ [connection.apiKeyName]: '' }, `connection "${connection.code}" as its API key parameter`]);
+  }
+  const pagination = validatePagination(input, paginationType, maxPages, taken, at);
+
+  return {
+    code,
+    connectionCode: connection.code,
+    path,
+    method,
+    headers,
+    query,
+    body,
+    integrationSortingOrder,
+    pagination,
+    scheduleSeconds,
+  };
+}

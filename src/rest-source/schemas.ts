@@ -1,0 +1,110 @@
+/**
+ * What a caller may send for REST API connections and endpoints: the typebox schemas shared by the
+ * HTTP API (bodies, and so the OpenAPI document) and `ifw apply` (document validation), their input
+ * types, and the limits their descriptions quote and the rules enforce.
+ */
+import { Type, type Static } from 'typebox';
+import { PAGINATION_TYPES } from '../pagination/index.js';
+import { AUTH_TYPES, HTTP_METHODS } from './model.js';
+
+/** Response Data Path value that says "the response root is the array"; the pagination engine reads it as ''. */
+export const ROOT_ARRAY_PATH = '$';
+
+export const LIMITS = {
+  timeoutMs: { min: 100, max: 300_000, default: 30_000 },
+  maxRetries: { min: 0, max: 10, default: 3 },
+  initialDelayMs: { min: 0, max: 60_000, default: 500 },
+  pageSize: { min: 1, max: 100_000 },
+  maxPages: { min: 1, max: 100_000, default: 100 },
+  scheduleSeconds: { min: 60, max: 604_800 },
+} as const;
+
+// No JSON-schema `default`s here: the HTTP validator would fill them into PATCH bodies and reset
+// settings the caller did not send. The rules (connection-rules.ts, endpoint-rules.ts) apply them.
+const nullableString = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Null()], { description }));
+const secret = (usedBy: string) =>
+  nullableString(`${usedBy}. Write-only: answers show <name>IsSet instead; omitted keeps the stored value, null clears it`);
+const stringMap = (description: string) => Type.Optional(Type.Record(Type.String(), Type.String(), { description }));
+const { timeoutMs: T, maxRetries: R, initialDelayMs: D, pageSize: P, maxPages: M, scheduleSeconds: S } = LIMITS;
+
+export const ConnectionProperties = {
+  code: Type.String({ description: '1 to 50 letters, digits, "_", "." or "-", starting with a letter or digit' }),
+  baseUrl: Type.String({
+    description: 'Absolute http or https URL without credentials, query or fragment; endpoint paths are resolved against it',
+  }),
+  authType: Type.Optional(Type.String({ description: `One of ${AUTH_TYPES.join(', ')}; default none` })),
+  username: nullableString('basic: the user name'),
+  password: secret('basic: the password'),
+  token: secret('bearer: the token sent as Authorization: Bearer <token>'),
+  apiKeyName: nullableString('apiKey: the header or query parameter name'),
+  apiKeyIn: nullableString('apiKey: header or query'),
+  apiKey: secret('apiKey: the key'),
+  tokenUrl: nullableString('oauth2ClientCredentials: the token endpoint (http or https)'),
+  clientId: nullableString('oauth2ClientCredentials: the client id'),
+  clientSecret: secret('oauth2ClientCredentials: the client secret'),
+  scope: nullableString('oauth2ClientCredentials: optional scope'),
+  headers: stringMap('Headers sent with every request of the connection'),
+  query: stringMap('Query parameters added to every request of the connection'),
+  timeoutMs: Type.Optional(Type.Integer({ description: `Per request, ${T.min} to ${T.max}; default ${T.default}` })),
+  maxRetries: Type.Optional(
+    Type.Integer({ description: `Retries for 429, 5xx and network errors, ${R.min} to ${R.max}; default ${R.default}` }),
+  ),
+  initialDelayMs: Type.Optional(Type.Integer({ description: `First backoff delay, ${D.min} to ${D.max}; default ${D.default}` })),
+};
+
+export const EndpointProperties = {
+  code: Type.String({ description: '1 to 50 letters, digits, "_", "." or "-", starting with a letter or digit' }),
+  connectionCode: Type.String({ description: 'The REST API connection it calls' }),
+  path: Type.String({ description: "Relative to the connection's base URL, or absolute on the connection's origin; may carry a query" }),
+  method: Type.Optional(Type.String({ description: `One of ${HTTP_METHODS.join(', ')}; default GET` })),
+  headers: stringMap('Headers added to (or overriding) the connection headers'),
+  query: stringMap('Query parameters added to (or overriding) the connection query'),
+  body: nullableString('POST only: a JSON text sent with every page request'),
+  integrationSortingOrder: Type.Integer({ description: 'The integration the records are imported through' }),
+  paginationType: Type.Optional(Type.String({ description: `One of ${PAGINATION_TYPES.join(', ')}; default none` })),
+  nextLinkJsonPath: nullableString(
+    'Next Link: where the next page URL is (a property name such as @odata.nextLink, a dot path or a JSONPath starting with $)',
+  ),
+  pageParameterName: nullableString('Page Number: the query parameter that carries the page number (first page 1)'),
+  offsetParameterName: nullableString('Offset/Limit: the query parameter for the start position (first 0)'),
+  limitParameterName: nullableString('Offset/Limit: the query parameter for the page size'),
+  pageSize: Type.Optional(
+    Type.Union([Type.Integer(), Type.Null()], {
+      description: `Records per page, ${P.min} to ${P.max}; required for Page Number and Offset/Limit`,
+    }),
+  ),
+  maxPages: Type.Optional(Type.Integer({ description: `Safety limit, ${M.min} to ${M.max}; default ${M.default}` })),
+  responseDataPath: nullableString(
+    `Where the data array is in a response (e.g. data, value, results.items); "${ROOT_ARRAY_PATH}" for a root array. Required for Page Number and Offset/Limit; blank means the root for None and Next Link`,
+  ),
+  allowCrossOrigin: Type.Optional(
+    Type.Boolean({ description: 'Next Link: follow links to another origin (credentials are never sent there); default false' }),
+  ),
+  scheduleSeconds: Type.Optional(
+    Type.Union([Type.Integer(), Type.Null()], { description: `Import every N seconds (${S.min} to ${S.max}); null: on demand only` }),
+  ),
+};
+
+const closed = { additionalProperties: false } as const;
+export const ConnectionSchema = Type.Object(ConnectionProperties, closed);
+export const ConnectionPatchSchema = Type.Object(Type.Partial(ConnectionSchema).properties, closed);
+export const EndpointSchema = Type.Object(EndpointProperties, closed);
+export const EndpointPatchSchema = Type.Object(Type.Partial(EndpointSchema).properties, closed);
+
+/** Probe bodies: a configuration that is not saved (yet), so its code (and the endpoint's integration) may be left out. */
+export const ConnectionProbeSchema = Type.Object({ ...ConnectionProperties, code: Type.Optional(ConnectionProperties.code) }, closed);
+export const EndpointProbeSchema = Type.Object(
+  {
+    ...EndpointProperties,
+    code: Type.Optional(EndpointProperties.code),
+    integrationSortingOrder: Type.Optional(EndpointProperties.integrationSortingOrder),
+  },
+  closed,
+);
+
+export type ConnectionInput = Static<typeof ConnectionSchema>;
+export type ConnectionProbeInput = Static<typeof ConnectionProbeSchema>;
+export type EndpointProbeInput = Static<typeof EndpointProbeSchema>;
+export type ConnectionPatch = Static<typeof ConnectionPatchSchema>;
+export type EndpointInput = Static<typeof EndpointSchema>;
+export type EndpointPatch = Static<typeof EndpointPatchSchema>;
