@@ -144,7 +144,7 @@ const m001_initial: Migration = {
 
 /**
  * REST API connections and endpoints. Secrets (password, token, API key, client secret) live only in
- * `secrets`, sealed by src/rest/secrets.ts; `auth_config` holds the non-secret parts as JSON. A
+ * `secrets`, sealed by src/rest-source/secrets.ts; `auth_config` holds the non-secret parts as JSON. A
  * Response Data Path of `$` means the response root is the array.
  */
 const m002_rest_api: Migration = {

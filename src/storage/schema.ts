@@ -155,7 +155,7 @@ export interface ImportRunPageRow {
   url: string;
   record_count: number;
   /**
-   * NULL: staged records live in the staging connection's TEMP table (src/imports/staged-records.ts).
+   * NULL: staged records live in the staging connection's TEMP table (src/import-runs/postgres/staged-records.ts; SQLite: src/table-writer/sqlite/staged-rows.ts).
    * Runs staged before that change held them here while under way.
    */
   records: string | null;
