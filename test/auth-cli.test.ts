@@ -13,12 +13,13 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, basicAuth, eventually, ROOT, runIfw, startServer, type RunResult, type ServerProcess } from './helpers/process.js';
+import { assertBuilt, basicAuth, ROOT, runIfw, startServer, type RunResult, type ServerProcess } from './helpers/process.js';
+import { until } from './helpers/until.js';
 
 const API = '/api/vendor/integrationFramework/v1.0';
 const ADMIN_PASSWORD = 'auth-cli-administrator';
 const PAYLOAD_FILE = path.join(ROOT, 'examples/customers-payload.json');
-/** For tests that wait for the directory cache twice, each time for up to 7 s, between CLI commands. */
+/** For tests that wait for the directory cache (5 s) twice, between CLI commands. */
 const WAITS_TWICE_MS = 60_000;
 const GENERATED = /^password \(shown only this once\): (\S+)$/m;
 let dir: string;
@@ -126,11 +127,11 @@ describe('ifw users', () => {
       const disabled = await ifw(['users', 'disable', 'dora']);
       expectSuccess(disabled);
       expect(JSON.parse(disabled.stdout)).toMatchObject({ userName: 'dora', enabled: false });
-      expect(await eventually(() => list(dora), 401)).toBe(401);
+      expect(await until(() => list(dora), { holds: (status) => status === 401 })).toBe(401);
       expect(await errorOf('GET', dora)).toEqual({ status: 401, error: { code: 'unauthorized', message: "User 'dora' is disabled." } });
 
       expectSuccess(await ifw(['users', 'enable', 'dora']));
-      expect(await eventually(() => list(dora), 200)).toBe(200);
+      expect(await until(() => list(dora), { holds: (status) => status === 200 })).toBe(200);
     },
     WAITS_TWICE_MS,
   );
@@ -146,7 +147,7 @@ describe('ifw users', () => {
       const changed = await ifw(['users', 'set-password', 'carol', '--password-stdin'], 'carol-password-0002\n');
       expectSuccess(changed);
       expect(changed.stdout).not.toMatch(GENERATED);
-      expect(await eventually(() => list(old), 401)).toBe(401);
+      expect(await until(() => list(old), { holds: (status) => status === 401 })).toBe(401);
       expect(await list(basicAuth('carol', 'carol-password-0002'))).toBe(200);
 
       // Without --password-stdin a new password is generated and printed once.
@@ -154,7 +155,7 @@ describe('ifw users', () => {
       expectSuccess(generated);
       expect(generated.stdout.match(new RegExp(GENERATED, 'gm'))).toHaveLength(1);
       const password = GENERATED.exec(generated.stdout)![1]!;
-      expect(await eventually(() => list(basicAuth('carol', 'carol-password-0002')), 401)).toBe(401);
+      expect(await until(() => list(basicAuth('carol', 'carol-password-0002')), { holds: (status) => status === 401 })).toBe(401);
       expect(await submit(basicAuth('carol', password))).toBe(202);
     },
     WAITS_TWICE_MS,
@@ -174,10 +175,10 @@ describe('ifw users', () => {
       const granted = await ifw(['users', 'grant', 'dave', 'VENDOR IF ALL']);
       expectSuccess(granted);
       expect(JSON.parse(granted.stdout)).toMatchObject({ permissionSets: ['VENDOR IF STANDARD', 'VENDOR IF ALL'] });
-      expect(await eventually(() => submit(dave), 202)).toBe(202);
+      expect(await until(() => submit(dave), { holds: (status) => status === 202 })).toBe(202);
 
       expectSuccess(await ifw(['users', 'revoke', 'dave', 'VENDOR IF ALL']));
-      expect(await eventually(() => submit(dave), 403)).toBe(403);
+      expect(await until(() => submit(dave), { holds: (status) => status === 403 })).toBe(403);
       expect(await list(dave)).toBe(200);
     },
     WAITS_TWICE_MS,
@@ -205,11 +206,11 @@ describe('ifw apps and ifw token', () => {
       expect(await submit(erp)).toBe(202);
 
       expectSuccess(await ifw(['apps', 'disable', 'erp']));
-      expect(await eventually(() => submit(erp), 403)).toBe(403);
+      expect(await until(() => submit(erp), { holds: (status) => status === 403 })).toBe(403);
       expect(await errorOf('POST', erp)).toEqual({ status: 403, error: { code: 'forbidden', message: "Application 'erp' is disabled." } });
 
       expectSuccess(await ifw(['apps', 'enable', 'erp']));
-      expect(await eventually(() => submit(erp), 202)).toBe(202);
+      expect(await until(() => submit(erp), { holds: (status) => status === 202 })).toBe(202);
     },
     WAITS_TWICE_MS,
   );

@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyConfig } from '../src/declarative-config/apply.js';
 import { systemClock } from '../src/core/clock.js';
-import { API, eventually, startTestService, type TestService } from './helpers/service.js';
+import { API, startTestService, type TestService } from './helpers/service.js';
+import { until } from './helpers/until.js';
 
 const SET = `${API}/bulkImportRequests`;
 let t: TestService;
@@ -134,9 +135,9 @@ async function poll(requestId: string): Promise<Polled> {
 
 async function submitAndWait(sortingOrder: number, records: unknown, wrap = true): Promise<Polled> {
   const requestId = await submit(sortingOrder, records, wrap);
-  return eventually<Polled>(async () => {
-    const polled = await poll(requestId);
-    return ['Completed', 'Failed', 'Cancelled'].includes(polled.status) ? polled : undefined;
+  return until(() => poll(requestId), {
+    holds: (polled) => ['Completed', 'Failed', 'Cancelled'].includes(polled.status),
+    what: `request ${requestId} ended`,
   });
 }
 
@@ -267,9 +268,9 @@ describe('processing through the job queue', () => {
 
     const ready = await t.inject({ method: 'PATCH', url: entry, payload: { status: 'Ready' } });
     expect(ready.statusCode).toBe(200);
-    const done = await eventually(async () => {
-      const polled = await poll(requestId);
-      return polled.status === 'Completed' ? polled : undefined;
+    const done = await until(() => poll(requestId), {
+      holds: (polled) => polled.status === 'Completed',
+      what: `request ${requestId} Completed`,
     });
     expect(done.recordCount).toBe(1);
   });

@@ -12,7 +12,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, type FreshDatabase } from './helpers/databases.js';
 import { assertBuilt, startWorker } from './helpers/process.js';
-import { API, eventually, startTestService, type TestService } from './helpers/service.js';
+import { API, startTestService, type TestService } from './helpers/service.js';
+import { until } from './helpers/until.js';
 
 const postgres = BACKENDS.find((b) => b.name === 'postgres')!;
 const SET = `${API}/bulkImportRequests`;
@@ -30,11 +31,12 @@ async function poll(t: TestService, requestId: string): Promise<{ status: string
   return (await t.inject({ method: 'GET', url: `${SET}(${requestId})` })).json();
 }
 
-const ended = (t: TestService, requestId: string, ms?: number) =>
-  eventually(async () => {
-    const r = await poll(t, requestId);
-    return r.status === 'Pending' || r.status === 'Processing' ? undefined : r;
-  }, ms);
+const ended = (t: TestService, requestId: string, timeoutMs?: number) =>
+  until(() => poll(t, requestId), {
+    holds: (r) => r.status !== 'Pending' && r.status !== 'Processing',
+    what: `request ${requestId} ended`,
+    timeoutMs,
+  });
 
 async function rows(t: TestService): Promise<string[]> {
   const res = await t.inject({ method: 'GET', url: `${API}/targetTables('customer')/rows?$top=100` });
@@ -148,16 +150,13 @@ describe.skipIf(postgres.skip)('processing on PostgreSQL', () => {
       } finally {
         await admin.end();
       }
-      const degraded = await eventually(async () => {
-        const now = await wakeups();
-        return now.wakeups?.startsWith('degraded') === true ? now : undefined;
-      });
+      const degraded = await until(wakeups, { holds: (now) => now.wakeups?.startsWith('degraded') === true, what: 'wake-ups degraded' });
       // Still ready: requests are processed, at the scheduler tick.
       expect(degraded).toEqual({
         status: 200,
         wakeups: 'degraded: the LISTEN connection is reconnecting; workers start at their scheduler tick meanwhile',
       });
-      await eventually(async () => ((await wakeups()).wakeups === 'ok' ? true : undefined));
+      await until(wakeups, { holds: (now) => now.wakeups === 'ok', what: 'wake-ups ok again' });
 
       const id = await submit(api, customers({ no: 'N9', name: 'After the reconnect' }));
       const accepted = Date.now();
