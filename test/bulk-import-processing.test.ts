@@ -7,6 +7,7 @@ import { applyConfig } from '../src/declarative-config/apply.js';
 import { systemClock } from '../src/core/clock.js';
 import { API, startTestService, type TestService } from './helpers/service.js';
 import { until } from './helpers/until.js';
+import { queueHadItsTurn } from './queue-fixtures.js';
 
 const SET = `${API}/bulkImportRequests`;
 let t: TestService;
@@ -262,8 +263,8 @@ describe('processing through the job queue', () => {
     const hold = await t.inject({ method: 'PATCH', url: entry, payload: { status: 'On Hold' } });
     expect(hold.statusCode, hold.body).toBe(200);
     const requestId = await submit(60, [person('m1')]);
-    // Give the woken queue every chance to (wrongly) run.
-    await new Promise((r) => setTimeout(r, 300));
+    // The queue, woken by the submission, has its turn (and would wrongly run the processor in it).
+    await queueHadItsTurn(t.service.db, () => t.service.queue?.wake());
     expect((await poll(requestId)).status).toBe('Pending');
 
     const ready = await t.inject({ method: 'PATCH', url: entry, payload: { status: 'Ready' } });

@@ -10,7 +10,16 @@ import type { ImportFnPg } from '../src/bulk-import/processor.js';
 import { migrate, openDatabase, type Database } from '../src/storage/database.js';
 import { BACKENDS, type FreshDatabase } from './helpers/databases.js';
 import { until } from './helpers/until.js';
-import { customerNos, customersPayload, entryRow, getRequest, insertRequest, setupCustomers, silentLogger } from './queue-fixtures.js';
+import {
+  customerNos,
+  customersPayload,
+  entryRow,
+  getRequest,
+  insertRequest,
+  queueHadItsTurn,
+  setupCustomers,
+  silentLogger,
+} from './queue-fixtures.js';
 
 let dir: string;
 let config: Config;
@@ -66,8 +75,8 @@ describe('startQueueHost', () => {
 
     // The worker's first tick ran the (due) retention entry: it is alive and ticking.
     await until(async () => (await entryRow(db, 'retention-cleanup')).last_ended_at, { what: 'the first run of the retention entry' });
-    host.wake();
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Woken, it runs the retention entry again, and would have run the processor before it.
+    await queueHadItsTurn(db, () => host?.wake());
 
     expect((await getRequest(db, id)).status).toBe('Pending');
   });

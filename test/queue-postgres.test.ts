@@ -14,6 +14,7 @@ import { BACKENDS, type FreshDatabase } from './helpers/databases.js';
 import { assertBuilt, startWorker } from './helpers/process.js';
 import { API, startTestService, type TestService } from './helpers/service.js';
 import { until } from './helpers/until.js';
+import { queueHadItsTurn } from './queue-fixtures.js';
 
 const postgres = BACKENDS.find((b) => b.name === 'postgres')!;
 const SET = `${API}/bulkImportRequests`;
@@ -84,8 +85,8 @@ describe.skipIf(postgres.skip)('processing on PostgreSQL', () => {
         .set({ status: 'Processing', lease_owner: 'dead-host:1:loop1:x', lease_expires_at: '2999-01-01T00:00:00.000Z', attempts: 1 })
         .where('request_id', '=', stuck)
         .execute();
-      // Several scheduler ticks pass: nothing is claimed while On Hold.
-      await new Promise((r) => setTimeout(r, 300));
+      // The queue has its turn: nothing is claimed while On Hold.
+      await queueHadItsTurn(t.service.db, () => t.service.queue?.wake());
       expect((await poll(t, waiting)).status).toBe('Pending');
 
       expect((await t.inject({ method: 'POST', url: `${SET}(${cancelled})/Microsoft.NAV.cancel` })).statusCode).toBe(200);
@@ -111,8 +112,8 @@ describe.skipIf(postgres.skip)('processing on PostgreSQL', () => {
       api = await startTestService({ databaseUrl: fresh.url, workers: false });
       // Ticks once a minute: only a notification can start it within the test's time.
       worker = await startTestService({ databaseUrl: fresh.url, workers: true, applyExample: false, config: { schedulerTickMs: 60_000 } });
-      // Its start-up drain (nothing Pending) is over once the loops wait.
-      await new Promise((r) => setTimeout(r, 200));
+      // Its start-up drain (nothing Pending) is over, and the loops wait, once the queue has had its turn.
+      await queueHadItsTurn(worker.service.db, () => worker.service.queue?.wake());
     });
     afterAll(async () => {
       await api?.cleanup();
