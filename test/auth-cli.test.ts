@@ -1,8 +1,9 @@
 /**
  * `ifw users …`, `ifw apps …` and `ifw token` against a running `ifw serve` on the same data
  * directory, as real processes: what the CLI changes in the database reaches the running service
- * (within its directory cache of 5 s, so changes are polled for, never slept on), and bad input ends
- * with a non-zero exit and one `ifw: …` line, never a stack trace.
+ * (within its directory cache, IFW_DIRECTORY_CACHE_MS: 5 s by default, 100 ms for the service here,
+ * and changes are polled for, never slept on), and bad input ends with a non-zero exit and one
+ * `ifw: …` line, never a stack trace.
  *
  * All Basic requests come from 127.0.0.1, whose failed sign-ins the service throttles after 5: the
  * tests below cause two (an old password refused after each password change), no more.
@@ -13,13 +14,14 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, basicAuth, eventually, ROOT, runIfw, startServer, type RunResult, type ServerProcess } from './helpers/process.js';
+import { assertBuilt, basicAuth, ROOT, runIfw, startServer, type RunResult, type ServerProcess } from './helpers/process.js';
+import { until } from './helpers/until.js';
 
 const API = '/api/vendor/integrationFramework/v1.0';
 const ADMIN_PASSWORD = 'auth-cli-administrator';
 const PAYLOAD_FILE = path.join(ROOT, 'examples/customers-payload.json');
-/** For tests that wait for the directory cache twice, each time for up to 7 s, between CLI commands. */
-const WAITS_TWICE_MS = 60_000;
+/** How long the service remembers users and applications (IFW_DIRECTORY_CACHE_MS): a CLI change reaches it within this. */
+const DIRECTORY_CACHE_MS = '100';
 const GENERATED = /^password \(shown only this once\): (\S+)$/m;
 let dir: string;
 let env: NodeJS.ProcessEnv;
@@ -31,7 +33,8 @@ beforeAll(async () => {
   assertBuilt();
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-auth-cli-'));
   env = { IFW_DATA_DIR: dir, IFW_ADMIN_PASSWORD: ADMIN_PASSWORD, IFW_DEV_TOKEN_ISSUER: 'true' };
-  server = await startServer(env, ['--apply', path.join(ROOT, 'examples/customers.yaml')]);
+  const serviceEnv = { ...env, IFW_DIRECTORY_CACHE_MS: DIRECTORY_CACHE_MS };
+  server = await startServer(serviceEnv, ['--apply', path.join(ROOT, 'examples/customers.yaml')]);
 });
 
 afterAll(async () => {
@@ -116,103 +119,87 @@ describe('ifw users', () => {
     expect(listed.stdout).not.toMatch(/hash|argon/i);
   });
 
-  it(
-    'disable refuses a user within the directory cache; enable lets the user back in',
-    async () => {
-      expectSuccess(await ifw(['users', 'add', 'dora', '-p', 'VENDOR IF ALL', '--password-stdin'], 'dora-password-0001'));
-      const dora = basicAuth('dora', 'dora-password-0001');
-      expect(await list(dora)).toBe(200);
+  it('disable refuses a user within the directory cache; enable lets the user back in', async () => {
+    expectSuccess(await ifw(['users', 'add', 'dora', '-p', 'VENDOR IF ALL', '--password-stdin'], 'dora-password-0001'));
+    const dora = basicAuth('dora', 'dora-password-0001');
+    expect(await list(dora)).toBe(200);
 
-      const disabled = await ifw(['users', 'disable', 'dora']);
-      expectSuccess(disabled);
-      expect(JSON.parse(disabled.stdout)).toMatchObject({ userName: 'dora', enabled: false });
-      expect(await eventually(() => list(dora), 401)).toBe(401);
-      expect(await errorOf('GET', dora)).toEqual({ status: 401, error: { code: 'unauthorized', message: "User 'dora' is disabled." } });
+    const disabled = await ifw(['users', 'disable', 'dora']);
+    expectSuccess(disabled);
+    expect(JSON.parse(disabled.stdout)).toMatchObject({ userName: 'dora', enabled: false });
+    expect(await until(() => list(dora), { holds: (status) => status === 401 })).toBe(401);
+    expect(await errorOf('GET', dora)).toEqual({ status: 401, error: { code: 'unauthorized', message: "User 'dora' is disabled." } });
 
-      expectSuccess(await ifw(['users', 'enable', 'dora']));
-      expect(await eventually(() => list(dora), 200)).toBe(200);
-    },
-    WAITS_TWICE_MS,
-  );
+    expectSuccess(await ifw(['users', 'enable', 'dora']));
+    expect(await until(() => list(dora), { holds: (status) => status === 200 })).toBe(200);
+  });
 
-  it(
-    'set-password: the old password is refused and the new one accepted',
-    async () => {
-      expectSuccess(await ifw(['users', 'add', 'carol', '-p', 'VENDOR IF ALL', '--password-stdin'], 'carol-password-0001'));
-      const old = basicAuth('carol', 'carol-password-0001');
-      // Verified once, then remembered by the service: the change must end that too.
-      expect(await list(old)).toBe(200);
+  it('set-password: the old password is refused and the new one accepted', async () => {
+    expectSuccess(await ifw(['users', 'add', 'carol', '-p', 'VENDOR IF ALL', '--password-stdin'], 'carol-password-0001'));
+    const old = basicAuth('carol', 'carol-password-0001');
+    // Verified once, then remembered by the service: the change must end that too.
+    expect(await list(old)).toBe(200);
 
-      const changed = await ifw(['users', 'set-password', 'carol', '--password-stdin'], 'carol-password-0002\n');
-      expectSuccess(changed);
-      expect(changed.stdout).not.toMatch(GENERATED);
-      expect(await eventually(() => list(old), 401)).toBe(401);
-      expect(await list(basicAuth('carol', 'carol-password-0002'))).toBe(200);
+    const changed = await ifw(['users', 'set-password', 'carol', '--password-stdin'], 'carol-password-0002\n');
+    expectSuccess(changed);
+    expect(changed.stdout).not.toMatch(GENERATED);
+    expect(await until(() => list(old), { holds: (status) => status === 401 })).toBe(401);
+    expect(await list(basicAuth('carol', 'carol-password-0002'))).toBe(200);
 
-      // Without --password-stdin a new password is generated and printed once.
-      const generated = await ifw(['users', 'set-password', 'carol']);
-      expectSuccess(generated);
-      expect(generated.stdout.match(new RegExp(GENERATED, 'gm'))).toHaveLength(1);
-      const password = GENERATED.exec(generated.stdout)![1]!;
-      expect(await eventually(() => list(basicAuth('carol', 'carol-password-0002')), 401)).toBe(401);
-      expect(await submit(basicAuth('carol', password))).toBe(202);
-    },
-    WAITS_TWICE_MS,
-  );
+    // Without --password-stdin a new password is generated and printed once.
+    const generated = await ifw(['users', 'set-password', 'carol']);
+    expectSuccess(generated);
+    expect(generated.stdout.match(new RegExp(GENERATED, 'gm'))).toHaveLength(1);
+    const password = GENERATED.exec(generated.stdout)![1]!;
+    expect(await until(() => list(basicAuth('carol', 'carol-password-0002')), { holds: (status) => status === 401 })).toBe(401);
+    expect(await submit(basicAuth('carol', password))).toBe(202);
+  });
 
-  it(
-    'grant adds a permission set and revoke takes it away',
-    async () => {
-      expectSuccess(await ifw(['users', 'add', 'dave', '-p', 'VENDOR IF STANDARD', '--password-stdin'], 'dave-password-0001'));
-      const dave = basicAuth('dave', 'dave-password-0001');
-      const refused = await errorOf('POST', dave);
-      expect(refused.status).toBe(403);
-      expect(refused.error.code).toBe('forbidden');
-      expect(refused.error.message).toContain("needs the permission 'bulkImport', granted by VENDOR IF ALL or SUPER");
-      expect(await list(dave)).toBe(200);
+  it('grant adds a permission set and revoke takes it away', async () => {
+    expectSuccess(await ifw(['users', 'add', 'dave', '-p', 'VENDOR IF STANDARD', '--password-stdin'], 'dave-password-0001'));
+    const dave = basicAuth('dave', 'dave-password-0001');
+    const refused = await errorOf('POST', dave);
+    expect(refused.status).toBe(403);
+    expect(refused.error.code).toBe('forbidden');
+    expect(refused.error.message).toContain("needs the permission 'bulkImport', granted by VENDOR IF ALL or SUPER");
+    expect(await list(dave)).toBe(200);
 
-      const granted = await ifw(['users', 'grant', 'dave', 'VENDOR IF ALL']);
-      expectSuccess(granted);
-      expect(JSON.parse(granted.stdout)).toMatchObject({ permissionSets: ['VENDOR IF STANDARD', 'VENDOR IF ALL'] });
-      expect(await eventually(() => submit(dave), 202)).toBe(202);
+    const granted = await ifw(['users', 'grant', 'dave', 'VENDOR IF ALL']);
+    expectSuccess(granted);
+    expect(JSON.parse(granted.stdout)).toMatchObject({ permissionSets: ['VENDOR IF STANDARD', 'VENDOR IF ALL'] });
+    expect(await until(() => submit(dave), { holds: (status) => status === 202 })).toBe(202);
 
-      expectSuccess(await ifw(['users', 'revoke', 'dave', 'VENDOR IF ALL']));
-      expect(await eventually(() => submit(dave), 403)).toBe(403);
-      expect(await list(dave)).toBe(200);
-    },
-    WAITS_TWICE_MS,
-  );
+    expectSuccess(await ifw(['users', 'revoke', 'dave', 'VENDOR IF ALL']));
+    expect(await until(() => submit(dave), { holds: (status) => status === 403 })).toBe(403);
+    expect(await list(dave)).toBe(200);
+  });
 });
 
 describe('ifw apps and ifw token', () => {
-  it(
-    'a token for a registered application is accepted; a disabled application is refused with 403',
-    async () => {
-      const added = await ifw(['apps', 'add', 'erp', '-p', 'VENDOR IF ALL', '--name', 'ERP connector']);
-      expectSuccess(added);
-      expect(JSON.parse(added.stdout)).toMatchObject({
-        clientId: 'erp',
-        displayName: 'ERP connector',
-        enabled: true,
-        permissionSets: ['VENDOR IF ALL'],
-      });
+  it('a token for a registered application is accepted; a disabled application is refused with 403', async () => {
+    const added = await ifw(['apps', 'add', 'erp', '-p', 'VENDOR IF ALL', '--name', 'ERP connector']);
+    expectSuccess(added);
+    expect(JSON.parse(added.stdout)).toMatchObject({
+      clientId: 'erp',
+      displayName: 'ERP connector',
+      enabled: true,
+      permissionSets: ['VENDOR IF ALL'],
+    });
 
-      const token = await ifw(['token', '--app', 'erp', '--minutes', '5']);
-      expectSuccess(token);
-      expect(token.stderr).toBe('');
-      expect(token.stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
-      const erp = bearer(token.stdout.trim());
-      expect(await submit(erp)).toBe(202);
+    const token = await ifw(['token', '--app', 'erp', '--minutes', '5']);
+    expectSuccess(token);
+    expect(token.stderr).toBe('');
+    expect(token.stdout).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
+    const erp = bearer(token.stdout.trim());
+    expect(await submit(erp)).toBe(202);
 
-      expectSuccess(await ifw(['apps', 'disable', 'erp']));
-      expect(await eventually(() => submit(erp), 403)).toBe(403);
-      expect(await errorOf('POST', erp)).toEqual({ status: 403, error: { code: 'forbidden', message: "Application 'erp' is disabled." } });
+    expectSuccess(await ifw(['apps', 'disable', 'erp']));
+    expect(await until(() => submit(erp), { holds: (status) => status === 403 })).toBe(403);
+    expect(await errorOf('POST', erp)).toEqual({ status: 403, error: { code: 'forbidden', message: "Application 'erp' is disabled." } });
 
-      expectSuccess(await ifw(['apps', 'enable', 'erp']));
-      expect(await eventually(() => submit(erp), 202)).toBe(202);
-    },
-    WAITS_TWICE_MS,
-  );
+    expectSuccess(await ifw(['apps', 'enable', 'erp']));
+    expect(await until(() => submit(erp), { holds: (status) => status === 202 })).toBe(202);
+  });
 
   it('a token for an unregistered application is printed with a warning and refused by the service', async () => {
     const token = await ifw(['token', '--app', 'stranger']);

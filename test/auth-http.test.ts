@@ -531,6 +531,16 @@ describe('configuration', () => {
     expect(() => loadConfig({ IFW_OAUTH_ISSUERS: value })).toThrow(message);
   });
 
+  it('reads IFW_DIRECTORY_CACHE_MS, 5000 by default, and refuses a value outside 0 to 600000', () => {
+    expect(loadConfig({}).directoryCacheMs).toBe(5000);
+    expect(loadConfig({ IFW_DIRECTORY_CACHE_MS: '0' }).directoryCacheMs).toBe(0);
+    expect(loadConfig({ IFW_DIRECTORY_CACHE_MS: '250' }).directoryCacheMs).toBe(250);
+    expect(() => loadConfig({ IFW_DIRECTORY_CACHE_MS: '600001' })).toThrow(
+      'IFW_DIRECTORY_CACHE_MS must be between 0 and 600000, got 600001',
+    );
+    expect(() => loadConfig({ IFW_DIRECTORY_CACHE_MS: '5s' })).toThrow('IFW_DIRECTORY_CACHE_MS must be a whole number, got "5s"');
+  });
+
   it('reads a well-formed IFW_OAUTH_ISSUERS', () => {
     const issuers = [{ issuer: ISSUER, audience: [AUDIENCE], jwksUrl: 'https://login.example.test/keys' }];
     expect(loadConfig({ IFW_OAUTH_ISSUERS: JSON.stringify(issuers) }).tokenIssuers).toEqual(issuers);

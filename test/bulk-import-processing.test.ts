@@ -5,7 +5,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyConfig } from '../src/declarative-config/apply.js';
 import { systemClock } from '../src/core/clock.js';
-import { API, eventually, startTestService, type TestService } from './helpers/service.js';
+import { API, startTestService, type TestService } from './helpers/service.js';
+import { until } from './helpers/until.js';
+import { queueHadItsTurn } from './queue-fixtures.js';
 
 const SET = `${API}/bulkImportRequests`;
 let t: TestService;
@@ -134,9 +136,9 @@ async function poll(requestId: string): Promise<Polled> {
 
 async function submitAndWait(sortingOrder: number, records: unknown, wrap = true): Promise<Polled> {
   const requestId = await submit(sortingOrder, records, wrap);
-  return eventually<Polled>(async () => {
-    const polled = await poll(requestId);
-    return ['Completed', 'Failed', 'Cancelled'].includes(polled.status) ? polled : undefined;
+  return until(() => poll(requestId), {
+    holds: (polled) => ['Completed', 'Failed', 'Cancelled'].includes(polled.status),
+    what: `request ${requestId} ended`,
   });
 }
 
@@ -261,15 +263,15 @@ describe('processing through the job queue', () => {
     const hold = await t.inject({ method: 'PATCH', url: entry, payload: { status: 'On Hold' } });
     expect(hold.statusCode, hold.body).toBe(200);
     const requestId = await submit(60, [person('m1')]);
-    // Give the woken queue every chance to (wrongly) run.
-    await new Promise((r) => setTimeout(r, 300));
+    // The queue, woken by the submission, has its turn (and would wrongly run the processor in it).
+    await queueHadItsTurn(t.service.db, () => t.service.queue?.wake());
     expect((await poll(requestId)).status).toBe('Pending');
 
     const ready = await t.inject({ method: 'PATCH', url: entry, payload: { status: 'Ready' } });
     expect(ready.statusCode).toBe(200);
-    const done = await eventually(async () => {
-      const polled = await poll(requestId);
-      return polled.status === 'Completed' ? polled : undefined;
+    const done = await until(() => poll(requestId), {
+      holds: (polled) => polled.status === 'Completed',
+      what: `request ${requestId} Completed`,
     });
     expect(done.recordCount).toBe(1);
   });

@@ -110,15 +110,17 @@ describe('kill -9 during submission and processing', () => {
     let processingAtKill = 0;
     for (let cycle = 0; cycle < 3; cycle++) {
       const server = await startServer(env);
+      const acceptedBefore = sent.length;
       const submitting = submitWhileRunning(server, cycle * 100_000, Date.now() + 20_000, sent);
-      // Kill the moment a request is being imported (after some warm-up), as a crash would.
+      // Kill the moment a request is being imported, once this start has accepted a few submissions
+      // (more in each cycle, so that the kills land at different points), as a crash would.
+      const warmedUp = (): boolean => sent.length - acceptedBefore >= 5 + cycle * 3;
       const db = new BetterSqlite3(path.join(dir, 'ifw.db'), { readonly: true });
       const processing = db.prepare("select count(*) as n from ifw_bulk_import_request where status = 'Processing'");
-      const warmUp = Date.now() + 300 + cycle * 200;
       const giveUp = Date.now() + 10_000;
       for (;;) {
         const n = (processing.get() as { n: number }).n;
-        if ((n > 0 && Date.now() > warmUp) || Date.now() > giveUp) {
+        if ((n > 0 && warmedUp()) || Date.now() > giveUp) {
           server.child.kill('SIGKILL');
           processingAtKill += n;
           break;

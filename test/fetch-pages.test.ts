@@ -12,6 +12,7 @@ import {
   startPagingServer,
   type PagingServer,
 } from './helpers/paging-server.js';
+import { until } from './helpers/until.js';
 
 let server: PagingServer;
 let other: PagingServer;
@@ -29,6 +30,22 @@ beforeEach(() => {
 });
 
 const paths = (s: PagingServer): string[] => s.requests.map((r) => r.url);
+
+/** Runs `run` counting the requests the HTTP client sends meanwhile (undici's diagnostics channel). */
+async function countingSent<T>(run: (sent: () => number) => Promise<T>): Promise<T> {
+  let sent = 0;
+  const onSend = (): void => void (sent += 1);
+  diagnostics.subscribe('undici:client:sendHeaders', onSend);
+  try {
+    return await run(() => sent);
+  } finally {
+    diagnostics.unsubscribe('undici:client:sendHeaders', onSend);
+  }
+}
+
+/** Until the server has received every request sent so far: what it saw is then what was sent, not what arrived in time. */
+const receivedAll = (sent: () => number): Promise<number> =>
+  until(() => server.requests.length, { holds: (received) => received === sent(), what: 'the server receiving every request sent' });
 
 async function rejection(promise: Promise<unknown>): Promise<FetchError> {
   const err = await promise.then(
@@ -180,14 +197,16 @@ describe('fetchPages over each strategy', () => {
 
   it('requests the next page while onPage handles the current one, never more than one ahead', async () => {
     const requestsSeenByOnPage: number[] = [];
-    await fetchPages(
-      connectionTo(server.origin),
-      endpointAt('/next-absolute', paging.nextLink('next')),
-      async (page) => {
-        await new Promise((resolve) => setTimeout(resolve, 5));
-        requestsSeenByOnPage.push(server.requests.length - page.pageNo);
-      },
-      fakeTime().options,
+    await countingSent((sent) =>
+      fetchPages(
+        connectionTo(server.origin),
+        endpointAt('/next-absolute', paging.nextLink('next')),
+        async (page) => {
+          await receivedAll(sent);
+          requestsSeenByOnPage.push(server.requests.length - page.pageNo);
+        },
+        fakeTime().options,
+      ),
     );
     // While page k is handled the request for page k + 1 is out (none after the last page).
     expect(requestsSeenByOnPage).toEqual([...new Array<number>(9).fill(1), 0]);
@@ -195,16 +214,18 @@ describe('fetchPages over each strategy', () => {
 
   it('stops at the first page onPage rejects, with its error', async () => {
     const stop = new Error('staging failed');
-    const failing = fetchPages(
-      connectionTo(server.origin),
-      endpointAt('/next-absolute', paging.nextLink('next')),
-      (page) => {
-        if (page.pageNo === 2) throw stop;
-      },
-      fakeTime().options,
-    );
-    await expect(failing).rejects.toBe(stop);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await countingSent(async (sent) => {
+      const failing = fetchPages(
+        connectionTo(server.origin),
+        endpointAt('/next-absolute', paging.nextLink('next')),
+        (page) => {
+          if (page.pageNo === 2) throw stop;
+        },
+        fakeTime().options,
+      );
+      await expect(failing).rejects.toBe(stop);
+      await receivedAll(sent);
+    });
     // Page 3 was already requested while page 2 was handled; nothing after it.
     expect(server.requests.map((r) => r.url)).toEqual(['/next-absolute', '/next-absolute?cursor=2', '/next-absolute?cursor=3']);
   });

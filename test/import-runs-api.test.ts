@@ -26,7 +26,7 @@ import {
   type ManualClock,
 } from './helpers/import-fixtures.js';
 import { startPagingServer, type PagingServer } from './helpers/paging-server.js';
-import { eventually } from './helpers/service.js';
+import { until } from './helpers/until.js';
 
 const API = '/api/vendor/integrationFramework/v1.0';
 const config = { leaseSeconds: 300, maxAttempts: 3, retentionDays: 30, schedulerTickMs: 1000 };
@@ -92,9 +92,9 @@ type RunBody = Record<string, unknown> & { runId: string; status: string; errorM
 
 /** Polls importRuns(<id>) until its status is `status`. */
 const pollUntil = (runId: string, status: string): Promise<RunBody> =>
-  eventually(async () => {
-    const polled = (await get(`importRuns(${runId})`)).json<RunBody>();
-    return polled.status === status ? polled : undefined;
+  until(async () => (await get(`importRuns(${runId})`)).json<RunBody>(), {
+    holds: (polled) => polled.status === status,
+    what: `run ${runId} ${status}`,
   });
 
 describe('POST restApiEndpoints(<code>)/Microsoft.NAV.run', () => {

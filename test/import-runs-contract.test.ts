@@ -47,6 +47,7 @@ import {
 } from './helpers/import-fixtures.js';
 import { startPagingServer, type PagingServer } from './helpers/paging-server.js';
 import { assertBuilt, runIfw } from './helpers/process.js';
+import { until } from './helpers/until.js';
 
 const LEASE_MS = 300_000;
 const SECRET_KEY = 'import-run-tests';
@@ -560,12 +561,15 @@ describe.skipIf(postgres.skip)('import runs on postgres only', () => {
 
     it('a lease lost meanwhile cancels the import at once: nothing is committed, the run goes on with its new owner', async () => {
       const { db, other, ctx, runId } = await slowRun();
+      // In this database: other tests (and their pg_sleep) share the server.
       const slept = async (): Promise<boolean> =>
-        (await sql<{ n: number }>`select count(*)::integer as n from pg_stat_activity where wait_event = 'PgSleep'`.execute(other.kysely))
-          .rows[0]!.n > 0;
+        (
+          await sql<{ n: number }>`select count(*)::integer as n from pg_stat_activity
+                                    where wait_event = 'PgSleep' and datname = current_database()`.execute(other.kysely)
+        ).rows[0]!.n > 0;
       // Once the import sleeps in its INSERT, another worker takes the run over.
       const thief = (async () => {
-        for (let tries = 0; tries < 200 && !(await slept()); tries++) await new Promise((resolve) => setTimeout(resolve, 20));
+        await until(slept, { what: 'the import sleeping in its INSERT' });
         await sql`update ifw_import_run set lease_owner = 'worker-2' where run_id = ${runId}`.execute(other.kysely);
       })();
       try {

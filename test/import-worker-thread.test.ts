@@ -13,7 +13,7 @@ import { startJobQueue } from '../src/main/job-queue.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import { addEndpoint, ENDPOINTS, itemIds, range, setupItems, silentLogger, testBox } from './helpers/import-fixtures.js';
 import { startPagingServer, type PagingServer } from './helpers/paging-server.js';
-import { eventually } from './helpers/service.js';
+import { until } from './helpers/until.js';
 
 const API = '/api/vendor/integrationFramework/v1.0';
 
@@ -57,12 +57,11 @@ describe('import runs on the job queue worker thread', () => {
     expect(res.statusCode).toBe(202);
     const { runId } = res.json<{ runId: string }>();
 
-    const done = await eventually(async () => {
-      const polled = (await app.inject({ headers: auth.headers, method: 'GET', url: `${API}/importRuns(${runId})` })).json<{
-        status: string;
-      }>();
-      return polled.status === 'Completed' || polled.status === 'Failed' ? polled : undefined;
-    });
+    const done = await until(
+      async () =>
+        (await app.inject({ headers: auth.headers, method: 'GET', url: `${API}/importRuns(${runId})` })).json<{ status: string }>(),
+      { holds: (polled) => polled.status === 'Completed' || polled.status === 'Failed', what: `run ${runId} ended` },
+    );
 
     expect(done).toMatchObject({ status: 'Completed', pagesFetched: 26, recordCount: 250, insertedCount: 250, stopReason: 'shortPage' });
     expect(itemIds(t.db)).toEqual(range(1, 250));

@@ -3,10 +3,12 @@ import { randomUUID } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { Clock } from '../src/core/clock.js';
 import { declareIntegration } from '../src/integrations/service.js';
+import { RETENTION_CLEANUP_ENTRY } from '../src/bulk-import/jobs.js';
 import { createLogger } from '../src/core/logger.js';
 import type { Database } from '../src/storage/database.js';
 import type { BulkImportRequestRow } from '../src/storage/schema.js';
 import { createTargetTable } from '../src/tables/service.js';
+import { until } from './helpers/until.js';
 
 export const silentLogger = createLogger({ logLevel: 'silent' });
 
@@ -95,4 +97,28 @@ export function customerNos(db: Database): string[] {
 
 export async function entryRow(db: Database, id: string) {
   return db.kysely.selectFrom('ifw_job_queue_entry').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+}
+
+/**
+ * For "nothing happened" checks: resolves once the job queue has demonstrably had its turn since this
+ * call, instead of after a sleep. The retention cleanup entry, which runs beside the Bulk Import
+ * Processor, is made due, the queue woken, and the entry's run awaited; twice, the second time due
+ * only after the first run ended. On SQLite both entries run on one thread, one after the other,
+ * oldest due first: by the end of the second run, an entry that the wakes before this call made due
+ * (a processor that On Hold failed to stop) has been claimed and run to its end. On PostgreSQL the
+ * request loops are woken with the retention runner: a drain starts with a statement or two, while the
+ * two retention runs take a dozen, one after the other.
+ */
+export async function queueHadItsTurn(db: Database, wake: () => void): Promise<void> {
+  for (let run = 1; run <= 2; run++) {
+    await db.kysely
+      .updateTable('ifw_job_queue_entry')
+      .set({ next_run_at: new Date().toISOString(), last_ended_at: null })
+      .where('id', '=', RETENTION_CLEANUP_ENTRY)
+      .execute();
+    wake();
+    await until(async () => (await entryRow(db, RETENTION_CLEANUP_ENTRY)).last_ended_at, {
+      what: `run ${run} of the retention cleanup entry`,
+    });
+  }
 }

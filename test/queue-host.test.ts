@@ -10,7 +10,17 @@ import { startJobQueue } from '../src/main/job-queue.js';
 import type { ImportFnPg } from '../src/bulk-import/processor.js';
 import { migrate, openDatabase, type Database } from '../src/storage/database.js';
 import { BACKENDS, type FreshDatabase } from './helpers/databases.js';
-import { customerNos, customersPayload, getRequest, insertRequest, setupCustomers, silentLogger } from './queue-fixtures.js';
+import { until } from './helpers/until.js';
+import {
+  customerNos,
+  customersPayload,
+  entryRow,
+  getRequest,
+  insertRequest,
+  queueHadItsTurn,
+  setupCustomers,
+  silentLogger,
+} from './queue-fixtures.js';
 
 let dir: string;
 let config: Config;
@@ -32,12 +42,8 @@ afterEach(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-async function waitForStatus(requestId: string, status: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while ((await getRequest(db, requestId)).status !== status) {
-    if (Date.now() > deadline) throw new Error(`request ${requestId} did not become ${status} within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+async function waitForStatus(requestId: string, status: string): Promise<void> {
+  await until(() => getRequest(db, requestId), { holds: (request) => request.status === status, what: `request ${requestId} ${status}` });
 }
 
 describe('startJobQueue', () => {
@@ -69,21 +75,9 @@ describe('startJobQueue', () => {
     host = await startJobQueue(config, { logger: silentLogger });
 
     // The worker's first tick ran the (due) retention entry: it is alive and ticking.
-    const deadline = Date.now() + 10_000;
-    while (
-      (
-        await db.kysely
-          .selectFrom('ifw_job_queue_entry')
-          .select('last_ended_at')
-          .where('id', '=', 'retention-cleanup')
-          .executeTakeFirstOrThrow()
-      ).last_ended_at === null
-    ) {
-      if (Date.now() > deadline) throw new Error('the worker never ran the retention entry');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    host.wake();
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await until(async () => (await entryRow(db, 'retention-cleanup')).last_ended_at, { what: 'the first run of the retention entry' });
+    // Woken, it runs the retention entry again, and would have run the processor before it.
+    await queueHadItsTurn(db, () => host?.wake());
 
     expect((await getRequest(db, id)).status).toBe('Pending');
   });
@@ -127,11 +121,7 @@ describe.skipIf(postgres.skip)('startJobQueue on PostgreSQL: shutting down with 
       const id = await insertRequest(pgDb, { submittedAt: new Date().toISOString(), payload: customersPayload('C1') });
       pgHost = await startJobQueue(pgConfig, { logger: silentLogger, closeTimeoutMs: 300, importPayloadPg });
       pgHost.wake();
-      const deadline = Date.now() + 10_000;
-      while (!importing) {
-        if (Date.now() > deadline) throw new Error('the import never started');
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      await until(() => importing, { what: 'the import started' });
       expect(await getRequest(pgDb, id)).toMatchObject({ status: 'Processing', attempts: 1 });
 
       const started = Date.now();

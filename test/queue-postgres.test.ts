@@ -12,7 +12,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, type FreshDatabase } from './helpers/databases.js';
 import { assertBuilt, startWorker } from './helpers/process.js';
-import { API, eventually, startTestService, type TestService } from './helpers/service.js';
+import { API, startTestService, type TestService } from './helpers/service.js';
+import { until } from './helpers/until.js';
+import { queueHadItsTurn } from './queue-fixtures.js';
 
 const postgres = BACKENDS.find((b) => b.name === 'postgres')!;
 const SET = `${API}/bulkImportRequests`;
@@ -30,11 +32,12 @@ async function poll(t: TestService, requestId: string): Promise<{ status: string
   return (await t.inject({ method: 'GET', url: `${SET}(${requestId})` })).json();
 }
 
-const ended = (t: TestService, requestId: string, ms?: number) =>
-  eventually(async () => {
-    const r = await poll(t, requestId);
-    return r.status === 'Pending' || r.status === 'Processing' ? undefined : r;
-  }, ms);
+const ended = (t: TestService, requestId: string, timeoutMs?: number) =>
+  until(() => poll(t, requestId), {
+    holds: (r) => r.status !== 'Pending' && r.status !== 'Processing',
+    what: `request ${requestId} ended`,
+    timeoutMs,
+  });
 
 async function rows(t: TestService): Promise<string[]> {
   const res = await t.inject({ method: 'GET', url: `${API}/targetTables('customer')/rows?$top=100` });
@@ -82,8 +85,8 @@ describe.skipIf(postgres.skip)('processing on PostgreSQL', () => {
         .set({ status: 'Processing', lease_owner: 'dead-host:1:loop1:x', lease_expires_at: '2999-01-01T00:00:00.000Z', attempts: 1 })
         .where('request_id', '=', stuck)
         .execute();
-      // Several scheduler ticks pass: nothing is claimed while On Hold.
-      await new Promise((r) => setTimeout(r, 300));
+      // The queue has its turn: nothing is claimed while On Hold.
+      await queueHadItsTurn(t.service.db, () => t.service.queue?.wake());
       expect((await poll(t, waiting)).status).toBe('Pending');
 
       expect((await t.inject({ method: 'POST', url: `${SET}(${cancelled})/Microsoft.NAV.cancel` })).statusCode).toBe(200);
@@ -109,8 +112,8 @@ describe.skipIf(postgres.skip)('processing on PostgreSQL', () => {
       api = await startTestService({ databaseUrl: fresh.url, workers: false });
       // Ticks once a minute: only a notification can start it within the test's time.
       worker = await startTestService({ databaseUrl: fresh.url, workers: true, applyExample: false, config: { schedulerTickMs: 60_000 } });
-      // Its start-up drain (nothing Pending) is over once the loops wait.
-      await new Promise((r) => setTimeout(r, 200));
+      // Its start-up drain (nothing Pending) is over, and the loops wait, once the queue has had its turn.
+      await queueHadItsTurn(worker.service.db, () => worker.service.queue?.wake());
     });
     afterAll(async () => {
       await api?.cleanup();
@@ -148,16 +151,13 @@ describe.skipIf(postgres.skip)('processing on PostgreSQL', () => {
       } finally {
         await admin.end();
       }
-      const degraded = await eventually(async () => {
-        const now = await wakeups();
-        return now.wakeups?.startsWith('degraded') === true ? now : undefined;
-      });
+      const degraded = await until(wakeups, { holds: (now) => now.wakeups?.startsWith('degraded') === true, what: 'wake-ups degraded' });
       // Still ready: requests are processed, at the scheduler tick.
       expect(degraded).toEqual({
         status: 200,
         wakeups: 'degraded: the LISTEN connection is reconnecting; workers start at their scheduler tick meanwhile',
       });
-      await eventually(async () => ((await wakeups()).wakeups === 'ok' ? true : undefined));
+      await until(wakeups, { holds: (now) => now.wakeups === 'ok', what: 'wake-ups ok again' });
 
       const id = await submit(api, customers({ no: 'N9', name: 'After the reconnect' }));
       const accepted = Date.now();

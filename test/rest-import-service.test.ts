@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyConfig } from '../src/declarative-config/apply.js';
 import { systemClock } from '../src/core/clock.js';
-import { API, eventually, startTestService, type TestService } from './helpers/service.js';
+import { API, startTestService, type TestService } from './helpers/service.js';
+import { until } from './helpers/until.js';
 import { startPagingServer, type PagingServer } from './helpers/paging-server.js';
 
 let t: TestService;
@@ -90,10 +91,9 @@ describe('REST API imports through the service', () => {
     const runId = started.body.runId as string;
     expect(started.headers.location).toContain(runId);
 
-    const run = await eventually<Record<string, unknown>>(async () => {
-      const polled = await call('GET', `importRuns(${runId})`);
-      const body = polled.body as Record<string, unknown>;
-      return ['Completed', 'Failed'].includes(body.status as string) ? body : undefined;
+    const run = await until(async () => (await call('GET', `importRuns(${runId})`)).body as Record<string, unknown>, {
+      holds: (body) => ['Completed', 'Failed'].includes(body.status as string),
+      what: `run ${runId} ended`,
     });
     expect(run).toMatchObject({ status: 'Completed', pagesFetched: 10, recordCount: 95, stopReason: 'shortPage' });
 
@@ -111,23 +111,27 @@ describe('REST API imports through the service', () => {
     server.setFaults([{ kind: 'hang', page: 2, times: 1 }]);
     const started = await call('POST', "restApiEndpoints('items')/Microsoft.NAV.run");
     expect(started.status).toBe(202);
-    await eventually(async () => ((await call('GET', `importRuns(${started.body.runId})`)).body.pagesFetched === 1 ? true : undefined));
+    await until(async () => (await call('GET', `importRuns(${started.body.runId})`)).body as { pagesFetched: number }, {
+      holds: (run) => run.pagesFetched === 1,
+      what: 'page 1 fetched',
+    });
 
     const submittedAt = Date.now();
     const submitted = await call('POST', 'bulkImportRequests', { integrationSortingOrder: 10, payload: '[{"no":"Q1","name":"Quick"}]' });
     expect(submitted.status).toBe(202);
-    const done = await eventually(async () => {
-      const polled = await call('GET', `bulkImportRequests(${submitted.body.requestId})`);
-      return polled.body.status === 'Completed' ? Date.now() : undefined;
+    await until(async () => (await call('GET', `bulkImportRequests(${submitted.body.requestId})`)).body as { status: string }, {
+      holds: (body) => body.status === 'Completed',
+      what: 'the bulk import request Completed',
     });
+    const done = Date.now();
     // Completed long before the REST import's page 2 times out.
     expect(done - submittedAt).toBeLessThan(2000);
     expect((await call('GET', `importRuns(${started.body.runId})`)).body.status).toBe('Running');
 
-    const failed = await eventually(async () => {
-      const polled = await call('GET', `importRuns(${started.body.runId})`);
-      return polled.body.status === 'Failed' ? (polled.body as { errorMessage: string }) : undefined;
-    });
+    const failed = await until(
+      async () => (await call('GET', `importRuns(${started.body.runId})`)).body as { status: string; errorMessage: string },
+      { holds: (body) => body.status === 'Failed', what: 'the run Failed' },
+    );
     expect(failed.errorMessage).toMatch(/^page 2 \(GET .*\/offset-limit\?offset=10&limit=10\):/);
     server.setFaults([]);
   });

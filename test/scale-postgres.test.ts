@@ -19,6 +19,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, type FreshDatabase } from './helpers/databases.js';
 import { assertBuilt, basicAuth, runIfw, startServer, startWorker, type ServerProcess, type WorkerProcess } from './helpers/process.js';
+import { until } from './helpers/until.js';
 
 const API = '/api/vendor/integrationFramework/v1.0';
 const ADMIN_PASSWORD = 'scale-test-administrator';
@@ -256,8 +257,23 @@ describe.skipIf(postgres.skip)('one API process and three worker processes on Po
       await new Promise((r) => setTimeout(r, 10));
     }
     expect(victim, `lease owner "${leaseOwner}" names none of the workers' pids (${workers.map((w) => w.pid).join(', ')})`).toBeDefined();
-    // A moment into the import, not at its first statement.
-    await new Promise((r) => setTimeout(r, 200));
+    // A moment into the import, not at its first statement: once its transaction has written rows to the
+    // table (it holds a write lock on it until it commits), or has ended after all (said just below).
+    await until(
+      async () =>
+        (
+          await db.query<{ status: string; writers: number }>(
+            `select (select status from ifw_bulk_import_request where request_id = $1) as status,
+                    (select count(*)::integer
+                       from pg_locks l
+                       join pg_class c on c.oid = l.relation
+                      where l.database = (select oid from pg_database where datname = current_database())
+                        and c.relname = 'scale_row' and l.mode = 'RowExclusiveLock' and l.granted) as writers`,
+            [requestId],
+          )
+        ).rows[0]!,
+      { holds: (row) => row.writers > 0 || row.status !== 'Processing', what: 'the import writing to scale_row' },
+    );
     const { rows: before } = await db.query<{ status: string; lease_owner: string | null }>(
       'select status, lease_owner from ifw_bulk_import_request where request_id = $1',
       [requestId],

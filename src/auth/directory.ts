@@ -2,7 +2,7 @@
  * The users and applications authentication looks up on every request, remembered for a few
  * seconds so that a request costs a map lookup, not a query. Changes made through this process
  * (admin API) clear it at once; changes made by another process (the CLI, another node) are seen
- * within `ttlMs`. Unknown names are remembered too, in a bounded map.
+ * within `ttlMs` (the service's IFW_DIRECTORY_CACHE_MS). Unknown names are remembered too, in a bounded map.
  */
 import type { Kysely } from 'kysely';
 import type { Clock } from '../core/clock.js';
@@ -17,6 +17,7 @@ export interface Directory {
   invalidate(): void;
 }
 
+/** The default of IFW_DIRECTORY_CACHE_MS. */
 export const DIRECTORY_TTL_MS = 5_000;
 const MAX_ENTRIES = 10_000;
 

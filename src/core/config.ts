@@ -55,6 +55,11 @@ export interface Config {
   /** How often the job queue scheduler looks for due entries, in milliseconds. */
   readonly schedulerTickMs: number;
   /**
+   * How long users and applications are remembered for authentication, in milliseconds: changes made
+   * by another process (the CLI, another node) reach this one within that time (IFW_DIRECTORY_CACHE_MS).
+   */
+  readonly directoryCacheMs: number;
+  /**
    * Key that encrypts stored secrets (IFW_SECRET_KEY); undefined: a key generated on first start is
    * kept in `<dataDir>/secret.key`.
    */
@@ -188,6 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     retentionDays: int(env, 'IFW_RETENTION_DAYS', 30, 1, 36_500),
     maxPageSize: int(env, 'IFW_MAX_PAGE_SIZE', 100, 1, 10_000),
     schedulerTickMs: int(env, 'IFW_SCHEDULER_TICK_MS', 1000, 10, 60_000),
+    directoryCacheMs: int(env, 'IFW_DIRECTORY_CACHE_MS', 5_000, 0, 600_000),
     secretKey: optional(env.IFW_SECRET_KEY),
     production: bool(env, 'IFW_PRODUCTION', false),
     basicAuth: bool(env, 'IFW_BASIC_AUTH', true),

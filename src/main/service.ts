@@ -71,7 +71,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const writer = config.database.kind === 'sqlite' ? createRequestWriter(config.database.file, logger) : undefined;
   const submitter = createSubmitter(db.kysely, { clock, persist: writer && ((rows) => writer.persist(rows)), onCommitted: wake });
 
-  const directory = createDirectory(db.kysely, clock);
+  const directory = createDirectory(db.kysely, clock, config.directoryCacheMs);
   const accounts = createAccounts(db.kysely, { clock, onChange: () => directory.invalidate() });
   const initialAdministrator = await ensureInitialAdministrator(accounts, db.kysely, {
     userName: config.adminUser,

@@ -124,19 +124,6 @@ export const basicAuth = (userName: string, password: string): { authorization: 
   authorization: `Basic ${Buffer.from(`${userName}:${password}`).toString('base64')}`,
 });
 
-/**
- * Polls `probe` every 100 ms until it answers `expected` or `timeoutMs` passes, and answers the last
- * answer. For changes made by the CLI, which a running service sees within its directory cache (5 s).
- */
-export async function eventually<T>(probe: () => Promise<T>, expected: T, timeoutMs = 7_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const answer = await probe();
-    if (answer === expected || Date.now() > deadline) return answer;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 export interface WorkerProcess {
   readonly child: ChildProcess;
   readonly pid: number;

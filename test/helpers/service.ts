@@ -69,14 +69,3 @@ export async function startTestService(
     },
   };
 }
-
-/** Polls `check` until it returns a value (real concurrency: the worker thread), failing after `ms`. */
-export async function eventually<T>(check: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
