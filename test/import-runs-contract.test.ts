@@ -604,7 +604,8 @@ describe.skipIf(postgres.skip)('import runs on postgres only', () => {
           await sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${database}`.execute(admin.kysely);
           // The pool learns of its idle connections' end asynchronously; until it has, the next claim could
           // be handed one of them. What is under test is the run's own connection ending mid-fetch.
-          if (db.dialect === 'postgres') await until(() => db.pool.idleCount === 0, { what: 'the pool to drop its ended idle connections' });
+          if (db.dialect === 'postgres')
+            await until(() => db.pool.idleCount === 0, { what: 'the pool to drop its ended idle connections' });
         },
       });
       try {
