@@ -6,8 +6,8 @@
  */
 import { sql } from 'kysely';
 import type { StopReason } from '../pagination/types.js';
-import { runFenced, type Connection, type PostgresConnection, type SqliteConnection } from '../storage/connection.js';
-import { clearStaged } from './staged.js';
+import type { Connection, PostgresConnection, SqliteConnection } from '../storage/connection.js';
+import { endRun } from './staged.js';
 
 export interface CompleteRunArgs {
   readonly runId: string;
@@ -46,14 +46,5 @@ export function completeRun(conn: Connection, args: CompleteRunArgs): boolean | 
      where run_id = ${args.runId}
        and status = 'Running'
        and lease_owner = ${args.owner}`;
-  if (conn.dialect === 'sqlite') {
-    if (!runFenced(conn, complete)) return false;
-    clearStaged(conn, args.runId);
-    return true;
-  }
-  return (async () => {
-    if (!(await runFenced(conn, complete))) return false;
-    await clearStaged(conn, args.runId);
-    return true;
-  })();
+  return endRun(conn, complete, args.runId);
 }

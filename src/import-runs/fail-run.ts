@@ -5,8 +5,8 @@
  */
 import { sql } from 'kysely';
 import type { StopReason } from '../pagination/types.js';
-import { runFenced, type Connection, type PostgresConnection, type SqliteConnection } from '../storage/connection.js';
-import { clearStaged } from './staged.js';
+import type { Connection, PostgresConnection, SqliteConnection } from '../storage/connection.js';
+import { endRun } from './staged.js';
 
 export interface FailRunArgs {
   readonly runId: string;
@@ -50,17 +50,6 @@ function failStatement(args: FailRunArgs) {
 export function failRun(conn: SqliteConnection, args: FailRunArgs): boolean;
 export function failRun(conn: PostgresConnection, args: FailRunArgs): Promise<boolean>;
 export function failRun(conn: Connection, args: FailRunArgs): boolean | Promise<boolean> {
-  if (conn.dialect === 'sqlite') {
-    const fail = conn.sqlite.transaction((): boolean => {
-      if (!runFenced(conn, failStatement(args))) return false;
-      clearStaged(conn, args.runId);
-      return true;
-    });
-    return fail.immediate();
-  }
-  return (async () => {
-    if (!(await runFenced(conn, failStatement(args)))) return false;
-    await clearStaged(conn, args.runId);
-    return true;
-  })();
+  if (conn.dialect === 'sqlite') return conn.sqlite.transaction(() => endRun(conn, failStatement(args), args.runId)).immediate();
+  return endRun(conn, failStatement(args), args.runId);
 }

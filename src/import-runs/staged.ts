@@ -1,9 +1,10 @@
 /**
- * Clearing what a run staged, on the connection that staged it: SQLite's staging table of mapped rows
+ * Clearing what a run staged, on the connection that staged it (and ending a run, which clears it): SQLite's staging table of mapped rows
  * (table-writer/sqlite/staged-rows.ts) or PostgreSQL's session table of records (postgres/staged-records.ts).
  * Synchronous on SQLite, so it can run inside the importer's transaction.
  */
-import type { Connection, PostgresConnection, SqliteConnection } from '../storage/connection.js';
+import type { RawBuilder } from 'kysely';
+import { runFenced, type Connection, type PostgresConnection, type SqliteConnection } from '../storage/connection.js';
 import { dropStagedRows } from '../table-writer/sqlite/staged-rows.js';
 import { clearStagedRecords } from './postgres/staged-records.js';
 
@@ -13,4 +14,24 @@ export function clearStaged(conn: Connection, runId: string): void | Promise<voi
 export function clearStaged(conn: Connection, runId: string): void | Promise<void> {
   if (conn.dialect === 'sqlite') return dropStagedRows(conn.sqlite, runId);
   return clearStagedRecords(conn, runId);
+}
+
+/**
+ * A run's last status write (fenced by its lease) and, when it changed the run, the clearing of what
+ * the run staged. False when the lease is no longer this worker's: nothing changed.
+ */
+export function endRun(conn: SqliteConnection, statusWrite: RawBuilder<unknown>, runId: string): boolean;
+export function endRun(conn: PostgresConnection, statusWrite: RawBuilder<unknown>, runId: string): Promise<boolean>;
+export function endRun(conn: Connection, statusWrite: RawBuilder<unknown>, runId: string): boolean | Promise<boolean>;
+export function endRun(conn: Connection, statusWrite: RawBuilder<unknown>, runId: string): boolean | Promise<boolean> {
+  if (conn.dialect === 'sqlite') {
+    if (!runFenced(conn, statusWrite)) return false;
+    clearStaged(conn, runId);
+    return true;
+  }
+  return (async () => {
+    if (!(await runFenced(conn, statusWrite))) return false;
+    await clearStaged(conn, runId);
+    return true;
+  })();
 }

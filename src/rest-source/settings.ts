@@ -5,7 +5,7 @@
  * fields the API and `ifw apply` speak (`paginationType`, `nextLinkJsonPath`, …) are derived from it.
  */
 import type { PaginationSettings, PaginationType } from '../pagination/index.js';
-import type { AuthType, HttpMethod } from './model.js';
+import type { AuthType, HttpMethod, RestEndpoint } from './model.js';
 import type { ConnectionInput, EndpointInput } from './schemas.js';
 
 // ---- connections ---------------------------------------------------------------------------
@@ -63,23 +63,12 @@ export function connectionInputOf(settings: ConnectionSettings): ConnectionInput
 
 // ---- endpoints -----------------------------------------------------------------------------
 
-/** An endpoint as stored. */
-export interface EndpointSettings {
-  readonly code: string;
-  readonly connectionCode: string;
-  readonly path: string;
-  readonly method: HttpMethod;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly query: Readonly<Record<string, string>>;
-  readonly body: string | null;
-  readonly integrationSortingOrder: number;
-  /**
-   * As configured: a Response Data Path of `$` stays `$` (answers show what was written); the engine
-   * is given '' for it (runtime-forms.ts).
-   */
-  readonly pagination: PaginationSettings;
-  readonly scheduleSeconds: number | null;
-}
+/**
+ * An endpoint as stored: the shape the fetch loop uses (RestEndpoint), but with the Pagination
+ * section as configured: a Response Data Path of `$` stays `$` (answers show what was written); the
+ * engine is given '' for it (runtime-forms.ts).
+ */
+export type EndpointSettings = RestEndpoint;
 
 /** The settings of the Pagination section that belong to one pagination type. */
 export const PAGINATION_FIELD_NAMES = [
