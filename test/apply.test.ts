@@ -93,7 +93,7 @@ describe('ifw apply', () => {
     const doc = example();
     doc.integrations[0]!.fields[2]!.sourcePath = 'lines[*].email';
     const err = await failure(applyConfig(t.db, doc, clock));
-    expect(err).toMatchObject({ status: 400, code: 'validationFailed' });
+    expect(err).toMatchObject({ status: 400, code: 'invalidRequest' });
     expect(err.message).toMatch(/^integrations\[0\]\.fields\[2\]\.sourcePath: invalid path "lines\[\*\]\.email"/);
     // The table was declared before the integration failed: the transaction took it back.
     expect(sqlTables()).toEqual([]);
@@ -199,7 +199,7 @@ describe('ifw apply', () => {
 
   it.each(shapeCases)('refuses %s with a message naming where', async (_, doc, message) => {
     const err = await failure(applyConfig(t.db, doc, clock));
-    expect(err).toMatchObject({ status: 400, code: 'validationFailed' });
+    expect(err).toMatchObject({ status: 400, code: 'invalidRequest' });
     expect(err.message).toContain(message);
   });
 
@@ -219,7 +219,7 @@ describe('ifw apply', () => {
     const broken = path.join(t.dir, 'broken.yaml');
     fs.writeFileSync(broken, 'targetTables: [\n  - name: x\n');
     const err = await failure(applyConfigFile(t.db, broken, clock));
-    expect(err).toMatchObject({ status: 400, code: 'validationFailed' });
+    expect(err).toMatchObject({ status: 400, code: 'invalidRequest' });
     expect(err.message).toContain(`${broken}: not valid YAML`);
   });
 });

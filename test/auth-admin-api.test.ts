@@ -219,7 +219,7 @@ describe('refusals', () => {
       url: USERS,
       body: { userName: 'shorty', password: 'short' },
       status: 400,
-      code: 'validationFailed',
+      code: 'invalidRequest',
     },
     {
       name: 'a too-short new password',
@@ -227,7 +227,7 @@ describe('refusals', () => {
       url: user('existing'),
       body: { password: 'short' },
       status: 400,
-      code: 'validationFailed',
+      code: 'invalidRequest',
     },
     {
       name: 'an unknown permission set for a user',
@@ -235,7 +235,7 @@ describe('refusals', () => {
       url: USERS,
       body: { userName: 'x1', password: PASSWORD, permissionSets: ['ROOT'] },
       status: 400,
-      code: 'validationFailed',
+      code: 'invalidRequest',
     },
     {
       name: 'an unknown permission set in a user change',
@@ -243,7 +243,7 @@ describe('refusals', () => {
       url: user('existing'),
       body: { permissionSets: ['ROOT'] },
       status: 400,
-      code: 'validationFailed',
+      code: 'invalidRequest',
     },
     {
       name: 'an unknown permission set for an application',
@@ -251,7 +251,7 @@ describe('refusals', () => {
       url: APPLICATIONS,
       body: { clientId: 'x2', permissionSets: ['ROOT'] },
       status: 400,
-      code: 'validationFailed',
+      code: 'invalidRequest',
     },
     {
       name: 'an unknown permission set in an application change',
@@ -259,7 +259,7 @@ describe('refusals', () => {
       url: application('existing-app'),
       body: { permissionSets: ['ROOT'] },
       status: 400,
-      code: 'validationFailed',
+      code: 'invalidRequest',
     },
     {
       name: 'a user name with a colon',
@@ -267,7 +267,7 @@ describe('refusals', () => {
       url: USERS,
       body: { userName: 'a:b', password: PASSWORD },
       status: 400,
-      code: 'validationFailed',
+      code: 'invalidRequest',
     },
     {
       name: 'an unknown property',

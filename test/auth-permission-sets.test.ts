@@ -98,7 +98,7 @@ describe('parsePermissionSet', () => {
   });
 
   it.each(['vendor if all', 'VENDOR_IF_ALL', ' SUPER', '', 'ADMIN'])(
-    'refuses %j with a 400 validationFailed naming the valid sets',
+    'refuses %j with a 400 invalidRequest naming the valid sets',
     (name) => {
       let error: unknown;
       try {
@@ -107,7 +107,7 @@ describe('parsePermissionSet', () => {
         error = e;
       }
       expect(error).toBeInstanceOf(AppError);
-      expect(error).toMatchObject({ status: 400, code: 'validationFailed' });
+      expect(error).toMatchObject({ status: 400, code: 'invalidRequest' });
       expect((error as AppError).message).toBe(
         `unknown permission set '${name}'; expected one of 'VENDOR IF ALL', 'VENDOR IF STANDARD', 'SUPER'`,
       );

@@ -105,7 +105,7 @@ describe('targetTables', () => {
     const { name: _, ...withoutName } = customer;
     expect((await call('PUT', "targetTables('customer')", withoutName)).status).toBe(201);
     const other = await call('PUT', "targetTables('customer')", { ...customer, name: 'client' });
-    expect(other).toMatchObject({ status: 400, body: { error: { code: 'validationFailed' } } });
+    expect(other).toMatchObject({ status: 400, body: { error: { code: 'invalidRequest' } } });
   });
 
   it('refuses an incompatible redeclaration with 409 naming the field', async () => {
@@ -121,7 +121,7 @@ describe('targetTables', () => {
 
   it('refuses invalid declarations with 400 and a clear message', async () => {
     const res = await call('POST', 'targetTables', { ...customer, fields: [...customer.fields, { name: 'x', type: 'varchar' }] });
-    expect(res).toMatchObject({ status: 400, body: { error: { code: 'validationFailed' } } });
+    expect(res).toMatchObject({ status: 400, body: { error: { code: 'invalidRequest' } } });
     expect(res.body.error.message).toContain('fields[4].type: "varchar" is not a field type');
     const relation = await call('POST', 'targetTables', {
       ...customer,
@@ -240,7 +240,7 @@ describe('integrations', () => {
   it('refuses changing the sorting order with PATCH', async () => {
     await setUpCustomers();
     const res = await call('PATCH', 'integrations(10)', { sortingOrder: 11 });
-    expect(res).toMatchObject({ status: 400, body: { error: { code: 'validationFailed' } } });
+    expect(res).toMatchObject({ status: 400, body: { error: { code: 'invalidRequest' } } });
   });
 
   it('refuses pointing an integration at a table that lacks its mapped fields', async () => {
@@ -361,7 +361,7 @@ describe('integration mappings', () => {
   it('refuses a mapping to an unknown target field with 400', async () => {
     await setUpCustomers();
     const res = await call('POST', 'integrations(10)/mappings', { fieldNo: 2, targetField: 'Name' });
-    expect(res).toMatchObject({ status: 400, body: { error: { code: 'validationFailed' } } });
+    expect(res).toMatchObject({ status: 400, body: { error: { code: 'invalidRequest' } } });
     expect(res.body.error.message).toContain('targetField: table "customer" has no field "Name"; did you mean "name"?');
   });
 

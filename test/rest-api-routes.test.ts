@@ -129,7 +129,7 @@ describe('restApiConnections', () => {
     const refused = await call('PATCH', "restApiConnections('crm')", { authType: 'bearer' });
     expect(refused).toMatchObject({
       status: 400,
-      body: { error: { code: 'validationFailed', message: 'token: bearer authentication needs a token' } },
+      body: { error: { code: 'invalidRequest', message: 'token: bearer authentication needs a token' } },
     });
     const switched = await call('PATCH', "restApiConnections('crm')", { authType: 'bearer', token: 'tok' });
     expect(switched.body).toMatchObject({ authType: 'bearer', username: null, passwordIsSet: false, tokenIsSet: true });
@@ -176,7 +176,7 @@ describe('restApiConnections', () => {
     const ftp = await call('POST', 'restApiConnections', { ...crm, baseUrl: 'ftp://files.example.com' });
     expect(ftp).toMatchObject({
       status: 400,
-      body: { error: { code: 'validationFailed', message: 'baseUrl: must be an http or https URL, not ftp' } },
+      body: { error: { code: 'invalidRequest', message: 'baseUrl: must be an http or https URL, not ftp' } },
     });
     const userinfo = await call('POST', 'restApiConnections', { ...crm, baseUrl: 'https://me:pw@api.example.com' });
     expect(userinfo.body.error.message).toBe(
@@ -281,7 +281,7 @@ describe('restApiEndpoints', () => {
     for (const [change, message] of cases) {
       const res = await call('POST', 'restApiEndpoints', { ...customers, ...change });
       expect(res.status).toBe(400);
-      expect(res.body.error.code).toBe('validationFailed');
+      expect(res.body.error.code).toBe('invalidRequest');
       expect(res.body.error.message).toContain(message);
     }
   });
@@ -399,7 +399,7 @@ describe('probes', () => {
     const invalid = await call('POST', 'restApiConnections/Microsoft.NAV.testConnection', { ...unsaved, token: undefined });
     expect(invalid).toMatchObject({
       status: 400,
-      body: { error: { code: 'validationFailed', message: 'token: bearer authentication needs a token' } },
+      body: { error: { code: 'invalidRequest', message: 'token: bearer authentication needs a token' } },
     });
     expect((await call('GET', 'restApiConnections')).body.value).toEqual([]);
   });

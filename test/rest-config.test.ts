@@ -296,7 +296,7 @@ describe('connection validation', () => {
   ];
   it.each(cases)('refuses %s', (_name, input, message) => {
     const err = failure(() => validateConnection(input));
-    expect(err).toMatchObject({ status: 400, code: 'validationFailed' });
+    expect(err).toMatchObject({ status: 400, code: 'invalidRequest' });
     expect(err.message).toContain(message);
   });
 });
@@ -464,7 +464,7 @@ describe('endpoint validation', () => {
   ];
   it.each(cases)('refuses %s', (_name, input, message) => {
     const err = failure(() => validateEndpoint(input, context));
-    expect(err).toMatchObject({ status: 400, code: 'validationFailed' });
+    expect(err).toMatchObject({ status: 400, code: 'invalidRequest' });
     expect(err.message).toContain(message);
   });
 
@@ -545,7 +545,7 @@ describe('ifw apply with REST API connections and endpoints', () => {
 
   it('refuses an unset environment variable and changes nothing', async () => {
     const err = await rejection(applyConfig(t.db, doc(), clock, { secrets: box, env: {} }));
-    expect(err).toMatchObject({ status: 400, code: 'validationFailed' });
+    expect(err).toMatchObject({ status: 400, code: 'invalidRequest' });
     expect(err.message).toBe('restApiConnections[0].token: environment variable CRM_TOKEN is not set');
     expect(t.db.sqlite.prepare('select count(*) as n from ifw_rest_connection').get()).toEqual({ n: 0 });
   });

@@ -329,7 +329,7 @@ describe('validation of a declaration', () => {
 
   it.each(cases)('refuses %s with 400 and a message naming the property', async (_, input, message) => {
     const err = await failure(declareTargetTable(db, input, clock));
-    expect(err).toMatchObject({ status: 400, code: 'validationFailed' });
+    expect(err).toMatchObject({ status: 400, code: 'invalidRequest' });
     expect(err.message).toContain(message);
     expect(
       db.sqlite.prepare("select count(*) as n from sqlite_master where name not like 'ifw_%' and name not like 'sqlite_%'").get(),

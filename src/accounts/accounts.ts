@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import type { Clock } from '../core/clock.js';
-import { AppError, conflict, notFound, validationFailed } from '../core/errors.js';
+import { AppError, conflict, notFound, invalidRequest } from '../core/errors.js';
 import type { DB } from '../storage/schema.js';
 import {
   CLIENT_ID_PATTERN,
@@ -81,12 +81,12 @@ function permissionSets(names: readonly string[] | undefined): PermissionSetName
 
 function checkPassword(password: string): void {
   const problem = passwordProblem(password);
-  if (problem !== null) throw validationFailed(`The ${problem}.`);
+  if (problem !== null) throw invalidRequest(`The ${problem}.`);
 }
 
 function checkUserName(userName: string): void {
   if (!USER_NAME_PATTERN.test(userName)) {
-    throw validationFailed(
+    throw invalidRequest(
       `userName '${userName}' is not valid: use 1 to 64 letters, digits, '.', '_', '@' or '-', starting with a letter or digit.`,
     );
   }
@@ -94,7 +94,7 @@ function checkUserName(userName: string): void {
 
 function checkClientId(clientId: string): void {
   if (!CLIENT_ID_PATTERN.test(clientId)) {
-    throw validationFailed(
+    throw invalidRequest(
       `clientId '${clientId}' is not valid: use the client id your identity provider issues (1 to 200 letters, digits, '.', '_', ':', '@' or '-').`,
     );
   }
@@ -102,7 +102,7 @@ function checkClientId(clientId: string): void {
 
 function checkDisplayName(displayName: string): void {
   if (displayName.length > DISPLAY_NAME_MAX_LENGTH)
-    throw validationFailed(`displayName must be at most ${DISPLAY_NAME_MAX_LENGTH} characters.`);
+    throw invalidRequest(`displayName must be at most ${DISPLAY_NAME_MAX_LENGTH} characters.`);
 }
 
 /** Enabled users and applications holding SUPER. */

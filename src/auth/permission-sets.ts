@@ -68,7 +68,7 @@ export function parsePermissionSet(name: string): PermissionSetName {
   if (isPermissionSetName(name)) return name;
   throw new AppError(
     400,
-    'validationFailed',
+    'invalidRequest',
     `unknown permission set '${name}'; expected one of ${PERMISSION_SET_NAMES.map((n) => `'${n}'`).join(', ')}`,
   );
 }

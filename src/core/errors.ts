@@ -4,7 +4,6 @@
  */
 export type ErrorCode =
   | 'malformedBody'
-  | 'invalidRequest'
   | 'payloadNotJson'
   | 'unknownIntegration'
   | 'bulkImportNotEnabled'
@@ -16,7 +15,7 @@ export type ErrorCode =
   | 'methodNotAllowed'
   | 'conflict'
   | 'invalidStatusTransition'
-  | 'validationFailed'
+  | 'invalidRequest'
   | 'incompatibleChange'
   | 'lastAdministrator'
   | 'unauthorized'
@@ -41,4 +40,5 @@ export class AppError extends Error {
 export const badRequest = (code: ErrorCode, message: string): AppError => new AppError(400, code, message);
 export const notFound = (message: string): AppError => new AppError(404, 'notFound', message);
 export const conflict = (code: ErrorCode, message: string): AppError => new AppError(409, code, message);
-export const validationFailed = (message: string): AppError => new AppError(400, 'validationFailed', message);
+/** Input that breaks a schema or a rule: one code for all of them, the message names the property and what is allowed. */
+export const invalidRequest = (message: string): AppError => new AppError(400, 'invalidRequest', message);

@@ -3,7 +3,7 @@
  * shares: messages that start with where in the input the problem is, the comparison of a declared
  * value with the stored one, and what a declaration did.
  */
-import { conflict, validationFailed, type AppError } from './errors.js';
+import { conflict, invalidRequest, type AppError } from './errors.js';
 
 /** What declaring something did: `ifw apply` reports it per item. */
 export type ChangeResult = 'created' | 'updated' | 'unchanged';
@@ -15,7 +15,7 @@ export function pathOf(base: string, key: string | number): string {
 }
 
 export function invalidAt(path: string, reason: string): AppError {
-  return validationFailed(path === '' ? reason : `${path}: ${reason}`);
+  return invalidRequest(path === '' ? reason : `${path}: ${reason}`);
 }
 
 export function incompatibleAt(path: string, reason: string): AppError {

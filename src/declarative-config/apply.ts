@@ -24,7 +24,7 @@ import { ConnectionSchema, EndpointSchema, type ConnectionInput } from '../rest-
 import { SECRET_NAMES } from '../rest-source/settings.js';
 import { declareConnection, declareEndpoint } from '../rest-source/service.js';
 import type { SecretBox } from '../rest-source/secrets.js';
-import { AppError, validationFailed } from '../core/errors.js';
+import { AppError, invalidRequest } from '../core/errors.js';
 import { FieldSchema, IntegrationProperties, MappingSchema } from '../integrations/validate.js';
 import { declareIntegration } from '../integrations/service.js';
 import { getEntry } from '../job-queue/entries.js';
@@ -102,7 +102,7 @@ export async function applyConfigFile(db: Database, file: string, clock: Clock, 
   }
   const parsed = parseDocument(text);
   const [syntax] = parsed.errors;
-  if (syntax !== undefined) throw validationFailed(`${file}: not valid YAML: ${syntax.message}`);
+  if (syntax !== undefined) throw invalidRequest(`${file}: not valid YAML: ${syntax.message}`);
   try {
     return await applyConfig(db, parsed.toJS(), clock, options);
   } catch (err) {
@@ -230,12 +230,12 @@ function documentPath(pointer: string): string {
 
 function checkShape(doc: unknown): ConfigDocument {
   if (doc === null || doc === undefined)
-    throw validationFailed('the document is empty; declare targetTables, integrations and/or jobQueueEntries');
+    throw invalidRequest('the document is empty; declare targetTables, integrations and/or jobQueueEntries');
   if (Value.Check(ConfigDocumentSchema, doc)) return doc;
   // Schema-level `false` entries repeat what `additionalProperties` says better.
   const errors = Value.Errors(ConfigDocumentSchema, doc).filter((e) => e.keyword !== 'boolean');
   const first = errors[0];
-  if (first === undefined) throw validationFailed('the document does not have the expected shape');
+  if (first === undefined) throw invalidRequest('the document does not have the expected shape');
   const where = documentPath(first.instancePath);
   const params = first.params as { requiredProperties?: string[]; additionalProperties?: string[] };
   switch (first.keyword) {

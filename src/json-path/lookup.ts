@@ -7,7 +7,7 @@
  * json-p3 stays behind this file so that swapping the implementation touches nothing else.
  */
 import { JSONPathError, compile, type JSONValue } from 'json-p3';
-import { validationFailed } from '../core/errors.js';
+import { invalidRequest } from '../core/errors.js';
 import { compilePath } from './paths.js';
 
 /** What a path found: nothing, exactly one value, or several (a JSONPath with wildcards or filters). */
@@ -25,7 +25,7 @@ function compileJsonPath(path: string): PathLookup {
   try {
     query = compile(path);
   } catch (err) {
-    if (err instanceof JSONPathError) throw validationFailed(`invalid JSONPath "${path}": ${err.message}`);
+    if (err instanceof JSONPathError) throw invalidRequest(`invalid JSONPath "${path}": ${err.message}`);
     throw err;
   }
   return (body) => {
@@ -47,7 +47,7 @@ function compileDotPath(path: string): PathLookup {
 
 /**
  * Compiles a path once; the lookup runs once per page. '' names the root. Throws AppError
- * (validationFailed) for a path that cannot be parsed.
+ * (invalidRequest) for a path that cannot be parsed.
  */
 export function compileLookup(path: string): PathLookup {
   if (path === '') return (body) => ({ kind: 'one', value: body });

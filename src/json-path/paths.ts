@@ -11,7 +11,7 @@
  * Wildcards, filters, slices, negative indexes and recursive descent are refused: a field must name
  * exactly one value.
  */
-import { validationFailed } from '../core/errors.js';
+import { invalidRequest } from '../core/errors.js';
 
 /** A property name, or an index that also matches the property of the same name on an object. */
 export type PathSegment = { readonly kind: 'name'; readonly name: string } | { readonly kind: 'index'; readonly index: number };
@@ -21,7 +21,7 @@ export type PathGetter = (root: unknown) => unknown;
 const INDEX = /^(0|[1-9]\d*)$/;
 
 function invalid(path: string, reason: string): Error {
-  return validationFailed(`invalid path "${path}": ${reason}`);
+  return invalidRequest(`invalid path "${path}": ${reason}`);
 }
 
 function nameOrIndex(name: string): PathSegment {

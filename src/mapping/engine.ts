@@ -7,7 +7,7 @@
  * row's mapped columns always reflect the record. "Leave the old value when the record omits it" would
  * make the same payload mean different things depending on what is already stored.
  */
-import { validationFailed } from '../core/errors.js';
+import { invalidRequest } from '../core/errors.js';
 import type { IntegrationPlan } from '../integrations/model.js';
 import { isFieldRequired, type FieldRelation, type TargetField, type TargetTable } from '../tables/model.js';
 import { compileConverter, Violation, type SqlValue } from './convert.js';
@@ -59,18 +59,18 @@ function compilePathFor(what: string, path: string): PathGetter {
   try {
     return compilePath(path);
   } catch (err) {
-    throw validationFailed(`${what}: ${err instanceof Error ? err.message : String(err)}`);
+    throw invalidRequest(`${what}: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 
-/** Checks the plan against the declared tables and compiles it; throws AppError (validationFailed) naming the first problem. */
+/** Checks the plan against the declared tables and compiles it; throws AppError (invalidRequest) naming the first problem. */
 export function compileMapping(plan: IntegrationPlan, tables: ReadonlyMap<string, TargetTable>): CompiledMapping {
   const { integration } = plan;
   const table = tables.get(integration.targetTable);
-  if (table === undefined) throw validationFailed(`target table "${integration.targetTable}" is not declared`);
-  if (plan.mappings.length === 0) throw validationFailed(`integration ${integration.sortingOrder} has no mappings`);
+  if (table === undefined) throw invalidRequest(`target table "${integration.targetTable}" is not declared`);
+  if (plan.mappings.length === 0) throw invalidRequest(`integration ${integration.sortingOrder} has no mappings`);
   if (integration.writeMode !== 'insert' && table.primaryKey.length === 0) {
-    throw validationFailed(`write mode "${integration.writeMode}" needs a primary key, and table "${table.name}" has none`);
+    throw invalidRequest(`write mode "${integration.writeMode}" needs a primary key, and table "${table.name}" has none`);
   }
 
   const fieldsByNo = new Map(plan.fields.map((f) => [f.fieldNo, f]));
@@ -80,21 +80,19 @@ export function compileMapping(plan: IntegrationPlan, tables: ReadonlyMap<string
 
   for (const mapping of [...plan.mappings].sort((a, b) => a.fieldNo - b.fieldNo)) {
     const source = fieldsByNo.get(mapping.fieldNo);
-    if (source === undefined)
-      throw validationFailed(`mapping of field ${mapping.fieldNo}: there is no integration field ${mapping.fieldNo}`);
+    if (source === undefined) throw invalidRequest(`mapping of field ${mapping.fieldNo}: there is no integration field ${mapping.fieldNo}`);
     const what = `integration field ${source.fieldNo} "${source.title}"`;
     const field = targetFields.get(mapping.targetField);
-    if (field === undefined)
-      throw validationFailed(`${what}: target field "${mapping.targetField}" does not exist in table "${table.name}"`);
+    if (field === undefined) throw invalidRequest(`${what}: target field "${mapping.targetField}" does not exist in table "${table.name}"`);
     const earlier = mappedBy.get(field.name);
-    if (earlier !== undefined) throw validationFailed(`${what}: target field "${field.name}" is already mapped by field ${earlier}`);
+    if (earlier !== undefined) throw invalidRequest(`${what}: target field "${field.name}" is already mapped by field ${earlier}`);
     mappedBy.set(field.name, source.fieldNo);
 
     const relation = field.relation ?? null;
     if (relation !== null) {
       const related = tables.get(relation.table);
       if (related === undefined || !related.fields.some((f) => f.name === relation.field)) {
-        throw validationFailed(
+        throw invalidRequest(
           `field "${field.name}" relates to field "${relation.field}" of table "${relation.table}", which is not declared`,
         );
       }
@@ -105,10 +103,10 @@ export function compileMapping(plan: IntegrationPlan, tables: ReadonlyMap<string
     if (source.columnType === 'constant') {
       const constant = convert(source.constantValue);
       if (constant instanceof Violation) {
-        throw validationFailed(`${what}: constant value ${describeValue(source.constantValue)} for field "${field.name}" ${constant.rule}`);
+        throw invalidRequest(`${what}: constant value ${describeValue(source.constantValue)} for field "${field.name}" ${constant.rule}`);
       }
       if (constant === null && required)
-        throw validationFailed(`${what}: field "${field.name}" is required, but the constant value is empty`);
+        throw invalidRequest(`${what}: field "${field.name}" is required, but the constant value is empty`);
       const get = (): unknown => source.constantValue;
       columns.push({ field, get, read: () => constant, required, relation });
     } else {
@@ -119,14 +117,14 @@ export function compileMapping(plan: IntegrationPlan, tables: ReadonlyMap<string
 
   const keyColumns = table.primaryKey.map((name) => {
     const index = columns.findIndex((c) => c.field.name === name);
-    if (index < 0) throw validationFailed(`primary key field "${name}" of table "${table.name}" is not mapped`);
+    if (index < 0) throw invalidRequest(`primary key field "${name}" of table "${table.name}" is not mapped`);
     return index;
   });
   if (integration.writeMode !== 'update') {
     // An update leaves unmapped columns as they are; a new row would have nothing for a required one.
     for (const f of table.fields) {
       if (f.required === true && !mappedBy.has(f.name))
-        throw validationFailed(`required field "${f.name}" of table "${table.name}" is not mapped`);
+        throw invalidRequest(`required field "${f.name}" of table "${table.name}" is not mapped`);
     }
   }
 

@@ -3,7 +3,7 @@
  * adds what no strategy can see on its own: a URL requested twice in one run is a loop, and fails
  * naming the URL instead of running to Max Pages.
  */
-import { validationFailed } from '../core/errors.js';
+import { invalidRequest } from '../core/errors.js';
 import { countedStrategy, countedUrls } from './counted.js';
 import { nextLinkStrategy } from './next-link.js';
 import { paginationProblems } from './settings.js';
@@ -35,11 +35,11 @@ function strategyFor(settings: PaginationSettings, firstUrl: string, connectionO
 /**
  * `firstUrl` is the endpoint's complete URL before pagination parameters; `connectionOrigin` (default:
  * firstUrl's origin) is where next links may point unless the endpoint allows other origins.
- * Throws AppError (validationFailed) when the settings break a rule of paginationProblems().
+ * Throws AppError (invalidRequest) when the settings break a rule of paginationProblems().
  */
 export function createPaginator(settings: PaginationSettings, firstUrl: string, connectionOrigin: string = originOf(firstUrl)): Paginator {
   const problems = paginationProblems(settings);
-  if (problems.length > 0) throw validationFailed(`invalid pagination settings: ${problems.join('; ')}`);
+  if (problems.length > 0) throw invalidRequest(`invalid pagination settings: ${problems.join('; ')}`);
   const { first, strategy } = strategyFor(settings, new URL(firstUrl).href, connectionOrigin);
   const requested = new Map<string, number>([[first.url, first.pageNo]]);
   return {

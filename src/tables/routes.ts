@@ -121,7 +121,7 @@ export function targetTableRoutes(deps: { db: Database; clock: Clock }): RoutePl
       async (request, reply) => {
         const name = tableName(request.params.key);
         if (request.body.name !== undefined && request.body.name !== name) {
-          throw badRequest('validationFailed', `name: "${request.body.name}" differs from the key '${name}'; a table cannot be renamed.`);
+          throw badRequest('invalidRequest', `name: "${request.body.name}" differs from the key '${name}'; a table cannot be renamed.`);
         }
         const declared = await declareTargetTable(db, { ...request.body, name }, clock);
         return reply.status(declared.result === 'created' ? 201 : 200).send({
