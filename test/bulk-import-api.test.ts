@@ -159,7 +159,6 @@ describe('GET bulkImportRequests(<id>)', () => {
       integrationSortingOrder: 10,
       status: 'Pending',
       submittedAt,
-      submittedBy: 'application:test-super',
       processedAt: null,
       recordCount: 0,
       errorMessage: '',

@@ -286,7 +286,6 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
               requestId: ids[0],
               integrationSortingOrder: 10,
               status: 'Pending',
-              submittedBy: 'application:test-super',
               recordCount: 0,
               errorMessage: '',
             },

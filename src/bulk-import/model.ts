@@ -13,8 +13,6 @@ export interface BulkImportRequest {
   integrationSortingOrder: number;
   status: RequestStatus;
   submittedAt: string;
-  /** `user:<user name>` or `application:<client id>`; null for requests stored before authentication existed. */
-  submittedBy: string | null;
   processedAt: string | null;
   recordCount: number;
   errorMessage: string;
@@ -28,7 +26,6 @@ export const REQUEST_COLUMNS = [
   'integration_sorting_order',
   'status',
   'submitted_at',
-  'submitted_by',
   'processed_at',
   'record_count',
   'error_message',
@@ -42,7 +39,6 @@ export function toApiRequest(row: RequestSummaryRow): BulkImportRequest {
     integrationSortingOrder: row.integration_sorting_order,
     status: row.status as RequestStatus,
     submittedAt: row.submitted_at,
-    submittedBy: row.submitted_by,
     processedAt: row.processed_at,
     recordCount: row.record_count,
     errorMessage: row.error_message,

@@ -37,7 +37,6 @@ const RequestSchema = Type.Object({
     Type.Literal('Cancelled'),
   ]),
   submittedAt: Type.String({ format: 'date-time' }),
-  submittedBy: Type.Union([Type.String(), Type.Null()], { description: 'Who submitted it: user:<user name> or application:<client id>' }),
   processedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   recordCount: Type.Integer(),
   errorMessage: Type.String(),
@@ -65,7 +64,9 @@ const DetailsSchema = Type.Object({
   integrationSortingOrder: Type.Integer(),
   status: Type.String(),
   submittedAt: Type.String(),
-  submittedBy: Type.Union([Type.String(), Type.Null()]),
+  submittedBy: Type.Union([Type.String(), Type.Null()], {
+    description: 'Who submitted it: user:<user name> or application:<client id>; null for requests stored before authentication existed',
+  }),
   startedAt: Type.Union([Type.String(), Type.Null()]),
   processedAt: Type.Union([Type.String(), Type.Null()]),
   attempts: Type.Integer(),
@@ -152,7 +153,7 @@ export function bulkImportRoutes(deps: BulkImportRouteDeps): RoutePlugin {
         config: { permission: 'bulkImport' },
         schema: {
           summary: 'List bulk import requests',
-          description: `$filter on status, integrationSortingOrder, submittedAt, submittedBy, processedAt (eq, ne, gt, ge, lt, le joined by "and"); $top, $skip; $orderby=submittedAt asc|desc. At most ${deps.maxPageSize} per answer; more through @odata.nextLink.`,
+          description: `Each item is the request as the poll answers it (the spec's properties). $filter on status, integrationSortingOrder, submittedAt, submittedBy (who submitted it, shown in the details), processedAt (eq, ne, gt, ge, lt, le joined by "and"); $top, $skip; $orderby=submittedAt asc|desc. At most ${deps.maxPageSize} per answer; more through @odata.nextLink.`,
           tags: ['Bulk Import API'],
           querystring: Type.Object(
             {
