@@ -333,7 +333,10 @@ describe('invalid input to ifw users and ifw apps', () => {
 describe('ifw submit and ifw status with credentials', () => {
   it('submits with IFW_USER and IFW_PASSWORD and reads the status back', async () => {
     const client = { IFW_USER: 'admin', IFW_PASSWORD: ADMIN_PASSWORD };
-    const submitted = await runIfw(['submit', '-i', '10', '-f', PAYLOAD_FILE, '--url', server.baseUrl, '--wait'], client);
+    const submitted = await runIfw(
+      ['submit', '-i', '10', '-f', PAYLOAD_FILE, '--url', server.baseUrl, '--wait', '--interval', '0.1'],
+      client,
+    );
     expectSuccess(submitted);
     expect(submitted.stdout).toContain('"status": "Completed"');
     const requestId = /"requestId": "([^"]+)"/.exec(submitted.stdout)![1]!;
@@ -365,7 +368,7 @@ describe('ifw submit and ifw status with credentials', () => {
     try {
       const url = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}`;
       const result = await runIfw(
-        ['submit', '-i', '10', '-f', PAYLOAD_FILE, '--url', url, '--wait'],
+        ['submit', '-i', '10', '-f', PAYLOAD_FILE, '--url', url, '--wait', '--interval', '0.1'],
         { IFW_USER: 'admin', IFW_PASSWORD: 'x' },
         { timeoutMs: 10_000 },
       );

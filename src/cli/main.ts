@@ -1,9 +1,9 @@
 /**
- * The `ifw` command. Server commands (serve, migrate, apply) work on the configured database;
- * client commands (submit, status) talk to a running service over HTTP.
+ * The `ifw` command. Server commands (serve, worker, migrate, apply, run-endpoint, users, apps) work on
+ * the configured database through the composition root; client commands (submit, status:
+ * client-commands.ts) talk to a running service over HTTP.
  */
 import { Command, Option } from 'commander';
-import { readFile } from 'node:fs/promises';
 import { ConfigError, loadConfig, type ConfigOverrides } from '../core/config.js';
 import { AppError } from '../core/errors.js';
 import { applyConfigFile } from '../declarative-config/apply.js';
@@ -12,6 +12,7 @@ import { startWorker } from '../main/job-queue.js';
 import { runEndpointOnce } from '../main/run-endpoint.js';
 import { createService } from '../main/service.js';
 import { withWorld } from '../main/world.js';
+import { addClientCommands } from './client-commands.js';
 import { addSecurityCommands } from './security-commands.js';
 
 interface ServerFlags {
@@ -42,45 +43,6 @@ const withDatabaseFlags = (cmd: Command) =>
     .addOption(new Option('--data-dir <dir>', 'data directory (IFW_DATA_DIR, default ./data)'))
     .addOption(new Option('--database-url <url>', 'database (IFW_DATABASE_URL, default <data-dir>/ifw.db)'))
     .addOption(new Option('--log-level <level>', 'log level (IFW_LOG_LEVEL, default info)'));
-
-function baseUrl(flag: string | undefined): string {
-  if (flag !== undefined) return flag.replace(/\/$/, '');
-  if (process.env.IFW_URL) return process.env.IFW_URL.replace(/\/$/, '');
-  const config = loadConfig();
-  return `http://${config.host}:${config.port}`;
-}
-
-const API = '/api/vendor/integrationFramework/v1.0';
-
-/** Credentials for client commands: IFW_TOKEN (a bearer token), or IFW_USER and IFW_PASSWORD (Basic). */
-function authorization(): Record<string, string> {
-  const { IFW_TOKEN: token, IFW_USER: user, IFW_PASSWORD: password } = process.env;
-  if (token !== undefined && token !== '') return { authorization: `Bearer ${token}` };
-  if (user !== undefined && user !== '') return { authorization: `Basic ${Buffer.from(`${user}:${password ?? ''}`).toString('base64')}` };
-  return {};
-}
-
-async function http(method: string, url: string, body?: unknown): Promise<{ status: number; json: unknown }> {
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      method,
-      headers: { ...authorization(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  } catch (err) {
-    const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : String(err);
-    throw new ConfigError(`cannot reach the service at ${new URL(url).origin} (${cause}); is it running? (--url or IFW_URL)`);
-  }
-  const text = await res.text();
-  let json: unknown = text;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    // not JSON: keep the text
-  }
-  return { status: res.status, json };
-}
 
 const program = new Command();
 program.name('ifw').description('Integration service: Bulk Import API and REST imports into target tables').showHelpAfterError();
@@ -200,56 +162,7 @@ withDatabaseFlags(
 
 addSecurityCommands(program, { withDatabaseFlags, configFrom: (flags) => loadConfig(process.env, overrides(flags)) });
 
-program
-  .command('submit')
-  .description('submit a payload to a running service (POST bulkImportRequests)')
-  .requiredOption('-i, --integration <sortingOrder>', 'integration Sorting Order')
-  .requiredOption('-f, --file <file>', 'file holding the JSON payload')
-  .option('--url <url>', 'service base URL (IFW_URL, default http://IFW_HOST:IFW_PORT)')
-  .addHelpText('after', '\nCredentials: IFW_TOKEN (bearer token), or IFW_USER and IFW_PASSWORD (Basic).')
-  .option('--wait', 'poll until the request is Completed, Failed or Cancelled')
-  .action(async (flags: { integration: string; file: string; url?: string; wait?: boolean }) => {
-    const base = baseUrl(flags.url);
-    const payload = await readFile(flags.file, 'utf8');
-    const submitted = await http('POST', `${base}${API}/bulkImportRequests`, {
-      integrationSortingOrder: Number(flags.integration),
-      payload,
-    });
-    console.log(JSON.stringify(submitted.json, null, 2));
-    if (submitted.status !== 202) process.exit(1);
-    if (flags.wait !== true) return;
-    const { requestId } = submitted.json as { requestId: string };
-    for (let delay = 100; ; delay = Math.min(delay * 2, 5000)) {
-      await new Promise((r) => setTimeout(r, delay));
-      const polled = await http('GET', `${base}${API}/bulkImportRequests(${requestId})`);
-      // A refusal (credentials no longer valid, throttled, not found) does not go away by polling again.
-      if (polled.status >= 400 && polled.status < 500) {
-        console.log(JSON.stringify(polled.json, null, 2));
-        process.exit(1);
-      }
-      const status = (polled.json as { status?: string }).status;
-      if (status === 'Completed' || status === 'Failed' || status === 'Cancelled') {
-        console.log(JSON.stringify(polled.json, null, 2));
-        if (status !== 'Completed') process.exit(1);
-        return;
-      }
-    }
-  });
-
-program
-  .command('status')
-  .description('show a bulk import request of a running service')
-  .argument('<requestId>')
-  .option('--url <url>', 'service base URL (IFW_URL, default http://IFW_HOST:IFW_PORT)')
-  .option('--details', 'show counts and per-record errors')
-  .action(async (requestId: string, flags: { url?: string; details?: boolean }) => {
-    const polled = await http(
-      'GET',
-      `${baseUrl(flags.url)}${API}/bulkImportRequests(${requestId})${flags.details === true ? '/details' : ''}`,
-    );
-    console.log(JSON.stringify(polled.json, null, 2));
-    if (polled.status !== 200) process.exit(1);
-  });
+addClientCommands(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof ConfigError || err instanceof AppError) {
