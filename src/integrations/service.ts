@@ -17,6 +17,7 @@ import { withTransaction } from '../storage/transaction.js';
 import { getTargetTable } from '../tables/store.js';
 import { incompatibleAt, invalidAt, pathOf, sameJson as same, type ChangeResult } from '../core/validation.js';
 import type { Integration, IntegrationField, IntegrationMapping } from './model.js';
+import { deleteFieldRow, deleteMappingRow, fieldColumns, insertField, insertMapping, integrationColumns, touch } from './rows.js';
 import {
   getIntegration,
   getIntegrationField,
@@ -38,71 +39,6 @@ import {
   type MappingInput,
   type MappingPatch,
 } from './validate.js';
-
-// ---- rows ----------------------------------------------------------------------------------
-
-const integrationColumns = (i: Integration) => ({
-  name: i.name,
-  type: i.type,
-  target_table: i.targetTable,
-  records_path: i.recordsPath,
-  accept_bulk_import: i.acceptBulkImportRequests ? 1 : 0,
-  max_payload_size_kb: i.maxPayloadSizeKb,
-  write_mode: i.writeMode,
-  on_record_error: i.onRecordError,
-});
-
-const fieldColumns = (f: IntegrationField) => ({
-  title: f.title,
-  source_path: f.sourcePath,
-  column_type: f.columnType,
-  constant_value: f.constantValue,
-});
-
-async function insertField(tx: Database, f: IntegrationField): Promise<void> {
-  await tx.kysely
-    .insertInto('ifw_integration_field')
-    .values({ integration_sorting_order: f.integrationSortingOrder, field_no: f.fieldNo, ...fieldColumns(f) })
-    .execute();
-}
-
-async function insertMapping(tx: Database, m: IntegrationMapping): Promise<void> {
-  await tx.kysely
-    .insertInto('ifw_integration_mapping')
-    .values({
-      integration_sorting_order: m.integrationSortingOrder,
-      field_no: m.fieldNo,
-      target_field: m.targetField,
-      required: m.required ? 1 : 0,
-    })
-    .execute();
-}
-
-async function deleteMappingRow(tx: Database, sortingOrder: number, fieldNo: number): Promise<void> {
-  await tx.kysely
-    .deleteFrom('ifw_integration_mapping')
-    .where('integration_sorting_order', '=', sortingOrder)
-    .where('field_no', '=', fieldNo)
-    .execute();
-}
-
-async function deleteFieldRow(tx: Database, sortingOrder: number, fieldNo: number): Promise<void> {
-  await deleteMappingRow(tx, sortingOrder, fieldNo);
-  await tx.kysely
-    .deleteFrom('ifw_integration_field')
-    .where('integration_sorting_order', '=', sortingOrder)
-    .where('field_no', '=', fieldNo)
-    .execute();
-}
-
-/** A change to fields or mappings is a change to the integration. */
-async function touch(tx: Database, sortingOrder: number, clock: Clock): Promise<void> {
-  await tx.kysely
-    .updateTable('ifw_integration')
-    .set({ updated_at: clock().toISOString() })
-    .where('sorting_order', '=', sortingOrder)
-    .execute();
-}
 
 // ---- lookups -------------------------------------------------------------------------------
 
