@@ -162,7 +162,7 @@ const person = (id: string, extra: Record<string, unknown> = {}) => ({
 describe('processing through the job queue', () => {
   it('goes Pending → Completed, woken by the submission, with processedAt and recordCount', async () => {
     const started = Date.now();
-    const polled = await submitAndWait(60, [person('a1'), person('a2')]);
+    const polled = await submitAndWait(60, [person('A1'), person('A2')]);
     expect(polled).toMatchObject({ status: 'Completed', recordCount: 2, errorMessage: '' });
     expect(Date.parse(polled.processedAt!)).toBeGreaterThanOrEqual(started - 5);
     expect(Date.now() - started).toBeLessThan(5000);
@@ -170,26 +170,31 @@ describe('processing through the job queue', () => {
   });
 
   it.each([
-    ['a missing required field', [person('b1'), person('b2', { person: {} })], 'record 2: field "name" is required'],
+    ['a missing required field', [person('B1'), person('B2', { person: {} })], 'record 2: field "name" is required'],
     [
       'a text that is too long',
-      [person('c1', { person: { name: 'x'.repeat(31) } })],
+      [person('C1', { person: { name: 'x'.repeat(31) } })],
       `record 1: field "name" value "${'x'.repeat(31)}" exceeds 30 characters`,
     ],
     [
       'a value of the wrong type',
-      [person('d1'), person('d2'), person('d3', { age: 'thirty' })],
+      [person('D1'), person('D2'), person('D3', { age: 'thirty' })],
       'record 3: field "age" value "thirty" is not an integer',
     ],
     [
       'an unknown option',
-      [person('e1', { status: 'Pending' })],
+      [person('E1', { status: 'Pending' })],
       'record 1: field "status" value "Pending" is not one of the allowed values: Open, Closed',
     ],
     [
       'a relation that does not exist',
-      [person('f1', { country: 'XX' })],
+      [person('F1', { country: 'XX' })],
       'record 1: field "country" value "XX" does not exist in table "country" (field "code")',
+    ],
+    [
+      'a code not in capitals (stored as sent, so refused rather than upper-cased)',
+      [person('N1'), person('n2')],
+      'record 2: field "no" value "n2" is not in capitals (a code is stored as sent, never upper-cased)',
     ],
   ])('fails on %s with an exact errorMessage and writes nothing', async (_what, records, message) => {
     const before = await contacts();
@@ -201,7 +206,7 @@ describe('processing through the job queue', () => {
   });
 
   it('lists the first three errors and counts the rest', async () => {
-    const records = Array.from({ length: 6 }, (_, i) => person(`g${i}`, { age: 'x' }));
+    const records = Array.from({ length: 6 }, (_, i) => person(`G${i}`, { age: 'x' }));
     const polled = await submitAndWait(60, records);
     expect(polled.errorMessage).toBe(
       'record 1: field "age" value "x" is not an integer; record 2: field "age" value "x" is not an integer; record 3: field "age" value "x" is not an integer; … and 3 more errors',
@@ -224,20 +229,20 @@ describe('processing through the job queue', () => {
   });
 
   it('insert refuses an existing key, update refuses a missing one, upsert does both', async () => {
-    expect((await submitAndWait(60, [person('h1')])).status).toBe('Completed');
+    expect((await submitAndWait(60, [person('H1')])).status).toBe('Completed');
 
-    const dup = await submitAndWait(60, [person('h1')]);
+    const dup = await submitAndWait(60, [person('H1')]);
     expect(dup.status).toBe('Failed');
     expect(dup.errorMessage).toBe('record 1: field "no" value "H1" already exists in table "contact"');
 
-    const missing = await submitAndWait(61, [person('h9')]);
+    const missing = await submitAndWait(61, [person('H9')]);
     expect(missing.status).toBe('Failed');
     expect(missing.errorMessage).toBe('record 1: field "no" value "H9" does not exist in table "contact" (update needs an existing row)');
 
-    const updated = await submitAndWait(61, [person('h1', { age: 41 })]);
+    const updated = await submitAndWait(61, [person('H1', { age: 41 })]);
     expect(updated).toMatchObject({ status: 'Completed', recordCount: 1 });
 
-    const upserted = await submitAndWait(62, [person('h1', { age: 42 }), person('h2')]);
+    const upserted = await submitAndWait(62, [person('H1', { age: 42 }), person('H2')]);
     expect(upserted).toMatchObject({ status: 'Completed', recordCount: 2 });
     const details = (await t.inject({ url: `${SET}(${upserted.requestId})/details` })).json();
     expect(details).toMatchObject({ insertedCount: 1, updatedCount: 1, skippedCount: 0 });
@@ -249,7 +254,7 @@ describe('processing through the job queue', () => {
   });
 
   it('with on-record-error skip, writes the good records, Completes, and reports the skipped ones', async () => {
-    const polled = await submitAndWait(70, [person('k1'), person('k2', { age: 'old' }), person('k3')]);
+    const polled = await submitAndWait(70, [person('K1'), person('K2', { age: 'old' }), person('K3')]);
     expect(polled.status).toBe('Completed');
     expect(polled.recordCount).toBe(2);
     expect(polled.errorMessage).toBe('1 record skipped: record 2: field "age" value "old" is not an integer');
@@ -262,7 +267,7 @@ describe('processing through the job queue', () => {
     const entry = `${API}/jobQueueEntries('bulk-import-processor')`;
     const hold = await t.inject({ method: 'PATCH', url: entry, payload: { status: 'On Hold' } });
     expect(hold.statusCode, hold.body).toBe(200);
-    const requestId = await submit(60, [person('m1')]);
+    const requestId = await submit(60, [person('M1')]);
     // The queue, woken by the submission, has its turn (and would wrongly run the processor in it).
     await queueHadItsTurn(t.service.db, () => t.service.queue?.wake());
     expect((await poll(requestId)).status).toBe('Pending');

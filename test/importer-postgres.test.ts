@@ -195,8 +195,8 @@ describe.each(openers)('importer on %s', (name, open) => {
     describe('write modes', () => {
       it('insert writes every record converted and counts them as inserted', async () => {
         const { committed, outcome } = await run([
-          { no: 'c1', name: 'Alpha', balance: '12.50', country: 'de' },
-          { no: 'C2', name: 'Beta', balance: 3, parent: { no: 'c1' } },
+          { no: 'C1', name: 'Alpha', balance: '12.50', country: 'DE' },
+          { no: 'C2', name: 'Beta', balance: 3, parent: { no: 'C1' } },
         ]);
         expect(committed).toBe(true);
         expect(outcome).toEqual({
@@ -304,7 +304,7 @@ describe.each(openers)('importer on %s', (name, open) => {
         await seedCustomers('C001');
         const { outcome } = await run([
           { no: 'C000', name: 'New' },
-          { no: 'c001', name: 'Duplicate' },
+          { no: 'C001', name: 'Duplicate' },
         ]);
         expect(outcome).toMatchObject({ ok: false, recordCount: 0, inserted: 0, errorCount: 1 });
         expect(outcome.errorMessage).toBe('record 2: field "no" value "C001" already exists in table "customer"');
@@ -342,7 +342,7 @@ describe.each(openers)('importer on %s', (name, open) => {
       it('names the first key field and all key values for a composite key', async () => {
         const { outcome } = await run(
           [
-            { order: 'so1', line: 1, qty: 2 },
+            { order: 'SO1', line: 1, qty: 2 },
             { order: 'SO1', line: '1', qty: 3 },
           ],
           {
@@ -400,20 +400,20 @@ describe.each(openers)('importer on %s', (name, open) => {
 
     describe('relations', () => {
       it('accepts a value that exists in the related table', async () => {
-        expect((await run([{ no: 'C1', name: 'A', country: 'fr' }])).outcome).toMatchObject({ ok: true, inserted: 1 });
+        expect((await run([{ no: 'C1', name: 'A', country: 'FR' }])).outcome).toMatchObject({ ok: true, inserted: 1 });
       });
 
       it('refuses a value that does not exist in the related table', async () => {
         const { outcome } = await run([
           { no: 'C1', name: 'A', country: 'DE' },
-          { no: 'C2', name: 'B', country: 'xx' },
+          { no: 'C2', name: 'B', country: 'XX' },
         ]);
         expect(outcome.errorMessage).toBe('record 2: field "country" value "XX" does not exist in table "country" (field "code")');
         expect(await count('customer')).toBe(0);
       });
 
       it('lists a missing relation among the record’s other errors, in column order', async () => {
-        const { outcome } = await run([{ no: 'C1', name: 'x'.repeat(31), balance: 'lots', country: 'xx', parent: { no: 'nobody' } }]);
+        const { outcome } = await run([{ no: 'C1', name: 'x'.repeat(31), balance: 'lots', country: 'XX', parent: { no: 'NOBODY' } }]);
         expect(outcome.errors.map((e) => e.field)).toEqual(['name', 'balance', 'country', 'parentNo']);
         expect(outcome.errors[2]!.message).toBe('record 1: field "country" value "XX" does not exist in table "country" (field "code")');
       });

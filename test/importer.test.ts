@@ -132,8 +132,8 @@ const many = (n: number): { no: string; name: string }[] =>
 describe('write modes', () => {
   it('insert writes every record converted and counts them as inserted', () => {
     const { committed, outcome } = run([
-      { no: 'c1', name: 'Alpha', balance: '12.50', country: 'de' },
-      { no: 'C2', name: 'Beta', balance: 3, parent: { no: 'c1' } },
+      { no: 'C1', name: 'Alpha', balance: '12.50', country: 'DE' },
+      { no: 'C2', name: 'Beta', balance: 3, parent: { no: 'C1' } },
     ]);
     expect(committed).toBe(true);
     expect(outcome).toEqual({ ok: true, recordCount: 2, inserted: 2, updated: 0, skipped: 0, errors: [], errorCount: 0, errorMessage: '' });
@@ -208,7 +208,7 @@ describe('primary key rules', () => {
     seedCustomers('C001');
     const { outcome } = run([
       { no: 'C000', name: 'New' },
-      { no: 'c001', name: 'Duplicate' },
+      { no: 'C001', name: 'Duplicate' },
     ]);
     expect(outcome).toMatchObject({ ok: false, recordCount: 0, inserted: 0, errorCount: 1 });
     expect(outcome.errorMessage).toBe('record 2: field "no" value "C001" already exists in table "customer"');
@@ -246,7 +246,7 @@ describe('primary key rules', () => {
   it('names the first key field and all key values for a composite key', () => {
     const { outcome } = run(
       [
-        { order: 'so1', line: 1, qty: 2 },
+        { order: 'SO1', line: 1, qty: 2 },
         { order: 'SO1', line: '1', qty: 3 },
       ],
       {
@@ -280,13 +280,13 @@ describe('primary key rules', () => {
 
 describe('relations', () => {
   it('accepts a value that exists in the related table', () => {
-    expect(run([{ no: 'C1', name: 'A', country: 'fr' }]).outcome).toMatchObject({ ok: true, inserted: 1 });
+    expect(run([{ no: 'C1', name: 'A', country: 'FR' }]).outcome).toMatchObject({ ok: true, inserted: 1 });
   });
 
   it('refuses a value that does not exist in the related table', () => {
     const { outcome } = run([
       { no: 'C1', name: 'A', country: 'DE' },
-      { no: 'C2', name: 'B', country: 'xx' },
+      { no: 'C2', name: 'B', country: 'XX' },
     ]);
     expect(outcome.errorMessage).toBe('record 2: field "country" value "XX" does not exist in table "country" (field "code")');
     expect(count('customer')).toBe(0);

@@ -1,6 +1,10 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { manualClock } from '../src/core/clock.js';
+import { AppError } from '../src/core/errors.js';
+import { applyConfig, applyConfigFile } from '../src/declarative-config/apply.js';
 import { integrationRoutes } from '../src/integrations/routes.js';
 import { targetTableRoutes } from '../src/tables/routes.js';
 import { buildServer, type App } from '../src/http/server.js';
@@ -380,5 +384,206 @@ describe('integration mappings', () => {
     expect(taken.body.error.message).toContain('"no" already receives field 1');
     await call('POST', 'integrations(10)/mappings', { fieldNo: 2, targetField: 'name' });
     expect((await call('PATCH', 'integrations(10)/mappings(2)', { targetField: 'no' })).status).toBe(409);
+  });
+});
+
+describe('integrations with their fields and mappings in one call', () => {
+  const fields = [
+    { fieldNo: 1, title: 'No.', sourcePath: 'no' },
+    { fieldNo: 2, title: 'Name', sourcePath: 'name' },
+    { fieldNo: 3, title: 'City', sourcePath: 'address.city' },
+  ];
+  const mappings = [
+    { fieldNo: 1, targetField: 'no', required: true },
+    { fieldNo: 2, targetField: 'name' },
+  ];
+  const stored = {
+    fields: fields.map((f) => ({ ...f, columnType: 'standard', constantValue: null })),
+    mappings: mappings.map((m) => ({ required: false, ...m })),
+  };
+
+  it('creates an integration with inline fields and mappings, answering them as stored', async () => {
+    await call('POST', 'targetTables', customer);
+    const created = await call('POST', 'integrations', { ...integration, acceptBulkImportRequests: true, fields, mappings });
+    expect(created.status).toBe(201);
+    expect(created.headers.location).toBe(`${API}/integrations(10)`);
+    expect(created.body).toMatchObject({ sortingOrder: 10, acceptBulkImportRequests: true, ...stored });
+    expect((await call('GET', 'integrations(10)/fields')).body.value).toEqual(
+      stored.fields.map((f) => ({ integrationSortingOrder: 10, ...f })),
+    );
+    expect((await call('GET', 'integrations(10)/mappings')).body.value).toEqual(
+      stored.mappings.map((m) => ({ integrationSortingOrder: 10, ...m })),
+    );
+    // The plain entity, as before, when no list was sent.
+    expect(Object.keys((await call('GET', 'integrations(10)')).body)).not.toContain('fields');
+  });
+
+  it('creates nothing when a field or mapping is wrong, with the message ifw apply gives', async () => {
+    await call('POST', 'targetTables', customer);
+    const cases: [object, string][] = [
+      [{ fields: [{ fieldNo: 1, title: 'No.' }] }, 'fields[0].sourcePath: a standard column says where its value sits'],
+      [{ fields, mappings: [{ fieldNo: 2, targetField: 'Name' }] }, 'mappings[0].targetField: table "customer" has no field "Name"'],
+      [{ fields, mappings: [{ fieldNo: 7, targetField: 'city' }] }, 'mappings[0].fieldNo: integration 10 has no field 7'],
+      [{ fields: [fields[0], fields[0]] }, 'fields[1].fieldNo: field 1 is listed twice (also [0])'],
+      [{ fields, mappings: [...mappings, { fieldNo: 3, targetField: 'no' }] }, 'mappings[2].targetField: "no" already receives field 1'],
+    ];
+    for (const [lists, message] of cases) {
+      const body = { ...integration, ...lists };
+      const res = await call('POST', 'integrations', body);
+      expect(res.status, message).toBe(400);
+      expect(res.body.error).toEqual({ code: 'invalidRequest', message: expect.stringContaining(message) as unknown });
+      const applied = await applyConfig(t.db, { integrations: [body] }, clock).catch((err: unknown) => err);
+      expect(applied).toBeInstanceOf(AppError);
+      expect((applied as AppError).message).toBe(`integrations[0].${res.body.error.message}`);
+    }
+    expect((await call('GET', 'integrations')).body.value).toEqual([]);
+    const count = (table: string) => (t.db.sqlite.prepare(`select count(*) as n from ${table}`).get() as { n: number }).n;
+    expect([count('ifw_integration_field'), count('ifw_integration_mapping')]).toEqual([0, 0]);
+  });
+
+  it('replaces the fields with PATCH, taking the mappings of fields left out with them', async () => {
+    await call('POST', 'targetTables', customer);
+    await call('POST', 'integrations', { ...integration, fields, mappings });
+    const res = await call('PATCH', 'integrations(10)', {
+      name: 'Customers (CRM)',
+      fields: [fields[0], { fieldNo: 4, title: 'E-Mail', sourcePath: 'email' }],
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ name: 'Customers (CRM)', writeMode: 'insert' });
+    expect(res.body.fields.map((f: { fieldNo: number }) => f.fieldNo)).toEqual([1, 4]);
+    expect(res.body.mappings).toEqual([{ fieldNo: 1, targetField: 'no', required: true }]);
+    expect((await call('GET', 'integrations(10)/mappings')).body.value).toHaveLength(1);
+  });
+
+  it('replaces the mappings with PATCH; a mapping must name a field the integration has', async () => {
+    await call('POST', 'targetTables', customer);
+    await call('POST', 'integrations', { ...integration, fields, mappings });
+    const res = await call('PATCH', 'integrations(10)', { mappings: [{ fieldNo: 3, targetField: 'city' }, mappings[0]] });
+    expect(res.status).toBe(200);
+    expect(res.body.mappings).toEqual([
+      { fieldNo: 3, targetField: 'city', required: false },
+      { fieldNo: 1, targetField: 'no', required: true },
+    ]);
+    expect(res.body.fields).toHaveLength(3);
+    expect((await call('GET', 'integrations(10)/mappings')).body.value.map((m: { fieldNo: number }) => m.fieldNo)).toEqual([1, 3]);
+
+    const unknown = await call('PATCH', 'integrations(10)', { mappings: [{ fieldNo: 9, targetField: 'email' }] });
+    expect(unknown).toMatchObject({ status: 400, body: { error: { code: 'invalidRequest' } } });
+    expect(unknown.body.error.message).toBe('mappings[0].fieldNo: integration 10 has no field 9; create the field first');
+    // Fields and mappings in one PATCH: the mapping may name a field the same body adds.
+    const both = await call('PATCH', 'integrations(10)', {
+      fields: [...fields, { fieldNo: 9, title: 'E-Mail', sourcePath: 'email' }],
+      mappings: [mappings[0], { fieldNo: 9, targetField: 'email' }],
+    });
+    expect(both.status).toBe(200);
+    expect(both.body.mappings.map((m: { targetField: string }) => m.targetField)).toEqual(['no', 'email']);
+  });
+
+  it('changes nothing when one part of a PATCH is refused', async () => {
+    await call('POST', 'targetTables', customer);
+    await call('POST', 'integrations', { ...integration, fields, mappings });
+    const res = await call('PATCH', 'integrations(10)', {
+      name: 'Renamed',
+      fields: [fields[0]],
+      mappings: [{ fieldNo: 2, targetField: 'name' }],
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toBe('mappings[0].fieldNo: integration 10 has no field 2; create the field first');
+    expect((await call('GET', 'integrations(10)')).body.name).toBe('Customers');
+    expect((await call('GET', 'integrations(10)/fields')).body.value).toHaveLength(3);
+    expect((await call('GET', 'integrations(10)/mappings')).body.value).toHaveLength(2);
+  });
+
+  it('takes its own answer back as a PATCH and reports it unchanged', async () => {
+    await call('POST', 'targetTables', customer);
+    const created = (await call('POST', 'integrations', { ...integration, fields, mappings })).body;
+    const again = await call('PATCH', 'integrations(10)', created);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual({ ...created, '@odata.context': `${API}/$metadata#integrations/$entity` });
+  });
+
+  it('creates the documented example of docs/integrations.md in one call', async () => {
+    const doc = fs.readFileSync(path.resolve(import.meta.dirname, '../docs/integrations.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('### One call'));
+    const example = JSON.parse(/```json\n([\s\S]*?)```/.exec(section)![1]!) as Record<string, unknown>;
+    await call('POST', 'targetTables', customer);
+    const res = await call('POST', 'integrations', example);
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body).toMatchObject({ acceptBulkImportRequests: true, fields: example.fields, mappings: example.mappings });
+  });
+});
+
+describe('the type of an integration', () => {
+  it('is optional and defaults to file; restApi and file are kept as sent and nothing else is taken', async () => {
+    await call('POST', 'targetTables', customer);
+    const { type: _, ...untyped } = integration;
+    expect((await call('POST', 'integrations', untyped)).body.type).toBe('file');
+    expect((await call('PATCH', 'integrations(10)', { type: 'restApi' })).body.type).toBe('restApi');
+    expect((await call('PATCH', 'integrations(10)', { name: 'Renamed' })).body.type).toBe('restApi');
+    const refused = await call('PATCH', 'integrations(10)', { type: 'soap' });
+    expect(refused.body.error.message).toBe('type: "soap" is not allowed; use one of restApi, file');
+  });
+});
+
+describe('Accept Bulk Import Requests needs at least one mapping', () => {
+  const refusal = (n: number) =>
+    `acceptBulkImportRequests: integration ${n} has no mappings, so every bulk import request would be accepted and then fail; map at least one field (mappings) first, or leave acceptBulkImportRequests off`;
+
+  it('refuses creating an integration that accepts bulk requests without mappings, by the API and by ifw apply alike', async () => {
+    await call('POST', 'targetTables', customer);
+    for (const lists of [{}, { fields: [{ fieldNo: 1, title: 'No.', sourcePath: 'no' }] }, { fields: [], mappings: [] }]) {
+      const body = { ...integration, acceptBulkImportRequests: true, ...lists };
+      expect(await call('POST', 'integrations', body)).toEqual({
+        status: 400,
+        body: { error: { code: 'invalidRequest', message: refusal(10) } },
+        headers: expect.anything() as unknown,
+      });
+      const applied = await applyConfig(t.db, { integrations: [body] }, clock).catch((err: unknown) => err);
+      expect((applied as AppError).message).toBe(`integrations[0].${refusal(10)}`);
+    }
+    expect((await call('GET', 'integrations')).body.value).toEqual([]);
+  });
+
+  it('refuses switching it on while the integration has no mappings, then takes it once one exists', async () => {
+    await call('POST', 'targetTables', customer);
+    await call('POST', 'integrations', integration);
+    await call('POST', 'integrations(10)/fields', { fieldNo: 1, title: 'No.', sourcePath: 'no' });
+    const refused = await call('PATCH', 'integrations(10)', { acceptBulkImportRequests: true });
+    expect(refused).toMatchObject({ status: 400, body: { error: { code: 'invalidRequest', message: refusal(10) } } });
+    expect((await call('GET', 'integrations(10)')).body.acceptBulkImportRequests).toBe(false);
+
+    await call('POST', 'integrations(10)/mappings', { fieldNo: 1, targetField: 'no' });
+    expect((await call('PATCH', 'integrations(10)', { acceptBulkImportRequests: true })).body.acceptBulkImportRequests).toBe(true);
+  });
+
+  it('refuses removing the last mapping while it is on: by DELETE of the mapping or its field, or by a PATCH list', async () => {
+    await setUpCustomers();
+    await call('PATCH', 'integrations(10)', { acceptBulkImportRequests: true });
+    const mapping = await call('DELETE', 'integrations(10)/mappings(1)');
+    expect(mapping).toMatchObject({ status: 400, body: { error: { code: 'invalidRequest' } } });
+    expect(mapping.body.error.message).toBe(
+      'Integration 10 accepts bulk import requests and the mapping of field 1 is its last mapping: without mappings every bulk import request would be accepted and then fail. Map another field first, or switch acceptBulkImportRequests off.',
+    );
+    const field = await call('DELETE', 'integrations(10)/fields(1)');
+    expect(field.status).toBe(400);
+    expect(field.body.error.message).toContain('Integration 10 accepts bulk import requests and field 1 holds its last mapping');
+    expect(await call('PATCH', 'integrations(10)', { mappings: [] })).toMatchObject({
+      status: 400,
+      body: { error: { message: refusal(10) } },
+    });
+    expect((await call('PATCH', 'integrations(10)', { fields: [{ fieldNo: 2, title: 'Name', sourcePath: 'name' }] })).status).toBe(400);
+    expect((await call('GET', 'integrations(10)/mappings')).body.value).toHaveLength(1);
+
+    // Another mapping first, or the setting off: then the mapping can go.
+    await call('POST', 'integrations(10)/mappings', { fieldNo: 2, targetField: 'name' });
+    expect((await call('DELETE', 'integrations(10)/mappings(1)')).status).toBe(204);
+    await call('PATCH', 'integrations(10)', { acceptBulkImportRequests: false });
+    expect((await call('DELETE', 'integrations(10)/fields(2)')).status).toBe(204);
+  });
+
+  it('examples/customers.yaml, which npm start applies, still applies as written', async () => {
+    const report = await applyConfigFile(t.db, path.resolve(import.meta.dirname, '../examples/customers.yaml'), clock);
+    expect(report.integrations).toEqual([{ sortingOrder: 10, name: 'Customers', result: 'created', changes: [] }]);
+    expect((await call('GET', 'integrations(10)')).body.acceptBulkImportRequests).toBe(true);
   });
 });

@@ -1,6 +1,7 @@
 /** The job queue admin API, in process (fastify inject) on a real SQLite file. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { manualClock } from '../src/core/clock.js';
+import { SETTABLE_ENTRY_STATUSES } from '../src/job-queue/model.js';
 import { jobQueueRoutes } from '../src/job-queue/routes.js';
 import { buildServer, type App } from '../src/http/server.js';
 import { createTestAuth, type TestAuth } from './helpers/auth.js';
@@ -8,6 +9,21 @@ import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import { entryRow, silentLogger } from './queue-fixtures.js';
 
 const API = '/api/vendor/integrationFramework/v1.0';
+
+interface SchemaNode {
+  properties?: Record<string, SchemaNode>;
+  anyOf?: SchemaNode[];
+  const?: unknown;
+  enum?: unknown[];
+}
+interface Operation {
+  summary?: string;
+  description?: string;
+  requestBody?: { content: Record<string, { schema: SchemaNode }> };
+}
+interface OpenApi {
+  paths: Record<string, { patch?: Operation; post?: Operation }>;
+}
 const PROCESSOR = `${API}/jobQueueEntries('bulk-import-processor')`;
 const clock = manualClock('2025-03-01T10:00:00.000Z');
 
@@ -106,13 +122,21 @@ describe('PATCH jobQueueEntries', () => {
     expect(res.json()).toMatchObject({ recurrenceSeconds: 120, nextRunAt: '2025-03-01T10:02:00.000Z' });
   });
 
-  it('refuses In Process and Error, which only the job queue sets, with 400', async () => {
+  it('refuses In Process and Error, which only the job queue sets, with 400 like any status it does not offer', async () => {
     for (const status of ['In Process', 'Error']) {
       const res = await patch(PROCESSOR, { status });
       expect(res.statusCode).toBe(400);
-      expect(res.json().error).toMatchObject({ code: 'invalidStatusTransition' });
+      expect(res.json().error).toMatchObject({ code: 'invalidRequest' });
     }
     expect((await entryRow(t.db, 'bulk-import-processor')).status).toBe('Ready');
+  });
+
+  it('offers in its OpenAPI schema exactly the statuses it accepts: Ready and On Hold', async () => {
+    const doc = (await app.inject({ method: 'GET', url: '/docs/json' })).json<OpenApi>();
+    const body = doc.paths[`${API}/jobQueueEntries({key})`]!.patch!.requestBody!.content['application/json']!.schema;
+    const offered = (body.properties!.status!.anyOf ?? []).map((s) => s.const ?? s.enum?.[0]);
+    expect(offered).toEqual([...SETTABLE_ENTRY_STATUSES]);
+    for (const status of offered) expect((await patch(PROCESSOR, { status })).statusCode, String(status)).toBe(200);
   });
 
   it('refuses an unknown status, an out-of-range interval and unknown properties with 400', async () => {
@@ -145,6 +169,14 @@ describe('bound actions', () => {
     expect(ready.statusCode).toBe(200);
     expect(ready.json().status).toBe('Ready');
     expect(wakes).toBe(1);
+  });
+
+  it('runNow says in its OpenAPI description that it answers before the run, and how to see the result', async () => {
+    const doc = (await app.inject({ method: 'GET', url: '/docs/json' })).json<OpenApi>();
+    const runNow = doc.paths[`${API}/jobQueueEntries({key})/Microsoft.NAV.runNow`]!.post!;
+    expect(runNow.summary).toContain('answers before it runs');
+    expect(runNow.description).toContain('not after it ran');
+    expect(runNow.description).toContain('lastEndedAt');
   });
 
   it('runNow makes the entry due now and wakes the queue', async () => {

@@ -154,9 +154,11 @@ describe('conversion to the target type', () => {
     ['text takes a boolean', { type: 'text' }, true, 'true'],
     ['text counts characters, not UTF-16 units', { type: 'text', maxLength: 3 }, '😀😀😀', '😀😀😀'],
     ['text at exactly its length', { type: 'text', maxLength: 5 }, 'abcde', 'abcde'],
-    ['code is trimmed and uppercased', { type: 'code' }, ' c001 ', 'C001'],
+    ['code in capitals is stored as sent', { type: 'code' }, 'C001', 'C001'],
+    ['code keeps inner spaces and signs', { type: 'code' }, 'AB 12-X/3', 'AB 12-X/3'],
+    ['code in non-ASCII capitals', { type: 'code' }, 'ÆØÅ-Ü', 'ÆØÅ-Ü'],
     ['code takes a number', { type: 'code' }, 10, '10'],
-    ['code length counts after trimming', { type: 'code', maxLength: 4 }, '  ab12  ', 'AB12'],
+    ['code at exactly its length', { type: 'code', maxLength: 4 }, 'AB12', 'AB12'],
     ['integer from a number', { type: 'integer' }, 42, 42],
     ['integer from a signed string', { type: 'integer' }, '-17', -17],
     ['integer from a plus-signed string', { type: 'integer' }, '+17', 17],
@@ -215,11 +217,36 @@ describe('conversion to the target type', () => {
       long,
       `record 3: field "f" value "${'a'.repeat(60)}…" exceeds 10 characters`,
     ],
+    ['code over its length', { type: 'code', maxLength: 4 }, 'ABCDE', 'record 3: field "f" value "ABCDE" exceeds 4 characters'],
     [
-      'code over its length after trimming',
-      { type: 'code', maxLength: 4 },
-      ' abcde ',
-      'record 3: field "f" value " abcde " exceeds 4 characters',
+      'code in lower case is refused, not upper-cased',
+      { type: 'code' },
+      'c001',
+      'record 3: field "f" value "c001" is not in capitals (a code is stored as sent, never upper-cased)',
+    ],
+    [
+      'code with a non-ASCII lower-case letter',
+      { type: 'code' },
+      'CØø',
+      'record 3: field "f" value "CØø" is not in capitals (a code is stored as sent, never upper-cased)',
+    ],
+    [
+      'code with white space around it is refused, not trimmed',
+      { type: 'code' },
+      ' C001 ',
+      'record 3: field "f" value " C001 " has white space at its start or end (a code is stored as sent, never trimmed)',
+    ],
+    [
+      'code ending in a non-breaking space',
+      { type: 'code' },
+      'C001\u00a0',
+      'record 3: field "f" value "C001\u00a0" has white space at its start or end (a code is stored as sent, never trimmed)',
+    ],
+    [
+      'code from a boolean reads "true", not in capitals',
+      { type: 'code' },
+      true,
+      'record 3: field "f" value true is not in capitals (a code is stored as sent, never upper-cased)',
     ],
     [
       'code over the default length 20',
@@ -351,11 +378,11 @@ describe('records', () => {
   ];
 
   it('maps every column through its source path', () => {
-    expect(map(columns, { no: 'a1', lines: [{ qty: '4' }], parentNo: 'p' })).toEqual({ row: ['A1', 4, 'P'] });
+    expect(map(columns, { no: 'A1', lines: [{ qty: '4' }], parentNo: 'P' })).toEqual({ row: ['A1', 4, 'P'] });
   });
 
   it('reports every broken rule of a record, in column order', () => {
-    expect(map(columns, { qty: 1, lines: [{ qty: 'x' }], parentNo: 'p' }, { exists: () => false, primaryKey: ['no'] })).toEqual({
+    expect(map(columns, { qty: 1, lines: [{ qty: 'x' }], parentNo: 'P' }, { exists: () => false, primaryKey: ['no'] })).toEqual({
       messages: [
         'record 3: field "no" is required',
         'record 3: field "qty" value "x" is not an integer',
@@ -366,12 +393,12 @@ describe('records', () => {
 
   it('checks a relation with the converted value', () => {
     const asked: unknown[] = [];
-    map(columns, { no: 'a', parentNo: ' p7 ' }, { exists: (_c, v) => (asked.push(v), true) });
-    expect(asked).toEqual(['P7']);
+    map(columns, { no: 'A', parentNo: 7 }, { exists: (_c, v) => (asked.push(v), true) });
+    expect(asked).toEqual(['7']);
   });
 
   it('does not check the relation of an absent value', () => {
-    expect(map(columns, { no: 'a' }, { exists: () => false })).toEqual({ row: ['A', null, null] });
+    expect(map(columns, { no: 'A' }, { exists: () => false })).toEqual({ row: ['A', null, null] });
   });
 
   it.each([42, 'text', null, [{ no: 'a' }]])('refuses a record that is not an object: %j', (record) => {
@@ -383,7 +410,7 @@ describe('records', () => {
       { field: { name: 'no', type: 'code' } },
       { field: { name: 'status', type: 'option', options: ['New', 'Done'] }, constant: 'new' },
     ];
-    expect(map(constant, { no: 'a', status: 'Done' })).toEqual({ row: ['A', 'New'] });
+    expect(map(constant, { no: 'A', status: 'Done' })).toEqual({ row: ['A', 'New'] });
   });
 });
 

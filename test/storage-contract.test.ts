@@ -224,12 +224,22 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
             acceptBulkImportRequests: true,
           };
           expect(await call('POST', 'integrations', integration)).toMatchObject({
-            status: 201,
-            body: { sortingOrder: 70, acceptBulkImportRequests: true, maxPayloadSizeKb: null },
+            status: 400,
+            body: { error: { code: 'invalidRequest', message: expect.stringContaining('integration 70 has no mappings') as unknown } },
           });
-          expect((await call('POST', 'integrations(70)/fields', { fieldNo: 1, title: 'No.', sourcePath: 'no' })).status).toBe(201);
-          expect((await call('POST', 'integrations(70)/fields', { fieldNo: 2, title: 'Name', sourcePath: 'name' })).status).toBe(201);
-          expect((await call('POST', 'integrations(70)/mappings', { fieldNo: 1, targetField: 'no', required: true })).status).toBe(201);
+          const created = await call('POST', 'integrations', {
+            ...integration,
+            fields: [
+              { fieldNo: 1, title: 'No.', sourcePath: 'no' },
+              { fieldNo: 2, title: 'Name', sourcePath: 'name' },
+            ],
+            mappings: [{ fieldNo: 1, targetField: 'no', required: true }],
+          });
+          expect(created).toMatchObject({
+            status: 201,
+            body: { sortingOrder: 70, acceptBulkImportRequests: true, maxPayloadSizeKb: null, mappings: [{ fieldNo: 1 }] },
+          });
+          expect(created.body.fields).toHaveLength(2);
           expect((await call('POST', 'integrations(70)/mappings', { fieldNo: 2, targetField: 'name' })).status).toBe(201);
           expect((await call('POST', 'integrations(70)/mappings', { fieldNo: 2, targetField: 'name' })).status).toBe(409);
 

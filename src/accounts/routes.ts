@@ -28,8 +28,13 @@ const odataBody = { additionalProperties: false, patternProperties: { '^@odata\\
 const ErrorSchema = Type.Object({ error: Type.Object({ code: Type.String(), message: Type.String() }) });
 const KeyParams = Type.Object({ key: Type.String() });
 const Deleted = Type.Null({ description: 'Deleted' });
-const PermissionSets = Type.Array(Type.String(), { description: `Permission sets: ${PERMISSION_SET_NAMES.join(', ')}`, maxItems: 10 });
-const Password = Type.String({ description: 'Write-only; at least 12 characters', maxLength: 4096 });
+const PermissionSets = Type.Array(Type.String(), {
+  description: `Permission sets, any of ${PERMISSION_SET_NAMES.join(', ')}; the list replaces the current one; default none`,
+  maxItems: 10,
+});
+const Password = Type.String({ description: 'Write-only, never in an answer; 12 to 1024 characters', maxLength: 4096 });
+const Enabled = Type.Boolean({ description: 'Default true; a disabled account is refused' });
+const DisplayName = Type.String({ maxLength: 200, description: 'At most 200 characters; default empty' });
 
 const UserOut = {
   userName: Type.String(),
@@ -52,31 +57,38 @@ const ApplicationEntity = Type.Object({ '@odata.context': Type.String(), ...Appl
 
 const NewUserBody = Type.Object(
   {
-    userName: Type.String({ maxLength: 64 }),
+    userName: Type.String({
+      maxLength: 64,
+      description: "1 to 64 letters, digits, '.', '_', '@' or '-', starting with a letter or digit; the key, cannot change",
+    }),
     password: Password,
     permissionSets: Type.Optional(PermissionSets),
-    enabled: Type.Optional(Type.Boolean()),
+    enabled: Type.Optional(Enabled),
   },
   odataBody,
 );
 const UserPatchBody = Type.Object(
-  { password: Type.Optional(Password), permissionSets: Type.Optional(PermissionSets), enabled: Type.Optional(Type.Boolean()) },
+  { password: Type.Optional(Password), permissionSets: Type.Optional(PermissionSets), enabled: Type.Optional(Enabled) },
   odataBody,
 );
 const NewApplicationBody = Type.Object(
   {
-    clientId: Type.String({ maxLength: 200, description: 'The client id tokens carry in azp, appid or client_id' }),
-    displayName: Type.Optional(Type.String({ maxLength: 200 })),
+    clientId: Type.String({
+      maxLength: 200,
+      description:
+        "The client id tokens carry in azp, appid or client_id: 1 to 200 letters, digits, '.', '_', ':', '@' or '-', starting with a letter or digit; the key, cannot change",
+    }),
+    displayName: Type.Optional(DisplayName),
     permissionSets: Type.Optional(PermissionSets),
-    enabled: Type.Optional(Type.Boolean()),
+    enabled: Type.Optional(Enabled),
   },
   odataBody,
 );
 const ApplicationPatchBody = Type.Object(
   {
-    displayName: Type.Optional(Type.String({ maxLength: 200 })),
+    displayName: Type.Optional(DisplayName),
     permissionSets: Type.Optional(PermissionSets),
-    enabled: Type.Optional(Type.Boolean()),
+    enabled: Type.Optional(Enabled),
   },
   odataBody,
 );

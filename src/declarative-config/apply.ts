@@ -25,7 +25,7 @@ import { SECRET_NAMES } from '../rest-source/settings.js';
 import { declareConnection, declareEndpoint } from '../rest-source/service.js';
 import type { SecretBox } from '../rest-source/secrets.js';
 import { AppError, invalidRequest } from '../core/errors.js';
-import { FieldSchema, IntegrationProperties, MappingSchema } from '../integrations/validate.js';
+import { IntegrationProperties, IntegrationSetsProperties } from '../integrations/validate.js';
 import { declareIntegration } from '../integrations/service.js';
 import { getEntry } from '../job-queue/entries.js';
 import { holdEntry } from '../job-queue/hold-entry.js';
@@ -51,14 +51,7 @@ const JobQueueEntrySchema = Type.Object(
 export const ConfigDocumentSchema = Type.Object(
   {
     targetTables: Type.Optional(Type.Array(TargetTableSchema)),
-    integrations: Type.Optional(
-      Type.Array(
-        Type.Object(
-          { ...IntegrationProperties, fields: Type.Optional(Type.Array(FieldSchema)), mappings: Type.Optional(Type.Array(MappingSchema)) },
-          closed,
-        ),
-      ),
-    ),
+    integrations: Type.Optional(Type.Array(Type.Object({ ...IntegrationProperties, ...IntegrationSetsProperties }, closed))),
     restApiConnections: Type.Optional(Type.Array(ConnectionSchema)),
     restApiEndpoints: Type.Optional(Type.Array(EndpointSchema)),
     jobQueueEntries: Type.Optional(Type.Array(JobQueueEntrySchema)),

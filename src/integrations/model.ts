@@ -3,8 +3,14 @@
  * by its Sorting Order (the `integrationSortingOrder` callers send); its fields say where each value
  * sits in a record, its mappings say which target field receives it.
  */
+/**
+ * Where an integration's records come from, as the platform labels it: a REST API or a file-based
+ * payload. A label only: nothing at run time depends on it (any integration can receive bulk import
+ * requests and be fed by a REST API endpoint), hence optional, defaulting to the bulk payload case.
+ */
 export const INTEGRATION_TYPES = ['restApi', 'file'] as const;
 export type IntegrationType = (typeof INTEGRATION_TYPES)[number];
+export const DEFAULT_INTEGRATION_TYPE: IntegrationType = 'file';
 
 export const WRITE_MODES = ['insert', 'update', 'upsert'] as const;
 export type WriteMode = (typeof WRITE_MODES)[number];

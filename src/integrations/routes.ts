@@ -1,11 +1,13 @@
 /**
  * `integrations(<sortingOrder>)` with their `fields(<fieldNo>)` and `mappings(<fieldNo>)`: OData-style
- * CRUD. The rules live in `src/integrations`; this file only speaks HTTP.
+ * CRUD. POST and PATCH also take the fields and mappings inline, as `ifw apply` does. The rules live in
+ * `src/integrations`; this file only speaks HTTP.
  */
 import { Type } from 'typebox';
 import type { Clock } from '../core/clock.js';
 import { notFound } from '../core/errors.js';
 import type { Integration, IntegrationField, IntegrationMapping } from './model.js';
+import type { IntegrationDeclared } from './service.js';
 import {
   createField,
   createIntegration,
@@ -30,6 +32,7 @@ import {
   FieldProperties,
   IntegrationPatchSchema,
   IntegrationProperties,
+  IntegrationSetsProperties,
   MappingPatchSchema,
   MappingProperties,
 } from './validate.js';
@@ -75,6 +78,21 @@ const MappingOut = {
 };
 
 const IntegrationEntity = Type.Object({ '@odata.context': Type.String(), ...IntegrationOut });
+/** Inline fields and mappings are answered in the shape they are sent in, so an answer can be sent back as a PATCH. */
+const InlineFieldOut = Type.Object({
+  fieldNo: Type.Integer(),
+  title: Type.String(),
+  sourcePath: Type.String(),
+  columnType: Type.String(),
+  constantValue: Type.Union([Type.String(), Type.Null()]),
+});
+const InlineMappingOut = Type.Object({ fieldNo: Type.Integer(), targetField: Type.String(), required: Type.Boolean() });
+const IntegrationWithSets = Type.Object({
+  '@odata.context': Type.String(),
+  ...IntegrationOut,
+  fields: Type.Optional(Type.Array(InlineFieldOut, { description: 'Present when the request listed fields or mappings' })),
+  mappings: Type.Optional(Type.Array(InlineMappingOut, { description: 'Present when the request listed fields or mappings' })),
+});
 const IntegrationList = Type.Object({ '@odata.context': Type.String(), value: Type.Array(Type.Object(IntegrationOut)) });
 const FieldEntity = Type.Object({ '@odata.context': Type.String(), ...FieldOut });
 const FieldList = Type.Object({ '@odata.context': Type.String(), value: Type.Array(Type.Object(FieldOut)) });
@@ -83,6 +101,17 @@ const MappingList = Type.Object({ '@odata.context': Type.String(), value: Type.A
 const Deleted = Type.Null({ description: 'Deleted' });
 
 const entity = <T extends object>(context: string, value: T) => ({ '@odata.context': `${context}/$entity`, ...value });
+
+/** The integration, and its fields and mappings as stored when the request listed either. */
+function declaredEntity(declared: IntegrationDeclared, listed: { fields?: unknown; mappings?: unknown }) {
+  const answer = entity(CONTEXT, declared.integration);
+  if (listed.fields === undefined && listed.mappings === undefined) return answer;
+  return {
+    ...answer,
+    fields: declared.fields.map(({ integrationSortingOrder: _, ...f }) => f),
+    mappings: declared.mappings.map(({ integrationSortingOrder: _, ...m }) => m),
+  };
+}
 const fieldsContext = (n: number) => `${API_BASE}/$metadata#integrations(${n})/fields`;
 const mappingsContext = (n: number) => `${API_BASE}/$metadata#integrations(${n})/mappings`;
 
@@ -100,6 +129,7 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
   return (app) => {
     // ---- integrations ----------------------------------------------------------------------
     const integrationResponses = { 200: IntegrationEntity, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
+    const changeResponses = { ...integrationResponses, 200: IntegrationWithSets };
 
     app.get(
       SET,
@@ -124,17 +154,22 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
       {
         config: { permission: 'configure' },
         schema: {
-          summary: 'Create an integration',
+          summary: 'Create an integration, optionally with its fields and mappings',
           description:
-            'Defaults: recordsPath "", acceptBulkImportRequests false, maxPayloadSizeKb null, writeMode insert, onRecordError fail.',
+            'Defaults: type file, recordsPath "", acceptBulkImportRequests false, maxPayloadSizeKb null, writeMode insert, onRecordError fail. ' +
+            '`fields` and `mappings` may be listed inline, as in the file `ifw apply` reads: all of it is created in one transaction, or nothing is, ' +
+            'and the answer then lists them as stored. acceptBulkImportRequests true needs at least one mapping (400 otherwise).',
           tags,
-          body: Type.Object(IntegrationProperties, odataBody),
-          response: { ...integrationResponses, 201: IntegrationEntity },
+          body: Type.Object({ ...IntegrationProperties, ...IntegrationSetsProperties }, odataBody),
+          response: { ...changeResponses, 201: IntegrationWithSets },
         },
       },
       async (request, reply) => {
-        const integration = await createIntegration(db, request.body, clock);
-        return reply.status(201).header('location', `${SET}(${integration.sortingOrder})`).send(entity(CONTEXT, integration));
+        const declared = await createIntegration(db, request.body, clock);
+        return reply
+          .status(201)
+          .header('location', `${SET}(${declared.integration.sortingOrder})`)
+          .send(declaredEntity(declared, request.body));
       },
     );
 
@@ -143,14 +178,18 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
       {
         config: { permission: 'configure' },
         schema: {
-          summary: 'Change an integration',
+          summary: 'Change an integration; a fields or mappings list replaces that set',
+          description:
+            'Settings not sent keep their values. A `fields` list replaces the fields (the mappings of fields left out go with them); ' +
+            'a `mappings` list replaces the mappings; each mapping names a field of the integration. One transaction, or nothing changes. ' +
+            'Refused (400) when it would leave an integration that accepts bulk import requests without mappings.',
           tags,
           params: KeyParams,
-          body: Type.Object(IntegrationPatchSchema.properties, odataBody),
-          response: integrationResponses,
+          body: Type.Object({ ...IntegrationPatchSchema.properties, ...IntegrationSetsProperties }, odataBody),
+          response: changeResponses,
         },
       },
-      async (request) => entity(CONTEXT, await updateIntegration(db, integrationKey(request.params.key), request.body, clock)),
+      async (request) => declaredEntity(await updateIntegration(db, integrationKey(request.params.key), request.body, clock), request.body),
     );
 
     app.delete(
@@ -249,9 +288,10 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
         config: { permission: 'configure' },
         schema: {
           summary: 'Delete an integration field and its mapping',
+          description: 'Refused (400) when its mapping is the last one of an integration that accepts bulk import requests.',
           tags,
           params: FieldKeyParams,
-          response: { 204: Deleted, 404: ErrorSchema },
+          response: { 204: Deleted, 400: ErrorSchema, 404: ErrorSchema },
         },
       },
       async (request, reply) => {
@@ -340,7 +380,13 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
       `${SET}/:key/mappings/:fieldKey`,
       {
         config: { permission: 'configure' },
-        schema: { summary: 'Delete a mapping', tags, params: FieldKeyParams, response: { 204: Deleted, 404: ErrorSchema } },
+        schema: {
+          summary: 'Delete a mapping',
+          description: 'Refused (400) when it is the last mapping of an integration that accepts bulk import requests.',
+          tags,
+          params: FieldKeyParams,
+          response: { 204: Deleted, 400: ErrorSchema, 404: ErrorSchema },
+        },
       },
       async (request, reply) => {
         await deleteMapping(db, integrationKey(request.params.key), fieldKey(request.params.fieldKey), clock);

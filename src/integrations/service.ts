@@ -1,16 +1,23 @@
 /**
  * Changing integrations, their fields and mappings. Each function validates with the pure rules in
  * `validate.ts`, checks what only the database knows (existence, uniqueness, bulk requests in
- * flight) and writes in one transaction. `declareIntegration` is the declarative form `ifw apply` uses.
+ * flight) and writes in one transaction. `declareIntegration` is the declarative form `ifw apply` uses;
+ * POST and PATCH `integrations` go through it too, so an integration with its fields and mappings is
+ * one call under the same rules and messages as in the YAML.
+ *
+ * One rule spans the integration and its mappings: an integration that accepts bulk import requests
+ * has at least one mapping. Without one, every submission would be accepted (202) and then fail, so
+ * switching the setting on, or removing the last mapping while it is on, is refused instead.
  */
 import type { Clock } from '../core/clock.js';
-import { conflict, notFound } from '../core/errors.js';
+import { conflict, invalidRequest, notFound } from '../core/errors.js';
 import type { Database } from '../storage/database.js';
 import type { TargetTable } from '../tables/model.js';
 import { withTransaction } from '../storage/transaction.js';
 import { getTargetTable } from '../tables/store.js';
 import { incompatibleAt, invalidAt, pathOf, sameJson as same, type ChangeResult } from '../core/validation.js';
 import type { Integration, IntegrationField, IntegrationMapping } from './model.js';
+import { deleteFieldRow, deleteMappingRow, fieldColumns, insertField, insertMapping, integrationColumns, touch } from './rows.js';
 import {
   getIntegration,
   getIntegrationField,
@@ -32,71 +39,6 @@ import {
   type MappingInput,
   type MappingPatch,
 } from './validate.js';
-
-// ---- rows ----------------------------------------------------------------------------------
-
-const integrationColumns = (i: Integration) => ({
-  name: i.name,
-  type: i.type,
-  target_table: i.targetTable,
-  records_path: i.recordsPath,
-  accept_bulk_import: i.acceptBulkImportRequests ? 1 : 0,
-  max_payload_size_kb: i.maxPayloadSizeKb,
-  write_mode: i.writeMode,
-  on_record_error: i.onRecordError,
-});
-
-const fieldColumns = (f: IntegrationField) => ({
-  title: f.title,
-  source_path: f.sourcePath,
-  column_type: f.columnType,
-  constant_value: f.constantValue,
-});
-
-async function insertField(tx: Database, f: IntegrationField): Promise<void> {
-  await tx.kysely
-    .insertInto('ifw_integration_field')
-    .values({ integration_sorting_order: f.integrationSortingOrder, field_no: f.fieldNo, ...fieldColumns(f) })
-    .execute();
-}
-
-async function insertMapping(tx: Database, m: IntegrationMapping): Promise<void> {
-  await tx.kysely
-    .insertInto('ifw_integration_mapping')
-    .values({
-      integration_sorting_order: m.integrationSortingOrder,
-      field_no: m.fieldNo,
-      target_field: m.targetField,
-      required: m.required ? 1 : 0,
-    })
-    .execute();
-}
-
-async function deleteMappingRow(tx: Database, sortingOrder: number, fieldNo: number): Promise<void> {
-  await tx.kysely
-    .deleteFrom('ifw_integration_mapping')
-    .where('integration_sorting_order', '=', sortingOrder)
-    .where('field_no', '=', fieldNo)
-    .execute();
-}
-
-async function deleteFieldRow(tx: Database, sortingOrder: number, fieldNo: number): Promise<void> {
-  await deleteMappingRow(tx, sortingOrder, fieldNo);
-  await tx.kysely
-    .deleteFrom('ifw_integration_field')
-    .where('integration_sorting_order', '=', sortingOrder)
-    .where('field_no', '=', fieldNo)
-    .execute();
-}
-
-/** A change to fields or mappings is a change to the integration. */
-async function touch(tx: Database, sortingOrder: number, clock: Clock): Promise<void> {
-  await tx.kysely
-    .updateTable('ifw_integration')
-    .set({ updated_at: clock().toISOString() })
-    .where('sorting_order', '=', sortingOrder)
-    .execute();
-}
 
 // ---- lookups -------------------------------------------------------------------------------
 
@@ -151,38 +93,54 @@ function refuseKeyChange(given: number | undefined, key: number, name: string): 
   if (given !== undefined && given !== key) throw invalidAt(name, `cannot change from ${key} to ${given}; create a new one instead`);
 }
 
+const NO_MAPPINGS = 'every bulk import request would be accepted and then fail';
+
+/** The rule of the module header, for a declaration: the integration as it will be stored. */
+function refuseBulkWithoutMappings(integration: Integration, mappings: readonly IntegrationMapping[], at: string): void {
+  if (!integration.acceptBulkImportRequests || mappings.length > 0) return;
+  throw invalidAt(
+    pathOf(at, 'acceptBulkImportRequests'),
+    `integration ${integration.sortingOrder} has no mappings, so ${NO_MAPPINGS}; map at least one field (mappings) first, or leave acceptBulkImportRequests off`,
+  );
+}
+
+/** The rule of the module header, for deleting the mapping of `fieldNo` (or the field with it). */
+async function refuseLastMappingGone(tx: Database, sortingOrder: number, fieldNo: number, what: string): Promise<void> {
+  const integration = await requireIntegration(tx, sortingOrder);
+  if (!integration.acceptBulkImportRequests) return;
+  const mappings = await listIntegrationMappings(tx.kysely, sortingOrder);
+  if (mappings.length !== 1 || mappings[0]!.fieldNo !== fieldNo) return;
+  throw invalidRequest(
+    `Integration ${sortingOrder} accepts bulk import requests and ${what} its last mapping: without mappings ${NO_MAPPINGS}. Map another field first, or switch acceptBulkImportRequests off.`,
+  );
+}
+
 // ---- integrations --------------------------------------------------------------------------
 
-export async function createIntegration(db: Database, input: IntegrationInput, clock: Clock): Promise<Integration> {
+/** Creates the integration, with the fields and mappings the input lists (none when it lists none). */
+export async function createIntegration(db: Database, input: IntegrationDeclaration, clock: Clock): Promise<IntegrationDeclared> {
   return withTransaction(db, async (tx) => {
-    const integration = validateIntegration(input, await getTargetTable(tx.kysely, input.targetTable));
-    if ((await getIntegration(tx.kysely, integration.sortingOrder)) !== undefined) {
-      throw conflict('conflict', `sortingOrder: an integration with sortingOrder ${integration.sortingOrder} already exists.`);
+    if ((await getIntegration(tx.kysely, input.sortingOrder)) !== undefined) {
+      throw conflict('conflict', `sortingOrder: an integration with sortingOrder ${input.sortingOrder} already exists.`);
     }
-    const now = clock().toISOString();
-    await tx.kysely
-      .insertInto('ifw_integration')
-      .values({ sorting_order: integration.sortingOrder, ...integrationColumns(integration), created_at: now, updated_at: now })
-      .execute();
-    return integration;
+    return declareIn(tx, input, clock, '');
   });
 }
 
-export async function updateIntegration(db: Database, sortingOrder: number, patch: IntegrationPatch, clock: Clock): Promise<Integration> {
+/** What PATCH `integrations(<n>)` takes: any settings, and optionally the whole set of fields or mappings. */
+export type IntegrationChange = IntegrationPatch & Pick<IntegrationDeclaration, 'fields' | 'mappings'>;
+
+/** Changes the settings the patch names; a `fields` or `mappings` list replaces that set. */
+export async function updateIntegration(
+  db: Database,
+  sortingOrder: number,
+  patch: IntegrationChange,
+  clock: Clock,
+): Promise<IntegrationDeclared> {
   return withTransaction(db, async (tx) => {
     const current = await requireIntegration(tx, sortingOrder);
     refuseKeyChange(patch.sortingOrder, sortingOrder, 'sortingOrder');
-    const merged: IntegrationInput = { ...current, ...patch, sortingOrder };
-    const table = await getTargetTable(tx.kysely, merged.targetTable);
-    const next = validateIntegration(merged, table);
-    if (next.targetTable !== current.targetTable)
-      refuseMisfits(await listIntegrationMappings(tx.kysely, sortingOrder), table!, 'targetTable');
-    await tx.kysely
-      .updateTable('ifw_integration')
-      .set({ ...integrationColumns(next), updated_at: clock().toISOString() })
-      .where('sorting_order', '=', sortingOrder)
-      .execute();
-    return next;
+    return declareIn(tx, { ...current, ...patch, sortingOrder }, clock, '');
   });
 }
 
@@ -261,6 +219,7 @@ export async function updateField(
 export async function deleteField(db: Database, sortingOrder: number, fieldNo: number, clock: Clock): Promise<void> {
   await withTransaction(db, async (tx) => {
     await requireField(tx, sortingOrder, fieldNo);
+    await refuseLastMappingGone(tx, sortingOrder, fieldNo, `field ${fieldNo} holds`);
     await deleteFieldRow(tx, sortingOrder, fieldNo);
     await touch(tx, sortingOrder, clock);
   });
@@ -320,6 +279,7 @@ export async function updateMapping(
 export async function deleteMapping(db: Database, sortingOrder: number, fieldNo: number, clock: Clock): Promise<void> {
   await withTransaction(db, async (tx) => {
     await requireMapping(tx, sortingOrder, fieldNo);
+    await refuseLastMappingGone(tx, sortingOrder, fieldNo, `the mapping of field ${fieldNo} is`);
     await deleteMappingRow(tx, sortingOrder, fieldNo);
     await touch(tx, sortingOrder, clock);
   });
@@ -336,6 +296,9 @@ export interface IntegrationDeclaration extends IntegrationInput {
 
 export interface IntegrationDeclared {
   readonly integration: Integration;
+  /** The fields and mappings the integration has now. */
+  readonly fields: readonly IntegrationField[];
+  readonly mappings: readonly IntegrationMapping[];
   readonly result: ChangeResult;
   /** What changed, for a person to read: `field 3 added`, `mapping of field 2 removed`, … */
   readonly changes: readonly string[];
@@ -343,78 +306,80 @@ export interface IntegrationDeclared {
 
 /** Creates or updates the integration so that it is exactly as declared; `at` prefixes messages with the document path. */
 export async function declareIntegration(db: Database, input: IntegrationDeclaration, clock: Clock, at = ''): Promise<IntegrationDeclared> {
-  return withTransaction(db, async (tx) => {
-    const table = await getTargetTable(tx.kysely, input.targetTable);
-    const next = validateIntegration(input, table, at);
-    const sortingOrder = next.sortingOrder;
-    const current = await getIntegrationPlan(tx.kysely, sortingOrder);
-    const fields =
-      input.fields !== undefined ? validateFieldList(input.fields, sortingOrder, pathOf(at, 'fields')) : (current?.fields ?? []);
-    const fieldNos = new Set(fields.map((f) => f.fieldNo));
-    let mappings: readonly IntegrationMapping[];
-    if (input.mappings !== undefined) {
-      mappings = validateMappingList(
-        input.mappings,
-        { integrationSortingOrder: sortingOrder, fieldNos, table: table! },
-        pathOf(at, 'mappings'),
-      );
-    } else {
-      // Mappings of removed fields go with them; the others must still fit the (possibly new) table.
-      mappings = (current?.mappings ?? []).filter((m) => fieldNos.has(m.fieldNo));
-      refuseMisfits(mappings, table!, pathOf(at, 'targetTable'));
-    }
+  return withTransaction(db, (tx) => declareIn(tx, input, clock, at));
+}
 
-    const now = clock().toISOString();
-    const changes: string[] = [];
-    if (current === undefined) {
+async function declareIn(tx: Database, input: IntegrationDeclaration, clock: Clock, at: string): Promise<IntegrationDeclared> {
+  const table = await getTargetTable(tx.kysely, input.targetTable);
+  const next = validateIntegration(input, table, at);
+  const sortingOrder = next.sortingOrder;
+  const current = await getIntegrationPlan(tx.kysely, sortingOrder);
+  const fields = input.fields !== undefined ? validateFieldList(input.fields, sortingOrder, pathOf(at, 'fields')) : (current?.fields ?? []);
+  const fieldNos = new Set(fields.map((f) => f.fieldNo));
+  let mappings: readonly IntegrationMapping[];
+  if (input.mappings !== undefined) {
+    mappings = validateMappingList(
+      input.mappings,
+      { integrationSortingOrder: sortingOrder, fieldNos, table: table! },
+      pathOf(at, 'mappings'),
+    );
+  } else {
+    // Mappings of removed fields go with them; the others must still fit the (possibly new) table.
+    mappings = (current?.mappings ?? []).filter((m) => fieldNos.has(m.fieldNo));
+    refuseMisfits(mappings, table!, pathOf(at, 'targetTable'));
+  }
+  refuseBulkWithoutMappings(next, mappings, at);
+
+  const now = clock().toISOString();
+  const changes: string[] = [];
+  if (current === undefined) {
+    await tx.kysely
+      .insertInto('ifw_integration')
+      .values({ sorting_order: sortingOrder, ...integrationColumns(next), created_at: now, updated_at: now })
+      .execute();
+  } else if (!same(current.integration, next)) {
+    const keys = Object.keys(next) as (keyof Integration)[];
+    changes.push(`settings changed: ${keys.filter((k) => current.integration[k] !== next[k]).join(', ')}`);
+    await tx.kysely.updateTable('ifw_integration').set(integrationColumns(next)).where('sorting_order', '=', sortingOrder).execute();
+  }
+
+  const oldMappings = current?.mappings ?? [];
+  for (const old of oldMappings) {
+    const wanted = mappings.find((m) => m.fieldNo === old.fieldNo);
+    if (wanted !== undefined && same(wanted, old)) continue;
+    // Changed mappings are deleted and inserted again so that swapping two target fields never collides.
+    await deleteMappingRow(tx, sortingOrder, old.fieldNo);
+    if (wanted === undefined) changes.push(`mapping of field ${old.fieldNo} removed`);
+  }
+  const oldFields = current?.fields ?? [];
+  for (const old of oldFields) {
+    const wanted = fields.find((f) => f.fieldNo === old.fieldNo);
+    if (wanted === undefined) {
+      await deleteFieldRow(tx, sortingOrder, old.fieldNo);
+      changes.push(`field ${old.fieldNo} removed`);
+    } else if (!same(wanted, old)) {
       await tx.kysely
-        .insertInto('ifw_integration')
-        .values({ sorting_order: sortingOrder, ...integrationColumns(next), created_at: now, updated_at: now })
+        .updateTable('ifw_integration_field')
+        .set(fieldColumns(wanted))
+        .where('integration_sorting_order', '=', sortingOrder)
+        .where('field_no', '=', old.fieldNo)
         .execute();
-    } else if (!same(current.integration, next)) {
-      const keys = Object.keys(next) as (keyof Integration)[];
-      changes.push(`settings changed: ${keys.filter((k) => current.integration[k] !== next[k]).join(', ')}`);
-      await tx.kysely.updateTable('ifw_integration').set(integrationColumns(next)).where('sorting_order', '=', sortingOrder).execute();
+      changes.push(`field ${old.fieldNo} changed`);
     }
+  }
+  for (const f of fields) {
+    if (oldFields.some((o) => o.fieldNo === f.fieldNo)) continue;
+    await insertField(tx, f);
+    changes.push(`field ${f.fieldNo} added`);
+  }
+  for (const m of mappings) {
+    const old = oldMappings.find((o) => o.fieldNo === m.fieldNo);
+    if (old !== undefined && same(old, m)) continue;
+    await insertMapping(tx, m);
+    changes.push(`mapping of field ${m.fieldNo} ${old === undefined ? 'added' : 'changed'}`);
+  }
 
-    const oldMappings = current?.mappings ?? [];
-    for (const old of oldMappings) {
-      const wanted = mappings.find((m) => m.fieldNo === old.fieldNo);
-      if (wanted !== undefined && same(wanted, old)) continue;
-      // Changed mappings are deleted and inserted again so that swapping two target fields never collides.
-      await deleteMappingRow(tx, sortingOrder, old.fieldNo);
-      if (wanted === undefined) changes.push(`mapping of field ${old.fieldNo} removed`);
-    }
-    const oldFields = current?.fields ?? [];
-    for (const old of oldFields) {
-      const wanted = fields.find((f) => f.fieldNo === old.fieldNo);
-      if (wanted === undefined) {
-        await deleteFieldRow(tx, sortingOrder, old.fieldNo);
-        changes.push(`field ${old.fieldNo} removed`);
-      } else if (!same(wanted, old)) {
-        await tx.kysely
-          .updateTable('ifw_integration_field')
-          .set(fieldColumns(wanted))
-          .where('integration_sorting_order', '=', sortingOrder)
-          .where('field_no', '=', old.fieldNo)
-          .execute();
-        changes.push(`field ${old.fieldNo} changed`);
-      }
-    }
-    for (const f of fields) {
-      if (oldFields.some((o) => o.fieldNo === f.fieldNo)) continue;
-      await insertField(tx, f);
-      changes.push(`field ${f.fieldNo} added`);
-    }
-    for (const m of mappings) {
-      const old = oldMappings.find((o) => o.fieldNo === m.fieldNo);
-      if (old !== undefined && same(old, m)) continue;
-      await insertMapping(tx, m);
-      changes.push(`mapping of field ${m.fieldNo} ${old === undefined ? 'added' : 'changed'}`);
-    }
-
-    if (current === undefined) return { integration: next, result: 'created', changes: [] };
-    if (changes.length > 0) await touch(tx, sortingOrder, clock);
-    return { integration: next, result: changes.length > 0 ? 'updated' : 'unchanged', changes };
-  });
+  if (current === undefined) return { integration: next, fields, mappings, result: 'created', changes: [] };
+  if (changes.length > 0) await touch(tx, sortingOrder, clock);
+  return { integration: next, fields, mappings, result: changes.length > 0 ? 'updated' : 'unchanged', changes };
 }

@@ -13,6 +13,7 @@ import {
   INTEGRATION_TYPES,
   ON_RECORD_ERROR,
   WRITE_MODES,
+  DEFAULT_INTEGRATION_TYPE,
   type ColumnType,
   type Integration,
   type IntegrationField,
@@ -27,10 +28,16 @@ import {
 export const IntegrationProperties = {
   sortingOrder: Type.Integer({ description: 'Identifies the integration; bulk import callers send it as integrationSortingOrder' }),
   name: Type.String(),
-  type: Type.String({ description: `One of ${INTEGRATION_TYPES.join(', ')}` }),
+  type: Type.Optional(
+    Type.String({
+      description: `One of ${INTEGRATION_TYPES.join(', ')}; default ${DEFAULT_INTEGRATION_TYPE}. A label saying where the records come from (a REST API or a file-based payload); it changes nothing at run time: any integration can receive bulk import requests and be fed by a REST API endpoint`,
+    }),
+  ),
   targetTable: Type.String(),
   recordsPath: Type.Optional(Type.String({ description: 'Where the record array sits in a payload; blank: the root is the array' })),
-  acceptBulkImportRequests: Type.Optional(Type.Boolean({ description: 'Default false' })),
+  acceptBulkImportRequests: Type.Optional(
+    Type.Boolean({ description: 'Default false. Refused while the integration has no mappings (every request would fail)' }),
+  ),
   maxPayloadSizeKb: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
   writeMode: Type.Optional(Type.String({ description: `One of ${WRITE_MODES.join(', ')}; default insert` })),
   onRecordError: Type.Optional(Type.String({ description: `One of ${ON_RECORD_ERROR.join(', ')}; default fail` })),
@@ -57,6 +64,24 @@ export const FieldSchema = Type.Object(FieldProperties, closed);
 export const FieldPatchSchema = Type.Object(Type.Partial(FieldSchema).properties, closed);
 export const MappingSchema = Type.Object(MappingProperties, closed);
 export const MappingPatchSchema = Type.Object(Type.Partial(MappingSchema).properties, closed);
+
+/**
+ * An integration with its fields and mappings in one body, as `ifw apply` declares it and as POST and
+ * PATCH `integrations` take it. A list, even an empty one, is the whole set; an absent one is left alone.
+ */
+export const IntegrationSetsProperties = {
+  fields: Type.Optional(
+    Type.Array(FieldSchema, {
+      description: "The integration's fields: the list replaces the ones it had; the mappings of fields left out go with them",
+    }),
+  ),
+  mappings: Type.Optional(
+    Type.Array(MappingSchema, {
+      description:
+        "The integration's mappings: the list replaces the ones it had; each names a field of the integration (as sent in fields, or as stored)",
+    }),
+  ),
+};
 
 export type IntegrationInput = Static<typeof IntegrationSchema>;
 export type IntegrationPatch = Static<typeof IntegrationPatchSchema>;
@@ -104,7 +129,7 @@ function recordPath(value: string, at: string): string {
 export function validateIntegration(input: IntegrationInput, table: TargetTable | undefined, at = ''): Integration {
   const sortingOrder = positiveKey(input.sortingOrder, pathOf(at, 'sortingOrder'));
   const name = text(input.name, 100, pathOf(at, 'name'));
-  const type: IntegrationType = oneOf(INTEGRATION_TYPES, input.type, 'restApi', pathOf(at, 'type'));
+  const type: IntegrationType = oneOf(INTEGRATION_TYPES, input.type, DEFAULT_INTEGRATION_TYPE, pathOf(at, 'type'));
   if (table === undefined)
     throw invalidAt(pathOf(at, 'targetTable'), `no target table "${input.targetTable}" is declared; declare it first`);
   const maxPayloadSizeKb = input.maxPayloadSizeKb ?? null;

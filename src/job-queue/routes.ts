@@ -7,7 +7,7 @@ import type { Clock } from '../core/clock.js';
 import { badRequest, conflict, notFound } from '../core/errors.js';
 import { getEntry, listEntries, type JobQueueEntry } from './entries.js';
 import { holdEntry } from './hold-entry.js';
-import { SETTABLE_ENTRY_STATUSES, type SettableEntryStatus } from './model.js';
+import type { SettableEntryStatus } from './model.js';
 import { readyEntry } from './ready-entry.js';
 import { runEntryNow } from './run-entry-now.js';
 import { setEntryRecurrence } from './set-entry-recurrence.js';
@@ -27,7 +27,13 @@ const CONTEXT = `${API_BASE}/$metadata#jobQueueEntries`;
 
 const ErrorSchema = Type.Object({ error: Type.Object({ code: Type.String(), message: Type.String() }) });
 const Timestamp = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
-const StatusSchema = Type.Union([Type.Literal('Ready'), Type.Literal('On Hold'), Type.Literal('In Process'), Type.Literal('Error')]);
+const StatusSchema = Type.Union([Type.Literal('Ready'), Type.Literal('On Hold'), Type.Literal('In Process'), Type.Literal('Error')], {
+  description: 'Ready, On Hold, In Process (running now) or Error (the last run failed; it runs again at its next time)',
+});
+/** What PATCH offers is what it accepts: In Process and Error are the scheduler's to set (SETTABLE_ENTRY_STATUSES). */
+const SettableStatusSchema = Type.Union([Type.Literal('Ready'), Type.Literal('On Hold')], {
+  description: 'Ready or On Hold; In Process and Error are set by the job queue itself',
+});
 
 const EntryProperties = {
   id: Type.String(),
@@ -45,7 +51,7 @@ const ListSchema = Type.Object({ '@odata.context': Type.String(), value: Type.Ar
 
 const PatchBody = Type.Object(
   {
-    status: Type.Optional(StatusSchema),
+    status: Type.Optional(SettableStatusSchema),
     recurrenceSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400 })),
   },
   { additionalProperties: false },
@@ -54,10 +60,6 @@ const PatchBody = Type.Object(
 const KeyParams = Type.Object({ key: Type.String() });
 
 const entity = (entry: JobQueueEntry) => ({ '@odata.context': `${CONTEXT}/$entity`, ...entry });
-
-function isSettable(status: string): status is SettableEntryStatus {
-  return (SETTABLE_ENTRY_STATUSES as readonly string[]).includes(status);
-}
 
 export function jobQueueRoutes(deps: JobQueueRouteDeps): RoutePlugin {
   const { db, clock } = deps;
@@ -119,12 +121,6 @@ export function jobQueueRoutes(deps: JobQueueRouteDeps): RoutePlugin {
       async (request) => {
         const id = (await load(entryId(request.params.key))).id;
         const { status, recurrenceSeconds } = request.body;
-        if (status !== undefined && !isSettable(status)) {
-          throw badRequest(
-            'invalidStatusTransition',
-            `status can be set to ${SETTABLE_ENTRY_STATUSES.join(' or ')}; ${status} is set by the job queue itself.`,
-          );
-        }
         if (recurrenceSeconds !== undefined) await setEntryRecurrence(db, { id, now: clock(), recurrenceSeconds });
         if (status !== undefined) await setStatus(id, status);
         return entity(await load(id));
@@ -163,7 +159,19 @@ export function jobQueueRoutes(deps: JobQueueRouteDeps): RoutePlugin {
       `${SET}/:key/Microsoft.NAV.runNow`,
       {
         config: { permission: 'jobQueue' },
-        schema: { summary: 'Run an entry now', tags, params: KeyParams, response: { ...entityResponses, 409: ErrorSchema } },
+        schema: {
+          summary: 'Make an entry due now (answers before it runs)',
+          description:
+            'Makes the entry due at once and wakes the job queue. The answer comes as soon as the run is due (nextRunAt is now), ' +
+            'not after it ran, and says nothing of its outcome. To see the result, read the entry again (GET jobQueueEntries(<id>)): ' +
+            'lastRunAt is when the run started, lastEndedAt when it ended, lastError is empty when it succeeded and the entry is Ready ' +
+            '(Error when it failed). What a run did is in its own resources: bulkImportRequests for the Bulk Import Processor, ' +
+            'importRuns for an endpoint schedule. An entry that is running when asked runs once more after it ends. ' +
+            'Refused with 409 while the entry is On Hold.',
+          tags,
+          params: KeyParams,
+          response: { ...entityResponses, 409: ErrorSchema },
+        },
       },
       async (request) => {
         const id = (await load(entryId(request.params.key))).id;

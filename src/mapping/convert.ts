@@ -7,7 +7,8 @@
  * naming the rule broken. Absent means missing, null or the empty string, and also a blank string
  * for the word-valued types text, code, option and guid (for numbers and dates a blank string is just
  * not a valid value). Whether an absent value is allowed is decided by the caller, which knows the
- * mapping.
+ * mapping. Text and code values are stored as sent (a code not in its form is refused, see
+ * codeConverter).
  */
 import { fieldMaxLength, type TargetField } from '../tables/model.js';
 
@@ -148,7 +149,26 @@ function isBlank(s: string): boolean {
   return (c <= 32 || c === 0xa0 || c >= 0x1680) && s.trim().length === 0;
 }
 
-function textConverter(field: TargetField, code: boolean): Converter {
+/** A value's own white space at either end (the first and last characters settle almost every value). */
+function hasOuterSpace(s: string): boolean {
+  const first = s.charCodeAt(0);
+  const last = s.charCodeAt(s.length - 1);
+  const maybe = (c: number) => c <= 32 || c === 0xa0 || c >= 0x1680;
+  return (maybe(first) || maybe(last)) && s.trim().length !== s.length;
+}
+
+/** Has a letter that upper-casing would change; ASCII is settled by its codes, anything else by toUpperCase. */
+function hasLowerCase(s: string): boolean {
+  let other = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 97 && c <= 122) return true;
+    if (c > 127) other = true;
+  }
+  return other && s.toUpperCase() !== s;
+}
+
+function textConverter(field: TargetField): Converter {
   const max = fieldMaxLength(field) ?? Number.MAX_SAFE_INTEGER;
   const notText = new Violation('is not a text value');
   const long = new Violation(`exceeds ${max} characters`);
@@ -159,9 +179,25 @@ function textConverter(field: TargetField, code: boolean): Converter {
     else if (value === undefined || value === null) return null;
     else return notText;
     if (isBlank(s)) return null;
-    // Business platforms store Code fields trimmed and in capitals; keys compare the same way then.
-    if (code) s = s.trim().toUpperCase();
     return tooLong(s, max) ? long : s;
+  };
+}
+
+/**
+ * A code (a key such as a customer number or a country code) is text in capitals without white space
+ * at either end, so that keys compare the same way everywhere. It is stored exactly as sent: a value
+ * that is not already in that form is refused with a record error saying so, never changed silently
+ * (docs/integrations.md, "Code values").
+ */
+function codeConverter(field: TargetField): Converter {
+  const text = textConverter(field);
+  const lowerCase = new Violation('is not in capitals (a code is stored as sent, never upper-cased)');
+  const spaced = new Violation('has white space at its start or end (a code is stored as sent, never trimmed)');
+  return (value) => {
+    const s = text(value);
+    if (typeof s !== 'string') return s;
+    if (hasOuterSpace(s)) return spaced;
+    return hasLowerCase(s) ? lowerCase : s;
   };
 }
 
@@ -272,9 +308,9 @@ function guidConverter(): Converter {
 export function compileConverter(field: TargetField): Converter {
   switch (field.type) {
     case 'text':
-      return textConverter(field, false);
+      return textConverter(field);
     case 'code':
-      return textConverter(field, true);
+      return codeConverter(field);
     case 'integer':
       return integerConverter();
     case 'decimal':
