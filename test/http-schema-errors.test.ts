@@ -149,6 +149,13 @@ describe('schema errors on the routes of the service', () => {
       { ...table, fields: [{ name: 'id', type: 'integer', length: 5 }] },
       'body.fields[0] has an unknown property "length"; allowed: name, type, maxLength, required, options, relation',
     ],
+    [
+      'a string where the Bulk Import API wants a whole number (docs/bulk-import.md)',
+      'POST',
+      'bulkImportRequests',
+      { integrationSortingOrder: '10', payload: '[]' },
+      'body.integrationSortingOrder must be a whole number, got the string "10"',
+    ],
     ['an array body', 'POST', 'bulkImportRequests', [1, 2], 'body must be a JSON object, got an array of 2 items'],
     ['a JSON null body', 'POST', 'bulkImportRequests', 'null', 'body must be a JSON object, got null'],
     [

@@ -1,11 +1,11 @@
 /**
  * The OData query options every list shares (src/http/odata.ts): `$filter` looks properties up as the
  * list's own (never through an object's prototype), types its values, and says what it supports;
- * `$orderby` and `$count` likewise.
+ * `$orderby` and `$count` likewise. The service root is routed with or without its trailing slash.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../src/core/errors.js';
-import { parseCount, parseFilter, parseOrderBy, type FilterPropertyType } from '../src/http/odata.js';
+import { parseCount, parseFilter, parseOrderBy, rewriteODataUrl, type FilterPropertyType } from '../src/http/odata.js';
 import { API, startTestService, type TestService } from './helpers/service.js';
 
 const PROPERTIES: Record<string, FilterPropertyType> = {
@@ -128,5 +128,11 @@ describe('the lists of the service', () => {
     expect(res.json()).toMatchObject({
       error: { code: 'invalidQuery', message: expect.stringContaining('cannot use property "constructor"') },
     });
+  });
+
+  it('routes the service root written with a trailing slash to the root, keeping the query', () => {
+    expect(rewriteODataUrl(`${API}/`)).toBe(API);
+    expect(rewriteODataUrl(`${API}/?$format=json`)).toBe(`${API}?$format=json`);
+    expect(rewriteODataUrl(`${API}/bulkImportRequests`)).toBe(`${API}/bulkImportRequests`);
   });
 });

@@ -4,14 +4,20 @@
  * paging through `@odata.nextLink`.
  *
  * The router cannot match `name(key)` directly, so `rewriteODataUrl` turns it into `name/(key)`
- * before routing; routes are declared as `name/:key` and read the key with `parseKey`.
+ * before routing; routes are declared as `name/:key` and read the key with `parseKey`. It also routes
+ * the service root written with a trailing slash (`…/v1.0/`) to the root.
  */
 import { AppError, badRequest, notFound } from '../core/errors.js';
 import type { FilterClause, FilterOp, FilterValue } from '../storage/filter.js';
 
 export const API_BASE = '/api/vendor/integrationFramework/v1.0';
 
+/** The service root as OData clients write it, with a trailing slash; routed to the root itself. */
+const ROOT_WITH_SLASH = `${API_BASE}/`;
+
 export function rewriteODataUrl(url: string): string {
+  if (url.startsWith(ROOT_WITH_SLASH) && (url.length === ROOT_WITH_SLASH.length || url[ROOT_WITH_SLASH.length] === '?'))
+    return API_BASE + url.slice(ROOT_WITH_SLASH.length);
   if (!url.includes('(') && !url.includes('%28') && !url.includes('%29')) return url;
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);

@@ -1,7 +1,8 @@
 /**
  * Builds the fastify server: OData URL rewriting, JSON-only bodies with a global size limit,
  * permission declarations enforced on every route, one error handler, the OpenAPI document and UI
- * at /docs. Feature folders contribute their routes as plugins; the composition root passes them in.
+ * at /docs, and the OData `$metadata` document derived from the routes. Feature folders contribute their
+ * routes as plugins; the composition root passes them in.
  */
 import Fastify, {
   LogController,
@@ -20,6 +21,7 @@ import { authorizeRequests } from './authorize.js';
 import { enforcePermissions } from './permissions.js';
 import { installErrorHandling } from './errors.js';
 import { rewriteODataUrl } from './odata.js';
+import { metadataRoutes, recordRouteShapes } from './metadata.js';
 
 export type App = FastifyInstance<
   RawServerDefault,
@@ -120,6 +122,9 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   });
   await plain.register(swaggerUi, { routePrefix: '/docs' });
 
+  // `$metadata` and the service document describe the routes registered after this line.
+  const shapes = recordRouteShapes(plain);
   for (const routes of options.routes) await app.register(async (scope) => routes(scope));
+  await plain.register(metadataRoutes(shapes));
   return app;
 }
