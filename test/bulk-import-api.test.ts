@@ -89,7 +89,7 @@ describe('POST bulkImportRequests', () => {
 
   const refusals: [string, unknown, number, string][] = [
     ['a body that is not JSON', '{"integrationSortingOrder": 10, "payload": ', 400, 'malformedBody'],
-    ['an empty body', '', 400, 'malformedBody'],
+    ['an empty body', '', 400, 'invalidRequest'],
     ['a body without payload', { integrationSortingOrder: 10 }, 400, 'invalidRequest'],
     ['a body without integrationSortingOrder', { payload: '[]' }, 400, 'invalidRequest'],
     ['an integrationSortingOrder that is a string', { integrationSortingOrder: '10', payload: '[]' }, 400, 'invalidRequest'],

@@ -5,6 +5,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorCode } from '../core/errors.js';
+import { describeSchemaErrors, type SchemaPart } from './schema-errors.js';
 
 export interface ErrorBody {
   error: { code: ErrorCode; message: string };
@@ -14,22 +15,14 @@ export function errorBody(code: ErrorCode, message: string): ErrorBody {
   return { error: { code, message } };
 }
 
-function translate(err: FastifyError): AppError | undefined {
+function translate(err: FastifyError, request: FastifyRequest): AppError | undefined {
   if (err instanceof AppError) return err;
   if (err.validation !== undefined) {
-    const where = err.validationContext ?? 'request';
-    const detail = err.validation
-      .map((v) => {
-        const at = `${where}${v.instancePath ? v.instancePath.replace(/\//g, '.') : ''}`;
-        const extra = (v.params as { additionalProperty?: unknown }).additionalProperty;
-        return typeof extra === 'string' ? `${at} has an unknown property "${extra}"` : `${at} ${v.message ?? 'is invalid'}`;
-      })
-      .join('; ');
-    return new AppError(400, 'invalidRequest', `The ${where} is not valid: ${detail}.`);
+    const part: SchemaPart = err.validationContext ?? 'body';
+    return new AppError(400, 'invalidRequest', describeSchemaErrors(err.validation, part, request.body === undefined));
   }
   switch (err.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new AppError(400, 'malformedBody', `The request body is not valid JSON: ${err.message}`);
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new AppError(413, 'bodyTooLarge', 'The request body is larger than the service accepts (IFW_BODY_LIMIT_MB).');
@@ -52,7 +45,7 @@ function translate(err: FastifyError): AppError | undefined {
 
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const known = translate(err);
+    const known = translate(err, request);
     if (known !== undefined) {
       if (known.status >= 500) request.log.warn({ code: known.code }, known.message);
       return reply.status(known.status).headers(known.headers).send(errorBody(known.code, known.message));

@@ -4,14 +4,20 @@
  * paging through `@odata.nextLink`.
  *
  * The router cannot match `name(key)` directly, so `rewriteODataUrl` turns it into `name/(key)`
- * before routing; routes are declared as `name/:key` and read the key with `parseKey`.
+ * before routing; routes are declared as `name/:key` and read the key with `parseKey`. It also routes
+ * the service root written with a trailing slash (`…/v1.0/`) to the root.
  */
 import { AppError, badRequest, notFound } from '../core/errors.js';
 import type { FilterClause, FilterOp, FilterValue } from '../storage/filter.js';
 
 export const API_BASE = '/api/vendor/integrationFramework/v1.0';
 
+/** The service root as OData clients write it, with a trailing slash; routed to the root itself. */
+const ROOT_WITH_SLASH = `${API_BASE}/`;
+
 export function rewriteODataUrl(url: string): string {
+  if (url.startsWith(ROOT_WITH_SLASH) && (url.length === ROOT_WITH_SLASH.length || url[ROOT_WITH_SLASH.length] === '?'))
+    return API_BASE + url.slice(ROOT_WITH_SLASH.length);
   if (!url.includes('(') && !url.includes('%28') && !url.includes('%29')) return url;
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
@@ -56,19 +62,35 @@ export function requireKey<T>(value: T | null, entity: string, raw: string): T {
 
 // ---- $filter -------------------------------------------------------------------------------
 
-/** A property's type; `{ oneOf }` is a string property with a closed set of values (a status). */
-export type FilterPropertyType = 'string' | 'integer' | 'boolean' | 'datetime' | { readonly oneOf: readonly string[] };
+/**
+ * A property's type; `{ oneOf }` is a string property with a closed set of values (a status). `date`
+ * values are `YYYY-MM-DD`, `datetime` values are compared in `toISOString()` form, `guid` values in
+ * lowercase: the forms the service stores.
+ */
+export type FilterPropertyType =
+  'string' | 'integer' | 'number' | 'boolean' | 'date' | 'datetime' | 'guid' | { readonly oneOf: readonly string[] };
+
+const LITERAL = [
+  "'(?:[^']|'')*'",
+  '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}',
+  '\\d{4}-\\d{2}-\\d{2}T[0-9:.]+(?:Z|[+-]\\d{2}:\\d{2})',
+  '\\d{4}-\\d{2}-\\d{2}',
+  '-?\\d+(?:\\.\\d+)?',
+  'true',
+  'false',
+  'null',
+].join('|');
 
 /**
  * Parses the subset of `$filter` the lists support: comparisons joined by `and`, e.g.
  * `status eq 'Pending' and integrationSortingOrder eq 10`. Properties and their types are given by
- * the caller; anything else is a 400 that says what is supported.
+ * the caller (looked up as own properties only: `constructor` is not a property of every list);
+ * anything else is a 400 that says what is supported.
  */
 export function parseFilter(text: string | undefined, properties: Readonly<Record<string, FilterPropertyType>>): FilterClause[] {
   if (text === undefined || text.trim() === '') return [];
   const clauses: FilterClause[] = [];
-  const token =
-    /\s*([A-Za-z][A-Za-z0-9]*)\s+(eq|ne|gt|ge|lt|le)\s+('(?:[^']|'')*'|\d{4}-\d{2}-\d{2}T[0-9:.]+(?:Z|[+-]\d{2}:\d{2})|-?\d+(?:\.\d+)?|true|false|null)\s*/y;
+  const token = new RegExp(`\\s*([A-Za-z_][A-Za-z0-9_]*)\\s+(eq|ne|gt|ge|lt|le)\\s+(${LITERAL})(?:(?<=')|(?![\\w.:-]))\\s*`, 'y');
   let pos = 0;
   for (;;) {
     token.lastIndex = pos;
@@ -79,14 +101,16 @@ export function parseFilter(text: string | undefined, properties: Readonly<Recor
         `$filter is not understood at position ${pos + 1}: "${text.slice(pos, pos + 40)}". Supported: <property> eq|ne|gt|ge|lt|le <value>, joined by "and".`,
       );
     const [, property = '', op = 'eq', literal = ''] = m;
-    const type = properties[property];
-    if (type === undefined) {
+    if (!Object.hasOwn(properties, property)) {
       throw badRequest(
         'invalidQuery',
         `$filter cannot use property "${property}"; filterable properties: ${Object.keys(properties).join(', ')}.`,
       );
     }
-    clauses.push({ property, op: op as FilterOp, value: convertLiteral(literal, type, property) });
+    const value = convertLiteral(literal, properties[property]!, property);
+    if (value === null && op !== 'eq' && op !== 'ne')
+      throw badRequest('invalidQuery', `$filter compares ${property} with null using ${op}; null can only be compared with eq or ne.`);
+    clauses.push({ property, op: op as FilterOp, value });
     pos = token.lastIndex;
     if (pos >= text.length) break;
     const and = /and\s+/iy;
@@ -97,9 +121,12 @@ export function parseFilter(text: string | undefined, properties: Readonly<Recor
   return clauses;
 }
 
+const unquote = (literal: string): string | undefined => (literal.startsWith("'") ? literal.slice(1, -1).replace(/''/g, "'") : undefined);
+
 function convertLiteral(literal: string, type: FilterPropertyType, property: string): FilterValue {
   if (typeof type === 'object') {
-    const value = literal.startsWith("'") ? literal.slice(1, -1).replace(/''/g, "'") : undefined;
+    if (literal === 'null') return null;
+    const value = unquote(literal);
     if (value === undefined || !type.oneOf.includes(value)) {
       throw badRequest(
         'invalidQuery',
@@ -109,31 +136,80 @@ function convertLiteral(literal: string, type: FilterPropertyType, property: str
     return value;
   }
   if (literal === 'null') return null;
-  const wrong = () => badRequest('invalidQuery', `$filter value ${literal} does not fit property "${property}" (${type}).`);
+  const wrong = (expected: string) =>
+    badRequest('invalidQuery', `$filter value ${literal} does not fit property "${property}" (${type}): write ${expected}.`);
   switch (type) {
     case 'string': {
-      if (!literal.startsWith("'")) throw wrong();
-      return literal.slice(1, -1).replace(/''/g, "'");
+      const value = unquote(literal);
+      if (value === undefined) throw wrong("a quoted string such as 'text'");
+      return value;
     }
     case 'integer': {
-      if (!/^-?\d+$/.test(literal)) throw wrong();
+      const value = Number(literal);
+      if (!/^-?\d+$/.test(literal)) throw wrong('a whole number');
+      if (!Number.isSafeInteger(value)) throw wrong('a whole number within ±9007199254740991');
+      return value;
+    }
+    case 'number': {
+      if (!/^-?\d+(?:\.\d+)?$/.test(literal)) throw wrong('a number such as 12.5');
       return Number(literal);
     }
     case 'boolean': {
-      if (literal !== 'true' && literal !== 'false') throw wrong();
+      if (literal !== 'true' && literal !== 'false') throw wrong('true or false');
       return literal === 'true';
     }
+    case 'date': {
+      const text = unquote(literal) ?? literal;
+      const d = new Date(`${text}T00:00:00Z`);
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(text) || Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== text)
+        throw wrong('a date such as 2026-01-31');
+      return text;
+    }
     case 'datetime': {
-      const text = literal.startsWith("'") ? literal.slice(1, -1) : literal;
+      const text = unquote(literal) ?? literal;
       const d = new Date(text);
-      if (!/^\d{4}-\d{2}-\d{2}T/.test(text) || Number.isNaN(d.getTime())) throw wrong();
+      if (!/^\d{4}-\d{2}-\d{2}T/.test(text) || Number.isNaN(d.getTime())) throw wrong('a date and time such as 2026-01-31T12:00:00Z');
       return d.toISOString();
+    }
+    case 'guid': {
+      const text = unquote(literal) ?? literal;
+      if (!GUID.test(text)) throw wrong('a GUID such as 0b9d6e2c-4f3a-4c1e-9a7b-2d5f8e1c3a60');
+      return text.toLowerCase();
     }
     default: {
       const never: never = type;
       throw new AppError(500, 'internalError', `unknown filter type ${String(never)}`);
     }
   }
+}
+
+// ---- $orderby and $count -------------------------------------------------------------------
+
+export interface OrderItem {
+  readonly property: string;
+  readonly descending: boolean;
+}
+
+/** `$orderby=name desc,id`: properties from `properties` only, each asc (the default) or desc. */
+export function parseOrderBy(text: string | undefined, properties: readonly string[]): OrderItem[] {
+  if (text === undefined || text.trim() === '') return [];
+  return text.split(',').map((item) => {
+    const m = /^\s*([A-Za-z_][A-Za-z0-9_]*)(?:\s+(asc|desc))?\s*$/i.exec(item);
+    if (!m || !properties.includes(m[1]!)) {
+      throw badRequest(
+        'invalidQuery',
+        `$orderby item "${item.trim()}" is not supported; write <property> [asc|desc], comma-separated, with a property among: ${properties.join(', ')}.`,
+      );
+    }
+    return { property: m[1]!, descending: m[2]?.toLowerCase() === 'desc' };
+  });
+}
+
+/** `$count=true` asks for `@odata.count`, the number of items matching `$filter` on all pages. */
+export function parseCount(text: string | undefined): boolean {
+  if (text === undefined || text === 'false') return false;
+  if (text === 'true') return true;
+  throw badRequest('invalidQuery', `$count must be true or false, got "${text}".`);
 }
 
 // ---- $top / $skip and server-driven paging -------------------------------------------------

@@ -1,7 +1,8 @@
 /**
  * Builds the fastify server: OData URL rewriting, JSON-only bodies with a global size limit,
  * permission declarations enforced on every route, one error handler, the OpenAPI document and UI
- * at /docs. Feature folders contribute their routes as plugins; the composition root passes them in.
+ * at /docs, and the OData `$metadata` document derived from the routes. Feature folders contribute their
+ * routes as plugins; the composition root passes them in.
  */
 import Fastify, {
   LogController,
@@ -20,6 +21,7 @@ import { authorizeRequests } from './authorize.js';
 import { enforcePermissions } from './permissions.js';
 import { installErrorHandling } from './errors.js';
 import { rewriteODataUrl } from './odata.js';
+import { metadataRoutes, recordRouteShapes } from './metadata.js';
 
 export type App = FastifyInstance<
   RawServerDefault,
@@ -48,6 +50,27 @@ function documentODataKeys(document: { paths?: Record<string, unknown> }): { pat
   return { ...document, paths };
 }
 
+/**
+ * Many clients send `Content-Type: application/json` on every POST, also with no body (a bound action
+ * such as `…/Microsoft.NAV.cancel`). An empty body is therefore no body at all, whatever the headers
+ * say: routes that take none run, and routes that need one say so through their body schema
+ * (errors.ts). A body that is present and not JSON is still refused by fastify's own parser.
+ */
+function acceptEmptyJsonBodies(app: App): void {
+  const parseJson = app.getDefaultJsonParser(
+    app.initialConfig.onProtoPoisoning ?? 'error',
+    app.initialConfig.onConstructorPoisoning ?? 'error',
+  );
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body.length === 0) {
+      done(null, undefined);
+      return;
+    }
+    void parseJson(request, body.toString(), done);
+  });
+}
+
 export async function buildServer(options: ServerOptions): Promise<App> {
   const app = Fastify({
     loggerInstance: options.logger,
@@ -55,12 +78,15 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     rewriteUrl: (req) => rewriteODataUrl(req.url ?? '/'),
     // One line per request, written by the onResponse hook below, instead of fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+    // verbose: each schema error carries its schema and the value, so that errors.ts can say what is
+    // allowed and what was sent.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, verbose: true } },
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   // JSON only: a body of any other type is answered 415 instead of reaching validation as a string.
   app.removeContentTypeParser('text/plain');
+  acceptEmptyJsonBodies(app);
   enforcePermissions(app);
   installErrorHandling(app);
   authorizeRequests(app, options.authenticator);
@@ -96,6 +122,9 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   });
   await plain.register(swaggerUi, { routePrefix: '/docs' });
 
+  // `$metadata` and the service document describe the routes registered after this line.
+  const shapes = recordRouteShapes(plain);
   for (const routes of options.routes) await app.register(async (scope) => routes(scope));
+  await plain.register(metadataRoutes(shapes));
   return app;
 }

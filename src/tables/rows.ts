@@ -1,28 +1,72 @@
 /**
  * Reading a target table's rows through the API, so an administrator can see what imports wrote
- * without a database client. Values come back typed as declared (booleans as true/false).
+ * without a database client: filtered on the declared fields, ordered, paged and counted. Values come
+ * back typed as declared (booleans as true/false).
+ *
+ * Order: the requested fields, then the primary key (so pages never overlap or skip rows). Nulls sort
+ * first ascending and last descending on both databases, as OData says; the clause is written only
+ * for nullable columns, so that ordering by the primary key keeps using its index on PostgreSQL.
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../storage/schema.js';
-import type { TargetTable } from './model.js';
+import { filterCondition, type FilterClause } from '../storage/filter.js';
+import { isFieldRequired, type TargetTable } from './model.js';
 
-const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+export interface RowOrder {
+  readonly field: string;
+  readonly descending: boolean;
+}
 
-export async function readTableRows(
-  db: Kysely<DB>,
-  table: TargetTable,
-  page: { skip: number; limit: number },
-): Promise<Record<string, unknown>[]> {
-  const columns = table.fields.map((f) => quote(f.name)).join(', ');
-  const order = table.primaryKey.map(quote).join(', ');
-  const { rows } = await sql<
-    Record<string, unknown>
-  >`select ${sql.raw(columns)} from ${sql.raw(quote(table.name))} order by ${sql.raw(order)} limit ${page.limit} offset ${page.skip}`.execute(
-    db,
+export interface RowQuery {
+  /** Clauses on declared fields only (the caller parsed them against the declaration). */
+  readonly filter: readonly FilterClause[];
+  readonly orderBy: readonly RowOrder[];
+  readonly skip: number;
+  readonly limit: number;
+}
+
+/** Each declared field is its own column; a Map, so that only declared names are ever found. */
+function columnsOf(table: TargetTable): ReadonlyMap<string, string> {
+  return new Map(table.fields.map((f) => [f.name, f.name]));
+}
+
+/** Booleans are stored as 0/1 on both databases. */
+function storedFilter(table: TargetTable, filter: readonly FilterClause[]): FilterClause[] {
+  const booleans = new Set(table.fields.filter((f) => f.type === 'boolean').map((f) => f.name));
+  return filter.map((c) => (booleans.has(c.property) && typeof c.value === 'boolean' ? { ...c, value: c.value ? 1 : 0 } : c));
+}
+
+function orderClause(table: TargetTable, orderBy: readonly RowOrder[]): RawBuilder<unknown> {
+  const items = [...orderBy];
+  for (const key of table.primaryKey) if (!items.some((o) => o.field === key)) items.push({ field: key, descending: false });
+  const fields = new Map(table.fields.map((f) => [f.name, f]));
+  return sql.join(
+    items.map(({ field, descending }) => {
+      const declared = fields.get(field);
+      if (declared === undefined) throw new Error(`no field "${field}" in table "${table.name}"`);
+      const nulls = isFieldRequired(table, declared) ? '' : descending ? ' nulls last' : ' nulls first';
+      return sql`${sql.id(field)} ${sql.raw(descending ? 'desc' : 'asc')}${sql.raw(nulls)}`;
+    }),
   );
+}
+
+export async function readTableRows(db: Kysely<DB>, table: TargetTable, query: RowQuery): Promise<Record<string, unknown>[]> {
+  const columns = sql.join(table.fields.map((f) => sql.id(f.name)));
+  const where = filterCondition(storedFilter(table, query.filter), columnsOf(table));
+  const { rows } = await sql<Record<string, unknown>>`select ${columns} from ${sql.id(table.name)} where ${where} order by ${orderClause(
+    table,
+    query.orderBy,
+  )} limit ${query.limit} offset ${query.skip}`.execute(db);
   const booleans = table.fields.filter((f) => f.type === 'boolean').map((f) => f.name);
   if (booleans.length > 0) {
     for (const row of rows) for (const name of booleans) if (row[name] !== null) row[name] = row[name] === 1;
   }
   return rows;
+}
+
+/** The number of rows matching the filter, on all pages (`@odata.count`). */
+export async function countTableRows(db: Kysely<DB>, table: TargetTable, filter: readonly FilterClause[]): Promise<number> {
+  const where = filterCondition(storedFilter(table, filter), columnsOf(table));
+  const { rows } = await sql<{ n: number | string }>`select count(*) as n from ${sql.id(table.name)} where ${where}`.execute(db);
+  return Number(rows[0]?.n ?? 0);
 }

@@ -1,0 +1,115 @@
+/**
+ * `$metadata` (the CSDL document every `@odata.context` points at) and the service document at the
+ * API's root (`…/v1.0`, also written `…/v1.0/`), both derived from the routes as they are registered (csdl.ts), so they describe exactly
+ * what the API answers. XML by default, as OData clients expect; JSON with `$format=json` or an
+ * Accept header that prefers application/json.
+ */
+import { Type } from 'typebox';
+import type { FastifyInstance, FastifyPluginCallback, FastifyRequest } from 'fastify';
+import { badRequest } from '../core/errors.js';
+import { API_BASE } from './odata.js';
+import { buildCsdl, type Csdl, type RouteShape } from './csdl.js';
+import { csdlJson, csdlXml } from './csdl-render.js';
+
+export const METADATA_PATH = `${API_BASE}/$metadata`;
+
+/** Records the schemas of every route as it is registered; call before the feature routes register. */
+export function recordRouteShapes(app: FastifyInstance): () => readonly RouteShape[] {
+  const shapes: RouteShape[] = [];
+  app.addHook('onRoute', (route) => {
+    const schema = route.schema ?? {};
+    const responses = (schema.response ?? {}) as Record<string, unknown>;
+    const response = responses['200'] ?? responses['201'] ?? responses['202'];
+    for (const method of Array.isArray(route.method) ? route.method : [route.method])
+      shapes.push({ method, url: route.url, body: schema.body, response });
+  });
+  return () => shapes;
+}
+
+type Format = 'xml' | 'json';
+
+/** `$format` wins; then the first of the Accept header's types (by q) that is XML or JSON; XML otherwise. */
+function negotiate(request: FastifyRequest): Format {
+  const requested = (request.query as { $format?: string }).$format;
+  if (requested !== undefined) {
+    const format = requested.split(';')[0]!.trim().toLowerCase();
+    if (format === 'xml' || format === 'application/xml') return 'xml';
+    if (format === 'json' || format === 'application/json') return 'json';
+    throw badRequest('invalidQuery', `$format must be xml or json (or application/xml, application/json), got "${requested}".`);
+  }
+  const accepted = (request.headers.accept ?? '')
+    .split(',')
+    .map((item, index) => {
+      const [type = '', ...params] = item.split(';').map((s) => s.trim().toLowerCase());
+      const q = params.find((p) => p.startsWith('q='));
+      return { type, q: q === undefined ? 1 : Number(q.slice(2)) || 0, index };
+    })
+    .filter((a) => a.q > 0)
+    .sort((a, b) => b.q - a.q || a.index - b.index);
+  for (const { type } of accepted) {
+    if (type === 'application/xml' || type === 'text/xml') return 'xml';
+    if (type === 'application/json') return 'json';
+  }
+  return 'xml';
+}
+
+export function metadataRoutes(shapes: () => readonly RouteShape[]): FastifyPluginCallback {
+  let model: Csdl | undefined;
+  let xml: string | undefined;
+  let json: string | undefined;
+  const current = (): Csdl => (model ??= buildCsdl(API_BASE, shapes()));
+
+  return (app, _options, registered) => {
+    // Built once every route is registered, so that a route the model cannot describe stops the start.
+    app.addHook('onReady', (done) => {
+      try {
+        current();
+        done();
+      } catch (err) {
+        done(err as Error);
+      }
+    });
+
+    app.get(
+      METADATA_PATH,
+      {
+        config: { permission: 'read' },
+        schema: {
+          summary: 'The OData CSDL document: entity types, keys, properties, entity sets and bound actions',
+          description:
+            'XML (application/xml) by default; JSON with $format=json or Accept: application/json. Every @odata.context points into it.',
+          tags: ['OData'],
+          querystring: Type.Object({ $format: Type.Optional(Type.String()) }, { additionalProperties: false }),
+        },
+      },
+      async (request, reply) => {
+        const format = negotiate(request);
+        void reply.header('odata-version', '4.0');
+        if (format === 'json') {
+          json ??= JSON.stringify(csdlJson(current()));
+          return reply.type('application/json; charset=utf-8').send(json);
+        }
+        xml ??= csdlXml(current());
+        return reply.type('application/xml; charset=utf-8').send(xml);
+      },
+    );
+
+    const serviceDocument = () =>
+      Promise.resolve({
+        '@odata.context': METADATA_PATH,
+        value: current().entitySets.map((s) => ({ name: s.name, kind: 'EntitySet', url: s.name })),
+      });
+    const documentSchema = {
+      summary: 'The OData service document: the entity sets, each with its URL relative to this root',
+      tags: ['OData'],
+      response: {
+        200: Type.Object({
+          '@odata.context': Type.String(),
+          value: Type.Array(Type.Object({ name: Type.String(), kind: Type.String(), url: Type.String() })),
+        }),
+      },
+    };
+    app.get(API_BASE, { config: { permission: 'read' }, schema: documentSchema }, serviceDocument);
+    registered();
+  };
+}
