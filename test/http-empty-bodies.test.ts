@@ -181,7 +181,7 @@ describe('bound actions run with an empty body, however it is framed', () => {
 describe('routes that need a body refuse an empty one, saying what to send', () => {
   const NEEDS_BODY: [string, string][] = [
     ['bulkImportRequests', 'The request body is empty; this endpoint needs a JSON object with integrationSortingOrder and payload'],
-    ['integrations', 'The request body is empty; this endpoint needs a JSON object with sortingOrder, name, type and targetTable'],
+    ['integrations', 'The request body is empty; this endpoint needs a JSON object with sortingOrder, name and targetTable'],
     ['restApiConnections/Microsoft.NAV.testConnection', 'The request body is empty; this endpoint needs a JSON object with baseUrl'],
     [
       'restApiEndpoints/Microsoft.NAV.previewFirstPage',
