@@ -9,11 +9,16 @@ import { queueEndpointRun } from '../src/import-runs/queue-endpoint-run.js';
 import { runQueuedImports, type ImportRunContext } from '../src/import-runs/run-imports.js';
 import type { ImportRun } from '../src/import-runs/model.js';
 import { DEFAULT_STAGING_LIMITS } from '../src/import-runs/page-buffer.js';
+import { declareIntegration } from '../src/integrations/service.js';
+import { FetchError } from '../src/rest-source/fetch-pages.js';
+import { loadPreviewIntegration, previewFirstPage, type PagePreview } from '../src/rest-source/preview.js';
 import type { SecretBox } from '../src/rest-source/secrets.js';
+import { loadConnection, loadEndpoint } from '../src/rest-source/store.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import {
   addEndpoint,
   ENDPOINTS,
+  ITEMS_INTEGRATION,
   itemIds,
   range,
   runContext,
@@ -71,7 +76,7 @@ describe('a run lands every record of every page exactly once', () => {
       status: 'Completed',
       trigger: 'manual',
       pagesFetched: 10,
-      recordCount: 95,
+      recordsFetched: 95,
       insertedCount: 95,
       updatedCount: 0,
       skippedCount: 0,
@@ -89,7 +94,7 @@ describe('a run lands every record of every page exactly once', () => {
 
     const run = await runEndpoint('numbered');
 
-    expect(run).toMatchObject({ status: 'Completed', pagesFetched: 10, recordCount: 95, insertedCount: 95, stopReason: 'shortPage' });
+    expect(run).toMatchObject({ status: 'Completed', pagesFetched: 10, recordsFetched: 95, insertedCount: 95, stopReason: 'shortPage' });
     expect(itemIds(t.db)).toEqual(range(1, 95));
     expect(server.requests.map((r) => new URL(r.url, server.origin).searchParams.get('page'))).toEqual(range(1, 10).map(String));
   });
@@ -101,7 +106,7 @@ describe('a run lands every record of every page exactly once', () => {
 
     const run = await runEndpoint('offsets');
 
-    expect(run).toMatchObject({ status: 'Completed', pagesFetched: 11, recordCount: 100, insertedCount: 100, stopReason: 'shortPage' });
+    expect(run).toMatchObject({ status: 'Completed', pagesFetched: 11, recordsFetched: 100, insertedCount: 100, stopReason: 'shortPage' });
     expect(itemIds(t.db)).toEqual(range(1, 100));
     const sent = server.requests.map((r) => new URL(r.url, server.origin).searchParams);
     expect(sent.map((q) => q.get('offset'))).toEqual(range(0, 10).map((i) => String(i * 10)));
@@ -116,10 +121,10 @@ describe('a run lands every record of every page exactly once', () => {
 
     expect(stagedPageCounts(t.db, run.runId)).toEqual({ pages: 10, staged: 0 });
     const pages = t.db.sqlite
-      .prepare('select page_no, url, record_count from ifw_import_run_page where run_id = ? order by page_no')
+      .prepare('select page_no, url, records_fetched from ifw_import_run_page where run_id = ? order by page_no')
       .all(run.runId);
-    expect(pages[0]).toEqual({ page_no: 1, url: `${server.origin}/page-number?page=1`, record_count: 10 });
-    expect(pages[9]).toEqual({ page_no: 10, url: `${server.origin}/page-number?page=10`, record_count: 5 });
+    expect(pages[0]).toEqual({ page_no: 1, url: `${server.origin}/page-number?page=1`, records_fetched: 10 });
+    expect(pages[9]).toEqual({ page_no: 10, url: `${server.origin}/page-number?page=10`, records_fetched: 5 });
   });
 });
 
@@ -135,7 +140,7 @@ describe('a page that fails imports nothing of the run', () => {
     expect(run.errorMessage).toContain('page 4');
     expect(run.errorMessage).toContain(`${server.origin}/page-number?page=4`);
     expect(run.errorMessage).toContain('not valid JSON');
-    expect(run).toMatchObject({ pagesFetched: 3, recordCount: 30, insertedCount: 0, stopReason: null });
+    expect(run).toMatchObject({ pagesFetched: 3, recordsFetched: 30, insertedCount: 0, stopReason: null });
     expect(itemIds(t.db)).toEqual([]);
     expect(stagedPageCounts(t.db, run.runId)).toEqual({ pages: 3, staged: 0 });
   });
@@ -171,12 +176,81 @@ describe('a page that fails imports nothing of the run', () => {
     expect(run).toMatchObject({
       status: 'Failed',
       pagesFetched: 11,
-      recordCount: 100,
+      recordsFetched: 100,
       insertedCount: 0,
       stopReason: 'shortPage',
-      errorMessage: 'record 100: field "name" value "Record 100" exceeds 9 characters',
+      errorMessage: 'record 100 (page 10, record 10): field "name" value "Record 100" exceeds 9 characters',
     });
     expect(itemIds(t.db)).toEqual([]);
+  });
+});
+
+describe('where the records are: the preview finds them as the run does', () => {
+  /** The preview of a saved endpoint, as its route makes it. */
+  async function preview(code: string): Promise<PagePreview> {
+    const endpoint = await loadEndpoint(t.db, code);
+    const connection = await loadConnection(t.db, endpoint.connectionCode, box);
+    return previewFirstPage(connection, endpoint, await loadPreviewIntegration(t.db, endpoint.integrationSortingOrder));
+  }
+  const records = (from: number, to: number) => range(from, to).map((id) => ({ id, name: `Record ${id}` }));
+  const odata = { path: '/odata/Customers', paginationType: 'nextLink', nextLinkJsonPath: '@odata.nextLink' } as const;
+
+  it('Response Data Path blank, the records under "value": the integration\'s records path finds them for both', async () => {
+    await setup();
+    await declareIntegration(t.db, { ...ITEMS_INTEGRATION, recordsPath: 'value' }, clock);
+    await addEndpoint(t.db, clock, 'odata', { ...odata, responseDataPath: '' });
+
+    const shown = await preview('odata');
+    const run = await runEndpoint('odata');
+
+    expect(shown).toMatchObject({
+      recordsFoundBy: `the integration's records path "value" (Response Data Path is blank)`,
+      recordCount: 10,
+    });
+    expect(shown.records).toEqual(records(1, 5));
+    expect(shown.rows).toEqual(records(1, 5).map((row, i) => ({ recordNo: i + 1, row })));
+    expect(run).toMatchObject({ status: 'Completed', pagesFetched: 10, recordsFetched: 95, insertedCount: 95 });
+    expect(t.db.sqlite.prepare('select id, name from item order by id limit 5').all()).toEqual(records(1, 5));
+  });
+
+  it('both blank and the root not an array: the preview fails page 1 with the words the run fails with', async () => {
+    await setup();
+    await addEndpoint(t.db, clock, 'odata', odata);
+
+    const shown = await preview('odata').catch((err: unknown) => err);
+    const run = await runEndpoint('odata');
+
+    expect(run).toMatchObject({ status: 'Failed', pagesFetched: 1, recordsFetched: 0, insertedCount: 0 });
+    expect(run.errorMessage).toBe(
+      `page 1 (GET ${server.origin}/odata/Customers): the integration's records path and the endpoint's Response Data Path are both blank, ` +
+        'so the response root must be the record array, but it is an object with properties "@odata.context", "value", "@odata.nextLink"; ' +
+        'set either of them to the path of the records',
+    );
+    expect(shown).toBeInstanceOf(FetchError);
+    expect((shown as FetchError).message).toBe(run.errorMessage);
+    expect(itemIds(t.db)).toEqual([]);
+  });
+
+  it("Page Number with Response Data Path blank counts the records where the integration's records path finds them", async () => {
+    await setup();
+    await declareIntegration(t.db, { ...ITEMS_INTEGRATION, recordsPath: 'data' }, clock);
+    await addEndpoint(t.db, clock, 'numbered', { ...ENDPOINTS.pageNumber, responseDataPath: '' });
+
+    expect(await preview('numbered')).toMatchObject({ recordCount: 10, next: { kind: 'next' } });
+    const run = await runEndpoint('numbered');
+
+    expect(run).toMatchObject({ status: 'Completed', pagesFetched: 10, recordsFetched: 95, stopReason: 'shortPage', warnings: [] });
+    expect(itemIds(t.db)).toEqual(range(1, 95));
+  });
+
+  it('Page Number with Response Data Path blank and a root array: every page (spec 4.4: blank when the root is the array)', async () => {
+    await setup();
+    await addEndpoint(t.db, clock, 'root', { ...ENDPOINTS.pageNumber, path: '/root-array', responseDataPath: '' });
+
+    const run = await runEndpoint('root');
+
+    expect(run).toMatchObject({ status: 'Completed', pagesFetched: 10, recordsFetched: 95, stopReason: 'shortPage' });
+    expect(itemIds(t.db)).toEqual(range(1, 95));
   });
 });
 
@@ -187,7 +261,7 @@ describe('Max Pages', () => {
 
     const run = await runEndpoint('numbered');
 
-    expect(run).toMatchObject({ status: 'Completed', pagesFetched: 3, recordCount: 30, insertedCount: 30, stopReason: 'maxPages' });
+    expect(run).toMatchObject({ status: 'Completed', pagesFetched: 3, recordsFetched: 30, insertedCount: 30, stopReason: 'maxPages' });
     expect(run.warnings).toHaveLength(1);
     expect(run.warnings[0]).toMatch(/^Max Pages reached \(3\)/);
     expect(itemIds(t.db)).toEqual(range(1, 30));
@@ -218,7 +292,7 @@ describe('memory stays flat: pages are staged in the database as they arrive', (
     expect(run).toMatchObject({
       status: 'Completed',
       pagesFetched: 1000,
-      recordCount: 1000,
+      recordsFetched: 1000,
       insertedCount: 1000,
       stopReason: 'noNextLink',
     });

@@ -52,7 +52,7 @@ describe('ifw run-endpoint', () => {
       trigger: 'manual',
       status: 'Completed',
       pagesFetched: 3,
-      recordCount: 25,
+      recordsFetched: 25,
       insertedCount: 25,
     });
     expect(itemIds(t.db)).toEqual(range(1, 25));

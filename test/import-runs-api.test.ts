@@ -117,7 +117,7 @@ describe('POST restApiEndpoints(<code>)/Microsoft.NAV.run', () => {
     expect(done).toMatchObject({
       runId: queued.runId,
       pagesFetched: 3,
-      recordCount: 25,
+      recordsFetched: 25,
       insertedCount: 25,
       updatedCount: 0,
       skippedCount: 0,
@@ -191,11 +191,11 @@ describe('GET importRuns(<runId>) and its pages', () => {
 
     const first = (await get(`importRuns(${runId})/pages`)).json();
     expect(first.value).toEqual([
-      { pageNo: 1, url: `${server.origin}/page-number?page=1`, recordCount: 10 },
-      { pageNo: 2, url: `${server.origin}/page-number?page=2`, recordCount: 10 },
+      { pageNo: 1, url: `${server.origin}/page-number?page=1`, recordsFetched: 10 },
+      { pageNo: 2, url: `${server.origin}/page-number?page=2`, recordsFetched: 10 },
     ]);
     const rest = (await get(first['@odata.nextLink'])).json();
-    expect(rest.value).toEqual([{ pageNo: 3, url: `${server.origin}/page-number?page=3`, recordCount: 5 }]);
+    expect(rest.value).toEqual([{ pageNo: 3, url: `${server.origin}/page-number?page=3`, recordsFetched: 5 }]);
   });
 
   it('answers 404 for an unknown or malformed runId', async () => {

@@ -23,6 +23,7 @@ import { endpointEntryId, syncEndpointSchedule } from '../src/rest-source/schedu
 import { openRunStore } from '../src/import-runs/open-run-store.js';
 import type { RunEnd } from '../src/import-runs/run-store.js';
 import type { ImportOutcome } from '../src/table-writer/model.js';
+import { updateIntegration } from '../src/integrations/service.js';
 import { getIntegrationPlan } from '../src/integrations/store.js';
 import { getTableWithRelations } from '../src/tables/store.js';
 import { compileMapping } from '../src/mapping/engine.js';
@@ -209,14 +210,14 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
       expect(run).toMatchObject({
         status: 'Completed',
         pagesFetched: 3,
-        recordCount: 25,
+        recordsFetched: 25,
         insertedCount: 25,
         stopReason: 'shortPage',
         errorMessage: '',
         attempts: 1,
       });
       expect(await itemIds()).toEqual(range(1, 25));
-      expect((await listRunPages(db, run.runId, { skip: 0, limit: 10 })).map((p) => [p.pageNo, p.recordCount])).toEqual([
+      expect((await listRunPages(db, run.runId, { skip: 0, limit: 10 })).map((p) => [p.pageNo, p.recordsFetched])).toEqual([
         [1, 10],
         [2, 10],
         [3, 5],
@@ -230,7 +231,7 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
 
       const run = await runEndpoint('numbered');
 
-      expect(run).toMatchObject({ status: 'Failed', pagesFetched: 2, recordCount: 20, insertedCount: 0 });
+      expect(run).toMatchObject({ status: 'Failed', pagesFetched: 2, recordsFetched: 20, insertedCount: 0 });
       expect(run.errorMessage).toContain(`page 3 (GET ${server.origin}/page-number?page=3)`);
       expect(run.errorMessage).toContain('400');
       expect(await pageRows(run.runId)).toBe(2);
@@ -245,10 +246,50 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
       // Insert mode: ids 1-20 are there already, so the second run breaks the primary key on page 1.
       const again = await runEndpoint('numbered');
 
-      expect(again).toMatchObject({ status: 'Failed', insertedCount: 0, pagesFetched: 3, recordCount: 25 });
+      expect(again).toMatchObject({ status: 'Failed', insertedCount: 0, pagesFetched: 3, recordsFetched: 25 });
       expect(again.errorMessage).toContain('record 1');
       expect(await itemIds()).toEqual(range(1, 20));
       expect(await stagedRecordsLeft()).toBe(0);
+    });
+
+    it('a failed run counts and logs the page whose next link failed it', async () => {
+      await addEndpoint(db, clock, 'linked', ENDPOINTS.nextLink);
+      server.setFaults([{ kind: 'loop', page: 3, toPage: 2 }]);
+      const looped = await runEndpoint('linked');
+      expect(looped).toMatchObject({ status: 'Failed', pagesFetched: 3, recordsFetched: 25, insertedCount: 0 });
+      expect(looped.errorMessage).toMatch(/^page 3 \(GET .*\$skiptoken=3\): the next page's URL .* was already requested as page 2/);
+      expect((await listRunPages(db, looped.runId, { skip: 0, limit: 10 })).map((p) => p.pageNo)).toEqual([1, 2, 3]);
+
+      server.reset();
+      server.setFaults([{ kind: 'crossOriginLink', page: 1, origin: 'https://elsewhere.example' }]);
+      const refused = await runEndpoint('linked');
+      expect(refused).toMatchObject({ status: 'Failed', pagesFetched: 1, recordsFetched: 10 });
+      expect(refused.errorMessage).toMatch(/^page 1 \(GET .*\): the next link https:\/\/elsewhere\.example\/.* points to another origin/);
+      expect(await pageRows(refused.runId)).toBe(1);
+      expect(await itemIds()).toEqual([]);
+      expect(await stagedRecordsLeft()).toBe(0);
+    });
+
+    it('a record error says where the record came from: its number in the run, its page and its place on the page', async () => {
+      // Insert mode: id 12, the second record of page 2, is taken.
+      await sql`insert into item (id, name) values (12, 'taken')`.execute(db.kysely);
+      const failed = await runEndpoint('numbered');
+      expect(failed).toMatchObject({
+        status: 'Failed',
+        recordsFetched: 25,
+        insertedCount: 0,
+        errorMessage: 'record 12 (page 2, record 2): field "id" value 12 already exists in table "item"',
+      });
+
+      await updateIntegration(db, ITEMS, { onRecordError: 'skip' }, clock);
+      const skipped = await runEndpoint('numbered');
+      expect(skipped).toMatchObject({
+        status: 'Completed',
+        recordsFetched: 25,
+        insertedCount: 24,
+        skippedCount: 1,
+        errorMessage: '1 record skipped: record 12 (page 2, record 2): field "id" value 12 already exists in table "item"',
+      });
     });
 
     it('a lease lost while fetching: fetching stops, nothing is committed', async () => {
@@ -403,7 +444,7 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
       expect(run).toMatchObject({
         status: 'Completed',
         pagesFetched: 1000,
-        recordCount: 1000,
+        recordsFetched: 1000,
         insertedCount: 1000,
         stopReason: 'noNextLink',
       });
@@ -460,7 +501,7 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
         trigger: 'manual',
         status: 'Completed',
         pagesFetched: 3,
-        recordCount: 25,
+        recordsFetched: 25,
         insertedCount: 25,
       });
       expect(await itemIds()).toEqual(range(1, 25));

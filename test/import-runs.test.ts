@@ -172,9 +172,9 @@ describe('staging and finishing, fenced by the lease', () => {
       }),
     ).toBe(true);
 
-    expect(runRow(runId)).toMatchObject({ pages_fetched: 1, record_count: 2, lease_expires_at: iso(5000 + LEASE_MS) });
-    expect(t.db.sqlite.prepare('select page_no, url, record_count, records from ifw_import_run_page').all()).toEqual([
-      { page_no: 1, url: 'http://x/p?page=1', record_count: 2, records: null },
+    expect(runRow(runId)).toMatchObject({ pages_fetched: 1, records_fetched: 2, lease_expires_at: iso(5000 + LEASE_MS) });
+    expect(t.db.sqlite.prepare('select page_no, url, records_fetched, records from ifw_import_run_page').all()).toEqual([
+      { page_no: 1, url: 'http://x/p?page=1', records_fetched: 2, records: null },
     ]);
     // The records wait, mapped, in the staging connection's own TEMP table, outside the database file;
     // a record that broke a rule (no name) waits as its JSON, to be mapped again for the exact message.
@@ -283,7 +283,7 @@ describe('expired leases', () => {
       status: 'Completed',
       attempts: 2,
       pagesFetched: 3,
-      recordCount: 25,
+      recordsFetched: 25,
       insertedCount: 25,
     });
     expect(itemIds(t.db)).toEqual(range(1, 25));

@@ -293,7 +293,7 @@ describe('import runs stage pages in batches', () => {
     );
 
     expect(stagedBefore).toEqual([0, 0, 0, 0, 4, 4, 4, 4, 8, 8]);
-    expect(run).toMatchObject({ status: 'Completed', pagesFetched: 10, recordCount: 95, insertedCount: 95 });
+    expect(run).toMatchObject({ status: 'Completed', pagesFetched: 10, recordsFetched: 95, insertedCount: 95 });
     expect(stagedPageCounts(t.db, run.runId)).toEqual({ pages: 10, staged: 0 });
     expect(itemIds(t.db)).toEqual(range(1, 95));
   });
@@ -303,7 +303,7 @@ describe('import runs stage pages in batches', () => {
 
     const run = await runEndpoint('numbered', { ...ctx, staging: limits({ maxPages: 100 }) });
 
-    expect(run).toMatchObject({ status: 'Failed', pagesFetched: 6, recordCount: 60, insertedCount: 0 });
+    expect(run).toMatchObject({ status: 'Failed', pagesFetched: 6, recordsFetched: 60, insertedCount: 0 });
     expect(run.errorMessage).toContain(`page 7 (GET ${server.origin}/page-number?page=7)`);
     expect((await listRunPages(t.db, run.runId, { skip: 0, limit: 100 })).map((p) => p.pageNo)).toEqual(range(1, 6));
     expect(stagedPageCounts(t.db, run.runId)).toEqual({ pages: 6, staged: 0 });

@@ -63,7 +63,7 @@ describe('import runs on the job queue worker thread', () => {
       { holds: (polled) => polled.status === 'Completed' || polled.status === 'Failed', what: `run ${runId} ended` },
     );
 
-    expect(done).toMatchObject({ status: 'Completed', pagesFetched: 26, recordCount: 250, insertedCount: 250, stopReason: 'shortPage' });
+    expect(done).toMatchObject({ status: 'Completed', pagesFetched: 26, recordsFetched: 250, insertedCount: 250, stopReason: 'shortPage' });
     expect(itemIds(t.db)).toEqual(range(1, 250));
   });
 });

@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -7,6 +10,7 @@ import { restApiRoutes } from '../src/rest-source/routes.js';
 import { buildServer, type App } from '../src/http/server.js';
 import { createTestAuth, type TestAuth } from './helpers/auth.js';
 import { findActiveRun, queueRun } from '../src/import-runs/queue-run.js';
+import { updateIntegration } from '../src/integrations/service.js';
 import { getEntry } from '../src/job-queue/entries.js';
 import { createSecretBox, type SecretBox } from '../src/rest-source/secrets.js';
 import { loadConnection } from '../src/rest-source/store.js';
@@ -262,6 +266,7 @@ describe('restApiEndpoints', () => {
       responseDataPath: 'data',
       allowCrossOrigin: false,
       scheduleSeconds: null,
+      recordsFoundBy: `Response Data Path "data" (the integration's records path is blank)`,
     });
     expect((await call('GET', "restApiEndpoints('crm.customers')")).body).toEqual(created.body);
     expect((await call('GET', 'restApiEndpoints')).body.value).toHaveLength(1);
@@ -269,14 +274,15 @@ describe('restApiEndpoints', () => {
     expect((await call('GET', "restApiEndpoints('crm.customers')")).status).toBe(404);
   });
 
-  it('refuses Page Number without Page Size, Page Parameter Name or Response Data Path', async () => {
+  it('refuses Page Number without Page Size, Page Parameter Name or a Response Data Path that is set', async () => {
+    const unset =
+      'responseDataPath: Page Number pagination needs a Response Data Path to count records: the path of the record array (e.g. "data" or "value"), ' +
+      `or "" (blank, also "$") when the records are the response root or where the integration's records path says`;
     const cases: [Record<string, unknown>, string][] = [
       [{ pageSize: undefined }, 'pageSize: Page Number pagination needs a Page Size'],
       [{ pageParameterName: undefined }, 'pageParameterName: Page Number pagination needs a Page Parameter Name'],
-      [
-        { responseDataPath: '' },
-        'responseDataPath: Page Number pagination needs a Response Data Path (the JSON path of the data array, e.g. "data" or "value") to count records; use "$" when the response root is the array',
-      ],
+      [{ responseDataPath: undefined }, unset],
+      [{ responseDataPath: null }, unset],
     ];
     for (const [change, message] of cases) {
       const res = await call('POST', 'restApiEndpoints', { ...customers, ...change });
@@ -295,7 +301,96 @@ describe('restApiEndpoints', () => {
     );
   });
 
-  it('switches the pagination type on PATCH, dropping the settings of the old type', async () => {
+  it('accepts a blank Response Data Path as the root array for every type ("$" too), and tells it from one not set', async () => {
+    const byType: Record<string, Record<string, unknown>> = {
+      none: { paginationType: 'none' },
+      nextLink: { paginationType: 'nextLink', nextLinkJsonPath: 'next' },
+      pageNumber: { paginationType: 'pageNumber', pageParameterName: 'page', pageSize: 100 },
+      offsetLimit: { paginationType: 'offsetLimit', offsetParameterName: 'offset', limitParameterName: 'limit', pageSize: 100 },
+    };
+    for (const [type, settings] of Object.entries(byType)) {
+      for (const blank of ['', '$']) {
+        const code = `${type}${blank === '' ? '.blank' : '.dollar'}`;
+        const created = await call('POST', 'restApiEndpoints', {
+          code,
+          connectionCode: 'crm',
+          path: 'x',
+          integrationSortingOrder: 10,
+          ...settings,
+          responseDataPath: blank,
+        });
+        expect(created.status, code).toBe(201);
+        expect(created.body.responseDataPath, code).toBe(blank);
+        expect(created.body.recordsFoundBy, code).toBe(
+          "the response root (the integration's records path and Response Data Path are blank)",
+        );
+        // What GET answers, PATCH takes back.
+        const { status } = await call('PATCH', `restApiEndpoints('${code}')`, (await call('GET', `restApiEndpoints('${code}')`)).body);
+        expect(status, code).toBe(200);
+      }
+    }
+    // Not set: None and Next Link read it as blank; Page Number and Offset/Limit refuse it, also when the type changes.
+    const unset = await call('POST', 'restApiEndpoints', { code: 'unset', connectionCode: 'crm', path: 'x', integrationSortingOrder: 10 });
+    expect(unset.body).toMatchObject({ paginationType: 'none', responseDataPath: null });
+    const toPages = await call('PATCH', "restApiEndpoints('unset')", byType.pageNumber);
+    expect(toPages).toMatchObject({ status: 400, body: { error: { code: 'invalidRequest' } } });
+    expect(toPages.body.error.message).toMatch(/^responseDataPath: Page Number pagination needs a Response Data Path to count records/);
+    const blanked = await call('PATCH', "restApiEndpoints('unset')", { ...byType.pageNumber, responseDataPath: '' });
+    expect(blanked.body).toMatchObject({ paginationType: 'pageNumber', responseDataPath: '' });
+    expect((await call('PATCH', "restApiEndpoints('unset')", { responseDataPath: null })).status).toBe(400);
+  });
+
+  it('keeps the settings of the other pagination types when the type changes, and uses them when it changes back', async () => {
+    const url = "restApiEndpoints('crm.customers')";
+    const link = { paginationType: 'nextLink', nextLinkJsonPath: '@odata.nextLink', allowCrossOrigin: true, responseDataPath: 'value' };
+    expect((await call('POST', 'restApiEndpoints', { ...customers, pageParameterName: undefined, ...link })).status).toBe(201);
+
+    // Spec 7: "set the type temporarily".
+    const none = await call('PATCH', url, { paginationType: 'none' });
+    expect(none.body).toMatchObject({ paginationType: 'none', nextLinkJsonPath: '@odata.nextLink', allowCrossOrigin: true });
+    const stored = t.db.sqlite.prepare('select pagination, pagination_kept from ifw_rest_endpoint where code = ?');
+    expect(stored.get('crm.customers')).toEqual({
+      pagination: JSON.stringify({ type: 'none', maxPages: 100, pageSize: 100, responseDataPath: 'value' }),
+      pagination_kept: JSON.stringify({ nextLinkJsonPath: '@odata.nextLink', allowCrossOrigin: true }),
+    });
+    // What GET answers, PATCH takes back: the kept values are sent unchanged.
+    const roundTrip = await call('PATCH', url, { ...(await call('GET', url)).body, maxPages: 3 });
+    expect(roundTrip).toMatchObject({ status: 200, body: { paginationType: 'none', maxPages: 3, nextLinkJsonPath: '@odata.nextLink' } });
+    // A new value for a type not in use is a forgotten or misspelt paginationType.
+    const refused = await call('PATCH', url, { nextLinkJsonPath: 'links.next' });
+    expect(refused).toMatchObject({
+      status: 400,
+      body: {
+        error: {
+          code: 'invalidRequest',
+          message:
+            'nextLinkJsonPath: only Next Link pagination uses nextLinkJsonPath; paginationType is none (its kept value is "@odata.nextLink": send that unchanged, or null to drop it)',
+        },
+      },
+    });
+    const back = await call('PATCH', url, { paginationType: 'nextLink' });
+    expect(back.body).toMatchObject({
+      paginationType: 'nextLink',
+      nextLinkJsonPath: '@odata.nextLink',
+      allowCrossOrigin: true,
+      maxPages: 3,
+    });
+    expect(stored.get('crm.customers')).toMatchObject({ pagination_kept: '{}' });
+
+    // null (false) drops a kept setting; a new endpoint has none to repeat.
+    await call('PATCH', url, { paginationType: 'pageNumber', pageParameterName: 'page' });
+    const dropped = await call('PATCH', url, { nextLinkJsonPath: null, allowCrossOrigin: false });
+    expect(dropped.body).toMatchObject({ paginationType: 'pageNumber', nextLinkJsonPath: null, allowCrossOrigin: false });
+    expect((await call('PATCH', url, { paginationType: 'nextLink' })).body.error.message).toContain(
+      'nextLinkJsonPath: Next Link pagination needs a Next Link JSON Path',
+    );
+    const forgotten = await call('POST', 'restApiEndpoints', { ...customers, code: 'forgotten', nextLinkJsonPath: 'next' });
+    expect(forgotten.body.error.message).toBe(
+      'nextLinkJsonPath: only Next Link pagination uses nextLinkJsonPath; paginationType is pageNumber',
+    );
+  });
+
+  it('switches the pagination type on PATCH, keeping the settings of the old type', async () => {
     await call('POST', 'restApiEndpoints', customers);
     const refused = await call('PATCH', "restApiEndpoints('crm.customers')", { paginationType: 'nextLink' });
     expect(refused.body.error.message).toContain('nextLinkJsonPath: Next Link pagination needs a Next Link JSON Path');
@@ -307,7 +402,7 @@ describe('restApiEndpoints', () => {
     expect(next.body).toMatchObject({
       paginationType: 'nextLink',
       nextLinkJsonPath: '@odata.nextLink',
-      pageParameterName: null,
+      pageParameterName: 'page',
       pageSize: 100,
       responseDataPath: 'value',
     });
@@ -318,7 +413,8 @@ describe('restApiEndpoints', () => {
     });
     expect(offset.body).toMatchObject({
       paginationType: 'offsetLimit',
-      nextLinkJsonPath: null,
+      nextLinkJsonPath: '@odata.nextLink',
+      pageParameterName: 'page',
       offsetParameterName: '$skip',
       limitParameterName: '$top',
     });
@@ -421,6 +517,55 @@ describe('probes', () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it("previews what the endpoint's integration makes of the first records, found where a run finds them", async () => {
+    await call('POST', 'restApiConnections', local());
+    const odata = { code: 'odata', connectionCode: 'local', path: '/odata/Customers', integrationSortingOrder: 10 };
+    await call('POST', 'restApiEndpoints', { ...odata, paginationType: 'nextLink', nextLinkJsonPath: '@odata.nextLink' });
+    const preview = () => call('POST', "restApiEndpoints('odata')/Microsoft.NAV.previewFirstPage");
+
+    // Both paths blank and the records under "value": a run fails on page 1, and the preview says so in the run's words.
+    const blank = await preview();
+    expect(blank.body).toMatchObject({ ok: false, error: { pageNo: 1, status: 200, url: `${server.origin}/odata/Customers` } });
+    expect(blank.body.error.message).toBe(
+      `page 1 (GET ${server.origin}/odata/Customers): the integration's records path and the endpoint's Response Data Path are both blank, ` +
+        'so the response root must be the record array, but it is an object with properties "@odata.context", "value", "@odata.nextLink"; ' +
+        'set either of them to the path of the records',
+    );
+
+    // The integration's records path says where they are: the preview finds them there, as the run does.
+    await updateIntegration(t.db, 10, { recordsPath: 'value' }, clock);
+    const foundBy = `the integration's records path "value" (Response Data Path is blank)`;
+    expect((await call('GET', "restApiEndpoints('odata')")).body.recordsFoundBy).toBe(foundBy);
+    const found = await preview();
+    expect(found.body).toMatchObject({ ok: true, recordsFoundBy: foundBy, recordCount: 10, next: { kind: 'next' } });
+    expect(found.body.records).toHaveLength(5);
+    // Integration 10 writes customers, whose "no" these records lack: each row is its errors, worded as a bulk import words them.
+    expect(found.body.rows).toEqual([1, 2, 3, 4, 5].map((n) => ({ recordNo: n, errors: [`record ${n}: field "no" is required`] })));
+    expect(found.text).not.toContain(TOKEN);
+    expect(await t.db.kysely.selectFrom('ifw_import_run').selectAll().execute()).toEqual([]);
+  });
+
+  it('answers the preview docs/rest-api.md shows, for the endpoint it shows', async () => {
+    const doc = fs.readFileSync(path.resolve(import.meta.dirname, '../docs/rest-api.md'), 'utf8');
+    const blocks = [...doc.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    const endpoint = JSON.parse(blocks.find((b) => b.includes('"code":"customers"'))!) as Record<string, unknown>;
+    const documented = blocks.find((b) => b.includes('"recordsFoundBy"'))!;
+    const api = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"data":[{"no":"C1","name":"Ada"},{"no":"C2"}]}');
+    });
+    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
+    try {
+      await call('POST', 'restApiConnections', { code: 'crm', baseUrl: `${origin}/v1`, maxRetries: 0 });
+      expect((await call('POST', 'restApiEndpoints', endpoint)).status).toBe(201);
+      const res = await call('POST', "restApiEndpoints('customers')/Microsoft.NAV.previewFirstPage");
+      expect(res.body).toEqual(JSON.parse(documented.replaceAll('https://api.example.com', origin)));
+    } finally {
+      await new Promise((resolve) => api.close(resolve));
+    }
+  });
+
   it('previews an endpoint that is not saved (a root array with "$")', async () => {
     await call('POST', 'restApiConnections', local());
     const body = {
@@ -435,7 +580,9 @@ describe('probes', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ ok: true, recordCount: 10, next: { kind: 'next' } });
     expect((await call('GET', 'restApiEndpoints')).body.value).toEqual([]);
-    const invalid = await call('POST', 'restApiEndpoints/Microsoft.NAV.previewFirstPage', { ...body, responseDataPath: '' });
+    const blank = await call('POST', 'restApiEndpoints/Microsoft.NAV.previewFirstPage', { ...body, responseDataPath: '' });
+    expect(blank.body).toMatchObject({ ok: true, recordCount: 10, next: { kind: 'next' } });
+    const invalid = await call('POST', 'restApiEndpoints/Microsoft.NAV.previewFirstPage', { ...body, responseDataPath: null });
     expect(invalid.status).toBe(400);
     expect(invalid.body.error.message).toContain('responseDataPath: Page Number pagination needs a Response Data Path');
   });

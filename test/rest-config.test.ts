@@ -7,7 +7,7 @@ import { applyConfig, applyConfigFile } from '../src/declarative-config/apply.js
 import { AppError } from '../src/core/errors.js';
 import { getEntry } from '../src/job-queue/entries.js';
 import { createSecretBox, SecretDecryptionError, SECRET_KEY_FILE } from '../src/rest-source/secrets.js';
-import { loadConnection, loadEndpoint } from '../src/rest-source/store.js';
+import { getEndpoint, loadConnection, loadEndpoint } from '../src/rest-source/store.js';
 import { validateConnection } from '../src/rest-source/connection-rules.js';
 import { validateEndpoint } from '../src/rest-source/endpoint-rules.js';
 import type { ConnectionInput, EndpointInput } from '../src/rest-source/schemas.js';
@@ -342,7 +342,7 @@ describe('endpoint validation', () => {
       paginationType: 'none',
       maxPages: 100,
       pageSize: null,
-      responseDataPath: '',
+      responseDataPath: null,
       scheduleSeconds: null,
       allowCrossOrigin: false,
       body: null,
@@ -370,6 +370,34 @@ describe('endpoint validation', () => {
     }
   });
 
+  it('ifw apply keeps the settings of the other pagination types the file leaves out, and needs those of the type in use', async () => {
+    const t = await openTestDatabase();
+    try {
+      await applyConfigFile(t.db, EXAMPLE, clock);
+      const box = createSecretBox({ secretKey: 'k', dataDir: t.dir });
+      const apply = (endpoint: EndpointInput) =>
+        applyConfig(t.db, { restApiConnections: [basic], restApiEndpoints: [endpoint] }, clock, { secrets: box });
+      await apply(pageNumber);
+      const none = { ...pageNumber, paginationType: 'none', pageParameterName: undefined };
+      expect((await apply(none)).restApiEndpoints).toEqual([
+        { code: 'customers', result: 'updated', changes: ['settings changed: paginationType'] },
+      ]);
+      expect((await apply(none)).restApiEndpoints[0]?.result).toBe('unchanged');
+      expect(endpointViewOf((await getEndpoint(t.db.kysely, 'customers'))!)).toMatchObject({
+        paginationType: 'none',
+        pageParameterName: 'page',
+      });
+      await expect(apply({ ...none, pageParameterName: 'p' })).rejects.toThrow(
+        'restApiEndpoints[0].pageParameterName: only Page Number pagination uses pageParameterName; paginationType is none (its kept value is "page"',
+      );
+      await expect(apply({ ...pageNumber, pageParameterName: undefined })).rejects.toThrow(
+        'restApiEndpoints[0].pageParameterName: Page Number pagination needs a Page Parameter Name',
+      );
+    } finally {
+      await t.cleanup();
+    }
+  });
+
   const cases: [string, EndpointInput, string][] = [
     [
       'Page Number without a Page Size',
@@ -388,8 +416,9 @@ describe('endpoint validation', () => {
     ],
     [
       'Page Number without a Response Data Path',
-      { ...pageNumber, responseDataPath: '' },
-      'responseDataPath: Page Number pagination needs a Response Data Path (the JSON path of the data array, e.g. "data" or "value") to count records; use "$" when the response root is the array',
+      { ...pageNumber, responseDataPath: null },
+      'responseDataPath: Page Number pagination needs a Response Data Path to count records: the path of the record array (e.g. "data" or "value"), ' +
+        `or "" (blank, also "$") when the records are the response root or where the integration's records path says`,
     ],
     ['Offset/Limit without a Page Size', { ...offsetLimit, pageSize: null }, 'pageSize: Offset/Limit pagination needs a Page Size'],
     [

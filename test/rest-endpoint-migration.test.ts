@@ -1,8 +1,10 @@
 /**
  * Migration 005 moves a REST API endpoint's Pagination section from flat nullable columns into one
- * column holding the tagged union. Endpoints written the old way, one of each pagination type, are
- * read back after it exactly as before (what answers show, what the fetch loop runs) and still run
- * against a real paging server; on SQLite and PostgreSQL alike.
+ * column holding the tagged union; 006 adds the kept settings of the other pagination types, says
+ * "not set" for a Response Data Path None and Next Link left blank, and renames an import run's
+ * record count. Endpoints written the old way, one of each pagination type, are read back after them
+ * as before (what answers show, what the fetch loop runs) and still run against a real paging server;
+ * runs keep their figures; on SQLite and PostgreSQL alike.
  */
 import os from 'node:os';
 import { Migrator, sql } from 'kysely';
@@ -10,12 +12,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../src/core/clock.js';
 import { parseDatabaseUrl } from '../src/core/config.js';
 import { declareIntegration } from '../src/integrations/service.js';
+import { getRun, listRunPages } from '../src/import-runs/queries.js';
 import type { PaginationSettings } from '../src/pagination/types.js';
 import { fetchPages } from '../src/rest-source/fetch-pages.js';
 import type { FetchSummary, RestEndpoint } from '../src/rest-source/model.js';
 import { createSecretBox } from '../src/rest-source/secrets.js';
 import { createConnection, updateEndpoint } from '../src/rest-source/service.js';
-import { endpointViewOf, type EndpointView } from '../src/rest-source/settings.js';
+import { endpointViewOf, type ConfiguredPagination, type EndpointView } from '../src/rest-source/settings.js';
 import { getEndpoint, loadConnection, loadEndpoint } from '../src/rest-source/store.js';
 import { migrate, openDatabase, type Database } from '../src/storage/database.js';
 import { migrationProvider } from '../src/storage/migrations.js';
@@ -25,6 +28,7 @@ import { ITEMS, ITEMS_INTEGRATION, itemTable } from './helpers/import-fixtures.j
 import { startPagingServer, type PagingServer } from './helpers/paging-server.js';
 
 const PREVIOUS = '004_security';
+const LATER = ['005_rest_endpoint_pagination', '006_kept_pagination_and_records_fetched'];
 const clock = manualClock('2025-01-01T00:00:00Z');
 const box = createSecretBox({ secretKey: 'migration-test', dataDir: os.tmpdir() });
 
@@ -70,8 +74,8 @@ interface Case {
   readonly view: EndpointView;
   /** The pagination the fetch loop was given before the migration. */
   readonly runs: PaginationSettings;
-  /** What the `pagination` column holds: as configured, `$` kept. */
-  readonly stored: PaginationSettings;
+  /** What the `pagination` column holds: as configured, `$` kept, null for a Response Data Path not set. */
+  readonly stored: ConfiguredPagination;
   readonly summary: Pick<FetchSummary, 'pagesFetched' | 'recordCount' | 'stopReason'>;
 }
 
@@ -88,11 +92,11 @@ const CASES: readonly Case[] = [
       paginationType: 'none',
       pageSize: null,
       maxPages: 100,
-      responseDataPath: '',
+      responseDataPath: null,
       scheduleSeconds: null,
     },
     runs: { type: 'none', maxPages: 100, pageSize: null, responseDataPath: '' },
-    stored: { type: 'none', maxPages: 100, pageSize: null, responseDataPath: '' },
+    stored: { type: 'none', maxPages: 100, pageSize: null, responseDataPath: null },
     summary: { pagesFetched: 1, recordCount: null, stopReason: 'singlePage' },
   },
   {
@@ -341,7 +345,7 @@ describe.each(BACKENDS)('pagination storage migration on $name', (backend) => {
       const db = await databaseBeforeMigration();
       for (const c of CASES) await insertFlatRow(db, c.columns);
 
-      expect(await migrate(db)).toEqual(['005_rest_endpoint_pagination']);
+      expect(await migrate(db)).toEqual(LATER);
 
       for (const c of CASES) {
         const settings = await getEndpoint(db.kysely, c.code);
@@ -397,7 +401,7 @@ describe.each(BACKENDS)('pagination storage migration on $name', (backend) => {
       );
       expect(endpointViewOf(switched)).toMatchObject({
         paginationType: 'offsetLimit',
-        pageParameterName: null,
+        pageParameterName: 'page',
         offsetParameterName: 'skip',
         limitParameterName: 'top',
         pageSize: 10,
@@ -412,6 +416,7 @@ describe.each(BACKENDS)('pagination storage migration on $name', (backend) => {
         pageSize: 10,
         responseDataPath: '$',
       });
+      expect(switched.keptPagination).toEqual({ pageParameterName: 'page' });
     });
 
     it('keeps a row no version of the service could save readable, and its run fails naming what is missing', async () => {
@@ -430,14 +435,45 @@ describe.each(BACKENDS)('pagination storage migration on $name', (backend) => {
       );
     });
 
+    it('006: a Response Data Path None and Next Link left blank reads as not set, nothing is kept, and runs keep their figures', async () => {
+      const db = await databaseBeforeMigration();
+      await migrateTo(db, '005_rest_endpoint_pagination');
+      const endpoint = async (code: string, pagination: object): Promise<void> => {
+        await sql`insert into ifw_rest_endpoint (code, connection_code, path, integration_sorting_order, pagination, created_at, updated_at)
+                  values (${code}, 'paging', '/odata/Customers', ${ITEMS}, ${JSON.stringify(pagination)}, 'x', 'x')`.execute(db.kysely);
+      };
+      const link = { type: 'nextLink', nextLinkPath: '@odata.nextLink', allowCrossOrigin: false, maxPages: 100, pageSize: null };
+      await endpoint('blank', { ...link, responseDataPath: '' });
+      await endpoint('value', { ...link, responseDataPath: 'value' });
+      await endpoint('root', { type: 'pageNumber', pageParam: 'page', maxPages: 100, pageSize: 10, responseDataPath: '$' });
+      const runId = '0194c3a0-0000-7000-8000-000000000001';
+      await sql`insert into ifw_import_run (run_id, endpoint_code, integration_sorting_order, "trigger", status, queued_at, pages_fetched, record_count)
+                values (${runId}, 'value', ${ITEMS}, 'manual', 'Completed', '2025-01-01T00:00:00.000Z', 2, 15)`.execute(db.kysely);
+      await sql`insert into ifw_import_run_page (run_id, page_no, url, record_count) values (${runId}, 1, 'http://x/1', 10), (${runId}, 2, 'http://x/2', 5)`.execute(
+        db.kysely,
+      );
+
+      expect(await migrate(db)).toEqual(['006_kept_pagination_and_records_fetched']);
+
+      expect(await storedPagination(db, 'blank')).toEqual({ ...link, responseDataPath: null });
+      expect(await storedPagination(db, 'value')).toEqual({ ...link, responseDataPath: 'value' });
+      expect(await storedPagination(db, 'root')).toMatchObject({ type: 'pageNumber', responseDataPath: '$' });
+      for (const code of ['blank', 'value', 'root']) {
+        expect((await getEndpoint(db.kysely, code))?.keptPagination, code).toEqual({});
+      }
+      expect((await loadEndpoint(db, 'blank')).pagination.responseDataPath).toBe('');
+      expect(await getRun(db, runId)).toMatchObject({ pagesFetched: 2, recordsFetched: 15 });
+      expect((await listRunPages(db, runId, { skip: 0, limit: 10 })).map((p) => p.recordsFetched)).toEqual([10, 5]);
+    });
+
     it('stops on a pagination type no version of the service wrote, changing nothing, and carries on once it is fixed', async () => {
       const db = await databaseBeforeMigration();
       await insertFlatRow(db, { code: 'cursor', path: '/', pagination_type: 'cursor' });
 
       await expect(migrate(db)).rejects.toThrow('REST API endpoint "cursor" has pagination_type "cursor"');
       await sql`update ifw_rest_endpoint set pagination_type = 'none' where code = 'cursor'`.execute(db.kysely);
-      expect(await migrate(db)).toEqual(['005_rest_endpoint_pagination']);
-      expect(await storedPagination(db, 'cursor')).toEqual({ type: 'none', maxPages: 100, pageSize: null, responseDataPath: '' });
+      expect(await migrate(db)).toEqual(LATER);
+      expect(await storedPagination(db, 'cursor')).toEqual({ type: 'none', maxPages: 100, pageSize: null, responseDataPath: null });
     });
   });
 });

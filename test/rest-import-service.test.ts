@@ -95,14 +95,14 @@ describe('REST API imports through the service', () => {
       holds: (body) => ['Completed', 'Failed'].includes(body.status as string),
       what: `run ${runId} ended`,
     });
-    expect(run).toMatchObject({ status: 'Completed', pagesFetched: 10, recordCount: 95, stopReason: 'shortPage' });
+    expect(run).toMatchObject({ status: 'Completed', pagesFetched: 10, recordsFetched: 95, stopReason: 'shortPage' });
 
     const rows = await call('GET', "targetTables('item')/rows?$top=200");
     expect(rows.body.value.map((r: { id: number }) => r.id)).toEqual(Array.from({ length: 95 }, (_, i) => i + 1));
     expect(server.requests.every((r) => r.headers.authorization === 'Bearer s3cret-token')).toBe(true);
 
     const pages = await call('GET', `importRuns(${runId})/pages`);
-    expect(pages.body.value.map((p: { recordCount: number }) => p.recordCount)).toEqual([10, 10, 10, 10, 10, 10, 10, 10, 10, 5]);
+    expect(pages.body.value.map((p: { recordsFetched: number }) => p.recordsFetched)).toEqual([10, 10, 10, 10, 10, 10, 10, 10, 10, 5]);
   });
 
   it('keeps processing bulk import requests while a REST import waits on a slow API', async () => {

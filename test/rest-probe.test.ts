@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { IntegrationPlan } from '../src/integrations/model.js';
+import { compileMapping } from '../src/mapping/engine.js';
 import { FetchError } from '../src/rest-source/fetch-pages.js';
-import { previewFirstPage, testConnection } from '../src/rest-source/probe.js';
+import { previewFirstPage, type PreviewIntegration } from '../src/rest-source/preview.js';
+import { testConnection } from '../src/rest-source/probe.js';
+import type { TargetTable } from '../src/tables/model.js';
 import { connectionTo, endpointAt, fakeTime, paging, startPagingServer, type PagingServer } from './helpers/paging-server.js';
 
 let server: PagingServer;
@@ -73,27 +77,138 @@ describe('testConnection', () => {
   });
 });
 
+/**
+ * The paging server's `{ id, name }` records into a table `item`, read from `recordsPath`: its name at
+ * most `nameMaxLength` characters and, with `relationExists`, the key of a table `names`.
+ */
+function itemsIntegration(recordsPath: string, nameMaxLength = 20, relationExists?: PreviewIntegration['relationExists']) {
+  const names: TargetTable = { name: 'names', primaryKey: ['name'], fields: [{ name: 'name', type: 'text' }] };
+  const relation = relationExists === undefined ? {} : { relation: { table: 'names', field: 'name' } };
+  const item: TargetTable = {
+    name: 'item',
+    primaryKey: ['id'],
+    fields: [
+      { name: 'id', type: 'integer' },
+      { name: 'name', type: 'text', maxLength: nameMaxLength, required: true, ...relation },
+    ],
+  };
+  const plan: IntegrationPlan = {
+    integration: {
+      sortingOrder: 20,
+      name: 'Items',
+      type: 'restApi',
+      targetTable: 'item',
+      recordsPath,
+      acceptBulkImportRequests: false,
+      maxPayloadSizeKb: null,
+      writeMode: 'insert',
+      onRecordError: 'fail',
+    },
+    fields: [
+      { integrationSortingOrder: 20, fieldNo: 1, title: 'Id', sourcePath: 'id', columnType: 'standard', constantValue: null },
+      { integrationSortingOrder: 20, fieldNo: 2, title: 'Name', sourcePath: 'name', columnType: 'standard', constantValue: null },
+    ],
+    mappings: [
+      { integrationSortingOrder: 20, fieldNo: 1, targetField: 'id', required: false },
+      { integrationSortingOrder: 20, fieldNo: 2, targetField: 'name', required: false },
+    ],
+  };
+  return {
+    recordsPath,
+    mapping: compileMapping(
+      plan,
+      new Map([
+        ['item', item],
+        ['names', names],
+      ]),
+    ),
+    relationExists: relationExists ?? (() => Promise.reject(new Error('no relation to ask'))),
+  } satisfies PreviewIntegration;
+}
+
 describe('previewFirstPage', () => {
-  it('fetches page 1 only and shows its first 5 records and the next URL', async () => {
+  it('fetches page 1 only and shows its first 5 records, the rows the integration makes of them, and the next URL', async () => {
     const preview = await previewFirstPage(
       connectionTo(server.origin),
       endpointAt('/offset-limit', paging.offsetLimit()),
+      itemsIntegration(''),
       fakeTime().options,
     );
     expect(preview).toEqual({
       url: `${server.origin}/offset-limit?offset=0&limit=10`,
       status: 200,
+      recordsFoundBy: `Response Data Path "results.items" (the integration's records path is blank)`,
       recordCount: 10,
       records: [1, 2, 3, 4, 5].map((id) => ({ id, name: `Record ${id}` })),
+      rows: [1, 2, 3, 4, 5].map((id) => ({ recordNo: id, row: { id, name: `Record ${id}` } })),
       next: { kind: 'next', url: `${server.origin}/offset-limit?offset=10&limit=10` },
     });
     expect(server.requests).toHaveLength(1);
+  });
+
+  it("shows each record's errors as a bulk import words them, relations asked of the database", async () => {
+    const asked: unknown[] = [];
+    const integration = itemsIntegration('', 8, (relation, value) => {
+      asked.push([relation.table, relation.field, value]);
+      return Promise.resolve(value === 'Record 2');
+    });
+    const preview = await previewFirstPage(connectionTo(server.origin), endpointAt('/page-number', paging.pageNumber()), integration, {
+      ...fakeTime().options,
+    });
+    // "Record 1" fits 8 characters ("Record 10" would not, but only the first 5 are mapped); only "Record 2" is in table names.
+    expect(preview.rows).toEqual([
+      { recordNo: 1, errors: ['record 1: field "name" value "Record 1" does not exist in table "names" (field "name")'] },
+      { recordNo: 2, row: { id: 2, name: 'Record 2' } },
+      ...[3, 4, 5].map((n) => ({
+        recordNo: n,
+        errors: [`record ${n}: field "name" value "Record ${n}" does not exist in table "names" (field "name")`],
+      })),
+    ]);
+    expect(asked).toEqual([1, 2, 3, 4, 5].map((n) => ['names', 'name', `Record ${n}`]));
+    const short = await previewFirstPage(
+      connectionTo(server.origin),
+      endpointAt('/page-number', paging.pageNumber()),
+      itemsIntegration('', 7),
+      fakeTime().options,
+    );
+    expect(short.rows?.[0]).toEqual({ recordNo: 1, errors: ['record 1: field "name" value "Record 1" exceeds 7 characters'] });
+  });
+
+  it("finds the records where a run finds them: the integration's records path when Response Data Path is blank", async () => {
+    const preview = await previewFirstPage(
+      connectionTo(server.origin),
+      endpointAt('/odata/Customers', paging.nextLink('@odata.nextLink', { responseDataPath: '' })),
+      itemsIntegration('value'),
+      fakeTime().options,
+    );
+    expect(preview).toMatchObject({
+      recordsFoundBy: `the integration's records path "value" (Response Data Path is blank)`,
+      recordCount: 10,
+      next: { kind: 'next' },
+    });
+    expect(preview.records).toHaveLength(5);
+  });
+
+  it('fails page 1 as a run would when both paths are blank and the root is not the array', async () => {
+    const preview = previewFirstPage(
+      connectionTo(server.origin),
+      endpointAt('/odata/Customers', paging.nextLink('@odata.nextLink', { responseDataPath: '' })),
+      itemsIntegration(''),
+      fakeTime().options,
+    );
+    await expect(preview).rejects.toBeInstanceOf(FetchError);
+    await expect(preview).rejects.toThrow(
+      `page 1 (GET ${server.origin}/odata/Customers): the integration's records path and the endpoint's Response Data Path are both blank, ` +
+        'so the response root must be the record array, but it is an object with properties "@odata.context", "value", "@odata.nextLink"; ' +
+        'set either of them to the path of the records',
+    );
   });
 
   it('says when pagination would stop after page 1 and why', async () => {
     const preview = await previewFirstPage(
       connectionTo(server.origin),
       endpointAt('/page-number', paging.pageNumber({ pageSize: 50 })),
+      undefined,
       fakeTime().options,
     );
     expect(preview.next).toEqual({
@@ -102,16 +217,18 @@ describe('previewFirstPage', () => {
       detail:
         'page 1 has 10 records, fewer than Page Size 50: the last page; if the API has more records, Page Size is larger than its real page size',
     });
+    expect(preview.rows).toBeUndefined();
   });
 
-  it('explains a Response Data Path that finds no records', async () => {
+  it('explains a Response Data Path that counts no records while the records path finds them', async () => {
     const preview = await previewFirstPage(
       connectionTo(server.origin),
       endpointAt('/odata/Customers', paging.pageNumber({ responseDataPath: 'data' })),
+      itemsIntegration('value'),
       fakeTime().options,
     );
-    expect(preview.recordCount).toBeNull();
-    expect(preview.records).toEqual([]);
+    expect(preview.recordCount).toBe(10);
+    expect(preview.recordsFoundBy).toBe(`the integration's records path "value"; Response Data Path "data" counts them for pagination`);
     expect(preview.next).toMatchObject({ kind: 'stop', reason: 'recordsNotCountable' });
     expect(preview.next.kind === 'stop' && preview.next.warning).toContain(
       'Response Data Path "data" finds nothing in the response (the response has properties "@odata.context", "value", "@odata.nextLink")',
@@ -123,6 +240,7 @@ describe('previewFirstPage', () => {
     const preview = await previewFirstPage(
       connectionTo(server.origin),
       endpointAt('/next-absolute', paging.nextLink('next')),
+      undefined,
       fakeTime().options,
     );
     expect(preview.next.kind).toBe('fail');
@@ -130,7 +248,9 @@ describe('previewFirstPage', () => {
   });
 
   it('throws FetchError when page 1 fails', async () => {
-    const preview = previewFirstPage(connectionTo(server.origin), endpointAt('/status/500', paging.none()), { ...fakeTime().options });
+    const preview = previewFirstPage(connectionTo(server.origin), endpointAt('/status/500', paging.none()), undefined, {
+      ...fakeTime().options,
+    });
     await expect(preview).rejects.toBeInstanceOf(FetchError);
     await expect(preview).rejects.toThrow(
       `page 1 (GET ${server.origin}/status/500): the service answered 500 Internal Server Error after 4 attempts: {"error":"as requested"}`,

@@ -43,7 +43,7 @@ export async function claimNextRun(db: Database, { owner, now, leaseMs, runId }:
            attempts = attempts + 1,
            started_at = ${now.toISOString()},
            pages_fetched = 0,
-           record_count = 0
+           records_fetched = 0
      where run_id = (select run_id
                        from ifw_import_run
                       where status = 'Queued' ${only}

@@ -27,9 +27,10 @@ export interface ImportRun {
   readonly startedAt: string | null;
   readonly endedAt: string | null;
   readonly durationMs: number | null;
+  /** Pages fetched, also one whose next link failed the run. */
   readonly pagesFetched: number;
-  /** Records received from the endpoint, all pages. */
-  readonly recordCount: number;
+  /** Records received from the endpoint (found on its pages), all pages; what was written is insertedCount + updatedCount. */
+  readonly recordsFetched: number;
   readonly insertedCount: number;
   readonly updatedCount: number;
   readonly skippedCount: number;
@@ -47,7 +48,8 @@ export interface ImportRun {
 export interface ImportRunPage {
   readonly pageNo: number;
   readonly url: string;
-  readonly recordCount: number;
+  /** Records received on the page. */
+  readonly recordsFetched: number;
 }
 
 /** A run as the worker that claimed it sees it. */
@@ -72,7 +74,7 @@ export const RUN_COLUMNS = [
   'ended_at',
   'duration_ms',
   'pages_fetched',
-  'record_count',
+  'records_fetched',
   'inserted_count',
   'updated_count',
   'skipped_count',
@@ -108,7 +110,7 @@ export function toImportRun(row: RunSummaryRow): ImportRun {
     endedAt: row.ended_at,
     durationMs: row.duration_ms,
     pagesFetched: row.pages_fetched,
-    recordCount: row.record_count,
+    recordsFetched: row.records_fetched,
     insertedCount: row.inserted_count,
     updatedCount: row.updated_count,
     skippedCount: row.skipped_count,
@@ -120,8 +122,8 @@ export function toImportRun(row: RunSummaryRow): ImportRun {
   };
 }
 
-export const toImportRunPage = (row: Pick<Selectable<ImportRunPageRow>, 'page_no' | 'url' | 'record_count'>): ImportRunPage => ({
+export const toImportRunPage = (row: Pick<Selectable<ImportRunPageRow>, 'page_no' | 'url' | 'records_fetched'>): ImportRunPage => ({
   pageNo: row.page_no,
   url: row.url,
-  recordCount: row.record_count,
+  recordsFetched: row.records_fetched,
 });

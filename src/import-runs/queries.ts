@@ -47,7 +47,7 @@ export async function listRunPages(
 ): Promise<ImportRunPage[]> {
   const rows = await db.kysely
     .selectFrom('ifw_import_run_page')
-    .select(['page_no', 'url', 'record_count'])
+    .select(['page_no', 'url', 'records_fetched'])
     .where('run_id', '=', runId)
     .orderBy('page_no')
     .limit(page.limit)

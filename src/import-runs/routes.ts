@@ -45,17 +45,22 @@ const RunProperties = {
   startedAt: Timestamp,
   endedAt: Timestamp,
   durationMs: Type.Union([Type.Integer(), Type.Null()]),
-  pagesFetched: Type.Integer(),
-  recordCount: Type.Integer({ description: 'Records received from the endpoint, all pages' }),
-  insertedCount: Type.Integer(),
-  updatedCount: Type.Integer(),
-  skippedCount: Type.Integer(),
+  pagesFetched: Type.Integer({ description: 'Pages fetched, also a page whose next link failed the run' }),
+  recordsFetched: Type.Integer({
+    description: 'Records received from the endpoint, all pages (what was written is insertedCount + updatedCount)',
+  }),
+  insertedCount: Type.Integer({ description: 'Records written as new rows; 0 unless Completed' }),
+  updatedCount: Type.Integer({ description: 'Records that updated an existing row; 0 unless Completed' }),
+  skippedCount: Type.Integer({ description: "Records left out for an error (the integration's onRecordError skip); 0 unless Completed" }),
   stopReason: Type.Union([Type.String(), Type.Null()], {
     description: 'singlePage, noNextLink, shortPage, maxPages or recordsNotCountable',
   }),
   stopDetail: Type.String({ description: 'Why fetching stopped, as a sentence' }),
   warnings: Type.Array(Type.String()),
-  errorMessage: Type.String({ description: "'' when there is no error" }),
+  errorMessage: Type.String({
+    description:
+      "'' when there is no error. A record error names the record's page and place: record 12 (page 3, record 2): field \"name\" is required",
+  }),
   attempts: Type.Integer(),
 };
 const EntitySchema = Type.Object({ '@odata.context': Type.String(), ...RunProperties });
@@ -67,7 +72,7 @@ const ListSchema = Type.Object({
 const PageSchema = Type.Object({
   pageNo: Type.Integer(),
   url: Type.String({ description: 'The URL called, secrets redacted' }),
-  recordCount: Type.Integer(),
+  recordsFetched: Type.Integer({ description: 'Records received on the page' }),
 });
 const PagesSchema = Type.Object({
   '@odata.context': Type.String(),
@@ -171,7 +176,7 @@ export function importRunRoutes(deps: ImportRunRouteDeps): RoutePlugin {
       {
         config: { permission: 'read' },
         schema: {
-          summary: 'The pages an import run fetched: page number, URL (secrets redacted) and record count',
+          summary: 'The pages an import run fetched: page number, URL (secrets redacted) and records fetched',
           tags,
           params: KeyParams,
           querystring: PagingQuery,

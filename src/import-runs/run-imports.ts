@@ -19,7 +19,7 @@ import { getTableWithRelations } from '../tables/store.js';
 import { claimNextRun } from './claim-run.js';
 import { heartbeatRun } from './heartbeat-run.js';
 import type { ClaimedRun } from './model.js';
-import { pageRecords } from './page-records.js';
+import { RecordOrigins } from './record-origins.js';
 import { reapExpiredRuns } from './reap-expired-runs.js';
 import { releaseRun } from './release-run.js';
 import type { ImportSources } from './sources-model.js';
@@ -74,7 +74,7 @@ interface Loaded {
   readonly connection: RestConnection;
   readonly plan: IntegrationPlan;
   readonly tables: ReadonlyMap<string, TargetTable>;
-  /** The integration compiled against the tables (staging maps records with it; its `records` is the records path). */
+  /** The integration compiled against the tables (staging maps records with it). */
   readonly mapping: CompiledMapping;
 }
 
@@ -110,43 +110,49 @@ function runWarnings(summary: FetchSummary, endpoint: RestEndpoint): string[] {
   return warnings;
 }
 
-/** How fetching ended: every page staged, or why the run goes no further. */
-type Fetched = { readonly summary: FetchSummary } | { readonly failed: string } | { readonly lost: string };
+/** How fetching ended: every page staged (and where each record came from), or why the run goes no further. */
+type Fetched =
+  { readonly summary: FetchSummary; readonly origins: RecordOrigins } | { readonly failed: string } | { readonly lost: string };
 
 const LEASE_LOST_WHILE_FETCHING = { lost: 'lease lost while fetching (taken over after expiry); stopped' } as const;
 
 /**
- * Fetches every page, staging each (its records by the integration's records path) as it arrives.
- * Pages are buffered for a few milliseconds and staged several per commit; whatever ends the fetch,
- * the pages fetched before it are staged first (a failed run shows them), unless the lease was lost.
+ * Fetches every page, staging each as it arrives (its records found by the integration's records path
+ * or the endpoint's Response Data Path: rest-source/page-records.ts). Pages are buffered for a few
+ * milliseconds and staged several per commit; whatever ends the fetch, the pages fetched before it,
+ * and the page that ended it, are staged first (a failed run shows them), unless the lease was lost.
  */
 async function fetchAndStage(ctx: ImportRunContext, run: ClaimedRun, loaded: Loaded, store: RunStore): Promise<Fetched> {
   const { db, owner } = ctx;
   const { runId } = run;
   const { recordsPath } = loaded.plan.integration;
+  const { method } = loaded.endpoint;
   const buffer = store.pageBuffer(ctx.staging ?? DEFAULT_STAGING_LIMITS, loaded.mapping);
+  const origins = new RecordOrigins();
   let stopped: { readonly failed: string } | { readonly lost: string } | undefined;
   const stop = (why: NonNullable<typeof stopped>): never => {
     stopped = why;
     throw new Error(`import run ${runId} stopped fetching`);
-  };
-  const staged = (added: boolean): void => {
-    if (!added) stop(LEASE_LOST_WHILE_FETCHING);
   };
   try {
     const summary = await ctx.sources.fetchPages(
       loaded.connection,
       loaded.endpoint,
       (page) => {
-        const records = pageRecords(page, recordsPath, loaded.mapping.records);
-        if (typeof records === 'string') return stop({ failed: records });
+        // A page whose records are not found is staged empty, so that the failed run's log shows it.
+        const records = page.records ?? [];
+        origins.add(page.pageNo, records.length);
+        const staged = (added: boolean): void => {
+          if (!added) stop(LEASE_LOST_WHILE_FETCHING);
+          if (page.records === null) stop({ failed: `page ${page.pageNo} (${method} ${page.url}): ${page.whyNoRecords ?? 'no records'}` });
+        };
         // SQLite's buffer answers at once: its pages are handed over without a promise per page.
         const added = buffer.add({ pageNo: page.pageNo, url: page.url, records });
         return typeof added === 'boolean' ? staged(added) : added.then(staged);
       },
-      ctx.signal === undefined ? {} : { signal: ctx.signal },
+      { recordsPath, ...(ctx.signal === undefined ? {} : { signal: ctx.signal }) },
     );
-    return (await buffer.flush()) ? { summary } : LEASE_LOST_WHILE_FETCHING;
+    return (await buffer.flush()) ? { summary, origins } : LEASE_LOST_WHILE_FETCHING;
   } catch (err) {
     if (stopped !== undefined && 'lost' in stopped) return stopped;
     if (ctx.signal?.aborted === true) {
@@ -219,13 +225,15 @@ async function runOn(ctx: ImportRunContext, run: ClaimedRun, store: RunStore, lo
       log.warn(fetched.lost);
       return 'lost';
     }
-    const { summary } = fetched;
+    const { summary, origins } = fetched;
 
     const warnings = runWarnings(summary, loaded.endpoint);
     const { stopReason, stopDetail } = summary;
     const started = Date.now();
     // One transaction for all pages; its last write (Completed or Failed) is fenced by the lease.
-    const { committed, outcome } = await store.importStaged({ plan: loaded.plan, tables: loaded.tables }, (result): RunEnd => {
+    // Record errors say where each record came from: `record 12 (page 3, record 2): …`.
+    const { committed, outcome: imported } = await store.importStaged({ plan: loaded.plan, tables: loaded.tables }, (outcome): RunEnd => {
+      const result = origins.locatedOutcome(outcome);
       const now = ctx.clock();
       const ended = { runId, owner, now, durationMs: durationMs(now), stopReason, stopDetail, warnings, errorMessage: result.errorMessage };
       return result.ok
@@ -237,6 +245,7 @@ async function runOn(ctx: ImportRunContext, run: ClaimedRun, store: RunStore, lo
       log.warn('lease lost while importing; the import was rolled back');
       return 'lost';
     }
+    const outcome = origins.locatedOutcome(imported);
     const details = { pages: summary.pagesFetched, stopReason, stopDetail, warnings, importMs: Date.now() - started };
     if (outcome.ok) log.info({ ...details, written: outcome.recordCount, skipped: outcome.skipped }, 'import run completed');
     else log.info({ ...details, errors: outcome.errorCount, errorMessage: outcome.errorMessage }, 'import run failed');

@@ -11,12 +11,15 @@ export interface ImportSources {
   loadEndpoint(db: Database, code: string): Promise<RestEndpoint>;
   /** The connection with its secrets opened. */
   loadConnection(db: Database, code: string): Promise<RestConnection>;
-  /** Fetches every page, handing each to `onPage` before the next is requested; throws when a page fails. */
+  /**
+   * Fetches every page, handing each to `onPage` (its records found with `recordsPath`, the integration's,
+   * as rest-source/page-records.ts says); throws when a page fails.
+   */
   fetchPages(
     connection: RestConnection,
     endpoint: RestEndpoint,
     onPage: (page: FetchedPage) => void | Promise<void>,
-    options?: { readonly signal?: AbortSignal },
+    options?: { readonly signal?: AbortSignal; readonly recordsPath?: string },
   ): Promise<FetchSummary>;
   /** The run's error message for an error thrown by fetchPages (page, URL and why); undefined when it is not a fetch failure. */
   describeFetchError(err: unknown): string | undefined;

@@ -11,8 +11,11 @@ export function defaultImportSources(box: () => SecretBox): ImportSources {
   return {
     loadEndpoint,
     loadConnection: (db, code) => loadConnection(db, code, box()),
-    fetchPages: (connection, endpoint, onPage, options = {}) =>
-      fetchPages(connection, endpoint, onPage, options.signal === undefined ? {} : { signal: options.signal }),
+    fetchPages: (connection, endpoint, onPage, { signal, recordsPath } = {}) =>
+      fetchPages(connection, endpoint, onPage, {
+        ...(signal === undefined ? {} : { signal }),
+        ...(recordsPath === undefined ? {} : { recordsPath }),
+      }),
     // FetchError's message already names the page, the method and the redacted URL.
     describeFetchError: (err) => (err instanceof FetchError ? err.message : undefined),
   };

@@ -49,14 +49,14 @@ export function bumpRun(fence: Fence, pages: readonly PreparedPage[]): RawBuilde
   return sql`
     update ifw_import_run
        set pages_fetched = pages_fetched + ${pages.length},
-           record_count = record_count + ${records},
+           records_fetched = records_fetched + ${records},
            lease_expires_at = ${addMs(fence.now, fence.leaseMs)}
      where run_id = ${fence.runId}
        and status = 'Running'
        and lease_owner = ${fence.owner}`;
 }
 
-/** The pages' rows, as `values` tuples of (run_id, page_no, url, record_count). */
+/** The pages' rows, as `values` tuples of (run_id, page_no, url, records_fetched). */
 export const pageRows = (runId: string, pages: readonly PreparedPage[]): RawBuilder<unknown> =>
   sql.join(pages.map((p) => sql`(${runId}, ${p.pageNo}, ${p.url}, ${p.recordCount})`));
 

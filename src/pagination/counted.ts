@@ -54,10 +54,11 @@ function shortPageStop(pageNo: number, count: number, pageSize: number): NextSte
 
 export function countedStrategy(settings: CountedSettings, urlOf: (pageNo: number) => string): Strategy {
   const { pageSize, maxPages, responseDataPath } = settings;
-  return (previous, { body, records }) => {
+  return (previous, { body, records, whyNoRecords }) => {
     const { pageNo } = previous;
     if (records === null) {
-      const why = `${explainNoRecords(body, responseDataPath)}: records cannot be counted, so fetching stopped after page ${pageNo}`;
+      const found = whyNoRecords?.() ?? explainNoRecords(body, responseDataPath);
+      const why = `${found}: records cannot be counted, so fetching stopped after page ${pageNo}`;
       return { kind: 'stop', reason: 'recordsNotCountable', detail: why, warning: why };
     }
     if (records.length < pageSize) return shortPageStop(pageNo, records.length, pageSize);

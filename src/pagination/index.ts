@@ -1,7 +1,7 @@
 /** What other folders use of pagination. */
 export { compileLookup, pathProblem, type PathLookup, type PathMatch } from '../json-path/lookup.js';
 export { createPaginator } from './paginator.js';
-export { compileRecordsGetter, explainNoRecords, extractRecords, type RecordsGetter } from './records.js';
+export { compileRecordsGetter, explainNoRecords, extractRecords, listKeys, responseHint, type RecordsGetter } from './records.js';
 export { MAX_MAX_PAGES, MAX_PAGE_SIZE, paginationProblems } from './settings.js';
 export { maxPagesWarning } from './steps.js';
 export * from './types.js';

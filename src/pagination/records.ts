@@ -22,12 +22,17 @@ export function extractRecords(body: unknown, responseDataPath: string): readonl
 
 const MAX_LISTED_KEYS = 8;
 
-function listKeys(value: object): string {
+/** `properties "a", "b"` (at most 8 named), or `no properties`: what a user needs to pick a path. */
+export function listKeys(value: object): string {
   const keys = Object.keys(value);
   const shown = keys.slice(0, MAX_LISTED_KEYS).map((k) => `"${k}"`);
   if (keys.length > MAX_LISTED_KEYS) shown.push(`… ${keys.length - MAX_LISTED_KEYS} more`);
   return keys.length === 0 ? 'no properties' : `properties ${shown.join(', ')}`;
 }
+
+/** ` (the response has properties "a", "b")` for an object, '' for anything else: the hint after "finds nothing". */
+export const responseHint = (body: unknown): string =>
+  typeof body === 'object' && body !== null && !Array.isArray(body) ? ` (the response has ${listKeys(body)})` : '';
 
 /** Why Response Data Path finds no array in `body`: a sentence a user can act on. */
 export function explainNoRecords(body: unknown, responseDataPath: string): string {
@@ -40,10 +45,8 @@ export function explainNoRecords(body: unknown, responseDataPath: string): strin
   }
   const match = compileLookup(responseDataPath)(body);
   switch (match.kind) {
-    case 'none': {
-      const hint = typeof body === 'object' && body !== null && !Array.isArray(body) ? ` (the response has ${listKeys(body)})` : '';
-      return `Response Data Path "${responseDataPath}" finds nothing in the response${hint}`;
-    }
+    case 'none':
+      return `Response Data Path "${responseDataPath}" finds nothing in the response${responseHint(body)}`;
     case 'many':
       return `Response Data Path "${responseDataPath}" finds ${match.count} values; it must name the one record array`;
     case 'one':

@@ -14,7 +14,10 @@ interface Common {
   readonly maxPages: number;
   /** Records per page; for Next Link informational only; for Offset/Limit also the limit value. */
   readonly pageSize: number | null;
-  /** Where the record array is in a response ('' = the root is the array). */
+  /**
+   * Where the record array is in a response ('' = blank: the root is the array). What pagination
+   * counts is handed to it with each response (PageResponse.records), found by the caller.
+   */
   readonly responseDataPath: string;
 }
 
@@ -30,7 +33,7 @@ export type StopReason =
   | 'noNextLink' // Next Link absent, null or ""
   | 'shortPage' // fewer records than Page Size
   | 'maxPages' // Max Pages reached (a warning: records may be missing)
-  | 'recordsNotCountable'; // Response Data Path unset or not an array: stops after page 1
+  | 'recordsNotCountable'; // no record array to count on the page: stops there
 
 export interface PageRequest {
   /** 1-based page number of this request. */
@@ -43,8 +46,13 @@ export interface PageRequest {
 export interface PageResponse {
   /** The parsed JSON body. */
   readonly body: unknown;
-  /** The array at Response Data Path, or null when it does not point to an array. */
+  /** The records to count (by default those at Response Data Path), or null when there is no such array. */
   readonly records: readonly unknown[] | null;
+  /**
+   * Why `records` is null, as a sentence naming the setting that was read; asked only when pagination
+   * needs it. Default: why Response Data Path finds no array (records.ts explainNoRecords).
+   */
+  readonly whyNoRecords?: () => string;
 }
 
 export type NextStep =

@@ -8,7 +8,7 @@ import { CONTROL, URL_LIMIT, findKey, headerMap, intIn, oneOf, queryMap, validat
 import { HTTP_METHODS, type HttpMethod } from './model.js';
 import { paginationTypeOf, validatePagination } from './pagination-rules.js';
 import { LIMITS, type EndpointInput } from './schemas.js';
-import type { ConnectionSettings, EndpointSettings } from './settings.js';
+import type { ConnectionSettings, EndpointSettings, PaginationFields } from './settings.js';
 
 const BODY_LIMIT = 1_048_576;
 
@@ -17,6 +17,11 @@ export interface EndpointContext {
   readonly connection: ConnectionSettings | undefined;
   /** Whether the integration named by `integrationSortingOrder` exists. */
   readonly integrationExists: boolean;
+  /**
+   * The type-specific pagination settings of every type as the endpoint has them saved (its answer's
+   * values); absent for a new endpoint. Another type's setting may repeat them (pagination-rules.ts).
+   */
+  readonly storedPagination?: PaginationFields;
 }
 
 /**
@@ -115,7 +120,7 @@ export function validateEndpoint(input: EndpointInput, context: EndpointContext,
 
   // The schedule is checked between the Pagination section's type and its own settings, as it always
   // was: an input with several problems reports the same one first.
-  const paginationType = paginationTypeOf(input, at);
+  const { type: paginationType, kept: keptPagination } = paginationTypeOf(input, context.storedPagination, at);
   const maxPages = intIn(input.maxPages, LIMITS.maxPages, pathOf(at, 'maxPages'));
   const scheduleSeconds = input.scheduleSeconds ?? null;
   if (
@@ -146,6 +151,7 @@ export function validateEndpoint(input: EndpointInput, context: EndpointContext,
     body,
     integrationSortingOrder,
     pagination,
+    keptPagination,
     scheduleSeconds,
   };
 }

@@ -5,8 +5,7 @@
  * so memory does not grow with the number of pages.
  */
 import { createPaginator } from '../pagination/paginator.js';
-import { compileRecordsGetter } from '../pagination/records.js';
-import type { PageRequest, Paginator } from '../pagination/types.js';
+import type { PageRequest, PageResponse, Paginator } from '../pagination/types.js';
 import { isOnOrigin, originOf, setQueryParams } from '../pagination/url.js';
 import { watchWrites } from './request-written.js';
 import { AuthError, createAuthenticator, type Authenticator, type Credentials, type OAuthTokenCache } from './auth.js';
@@ -22,6 +21,7 @@ import {
   type HttpOutcome,
 } from './http-client.js';
 import type { FetchedPage, FetchSummary, HttpMethod, RestConnection, RestEndpoint } from './model.js';
+import { findRecords, pageRecordsLocator, type PageFindings, type PageRecordsLocator } from './page-records.js';
 import { isSecretName, redactText, redactUrl } from './redact.js';
 
 export { FetchError } from './http-client.js';
@@ -29,6 +29,11 @@ export { FetchError } from './http-client.js';
 export interface FetchOptions extends HttpOptions {
   /** OAuth2 token cache; default: the process-wide one. */
   readonly tokenCache?: OAuthTokenCache;
+}
+
+export interface FetchPagesOptions extends FetchOptions {
+  /** The records path of the integration the records go through ('' or absent: blank); see page-records.ts. */
+  readonly recordsPath?: string;
 }
 
 /**
@@ -196,33 +201,47 @@ export async function fetchJsonPage(session: Session, endpoint: RestEndpoint, re
   }
 }
 
-/** The paginator, or a FetchError for page 1 when the settings cannot run (they are validated on save too). */
-export function paginatorFor(session: Session, endpoint: RestEndpoint): Paginator {
+/**
+ * The paginator and where a page's records are, or a FetchError for page 1 when the settings cannot
+ * run (they are validated on save too).
+ */
+export function paginatorFor(
+  session: Session,
+  endpoint: RestEndpoint,
+  recordsPath: string,
+): { paginator: Paginator; locator: PageRecordsLocator } {
   const firstUrl = buildFirstUrl(session.connection, endpoint);
   try {
-    return createPaginator(endpoint.pagination, firstUrl, session.origin);
+    return {
+      paginator: createPaginator(endpoint.pagination, firstUrl, session.origin),
+      locator: pageRecordsLocator(endpoint.pagination.responseDataPath, recordsPath),
+    };
   } catch (err) {
     throw pageError(session, 1, endpoint.method, firstUrl, err instanceof Error ? err.message : String(err));
   }
 }
 
+/** What pagination is shown of a page: the records it counts, and (asked only when needed) why there are none. */
+export const pageResponse = (locator: PageRecordsLocator, body: unknown, found: PageFindings): PageResponse =>
+  found.counted === null ? { body, records: null, whyNoRecords: () => locator.counted.explain(body) } : { body, records: found.counted };
+
 /**
  * Fetches every page of `endpoint`. The request for the next page is sent, and written to the socket
  * (request-written.ts), before `onPage` handles the current one, so staging a page overlaps the
  * server's work on the next; at most two pages are held
- * (the one handled and the one arriving), whatever the number of pages. Resolves with how the fetch
- * ended; rejects with FetchError for a remote or configuration problem (nothing of the run should
- * then be imported), or with whatever `onPage` throws, or with the signal's reason.
+ * (the one handled and the one arriving), whatever the number of pages. Every page fetched is handed
+ * to `onPage`, also the one whose next link fails the fetch (so a failed run's log shows it). Resolves
+ * with how the fetch ended; rejects with FetchError for a remote or configuration problem (nothing of
+ * the run should then be imported), or with whatever `onPage` throws, or with the signal's reason.
  */
 export function fetchPages(
   connection: RestConnection,
   endpoint: RestEndpoint,
   onPage: (page: FetchedPage) => Promise<void> | void,
-  options: FetchOptions = {},
+  options: FetchPagesOptions = {},
 ): Promise<FetchSummary> {
   return withSession(connection, options, async (session) => {
-    const paginator = paginatorFor(session, endpoint);
-    const getRecords = compileRecordsGetter(endpoint.pagination.responseDataPath);
+    const { paginator, locator } = paginatorFor(session, endpoint, options.recordsPath ?? '');
     const warnings = new Set<string>();
     const writes = watchWrites();
     let pagesFetched = 0;
@@ -233,11 +252,10 @@ export function fetchPages(
       let arriving = fetchJsonPage(session, endpoint, request);
       for (;;) {
         const page = await arriving;
-        const records = getRecords(page.body);
-        const step = paginator.next(request, { body: page.body, records });
-        if (step.kind === 'fail') throw pageError(session, request.pageNo, endpoint.method, page.shownUrl, step.error);
+        const found = findRecords(locator, page.body);
+        const step = paginator.next(request, pageResponse(locator, page.body, found));
         pagesFetched++;
-        recordCount = recordCount === null || records === null ? null : recordCount + records.length;
+        recordCount = recordCount === null || found.counted === null ? null : recordCount + found.counted.length;
         if (step.kind === 'next') {
           session.deps.signal?.throwIfAborted();
           const { url } = step.request;
@@ -246,7 +264,10 @@ export function fetchPages(
           arriving.catch(() => undefined);
           await writes.written(isOnOrigin(url, session.origin) ? session.origin : originOf(url), arriving);
         }
-        await onPage({ pageNo: request.pageNo, url: page.shownUrl, body: page.body, records });
+        const { records } = found;
+        const whyNoRecords = records === null ? redactText(locator.imported.explain(page.body), session.auth.secrets()) : null;
+        await onPage({ pageNo: request.pageNo, url: page.shownUrl, body: page.body, records, whyNoRecords });
+        if (step.kind === 'fail') throw pageError(session, request.pageNo, endpoint.method, page.shownUrl, step.error);
         if (step.warning !== undefined) warnings.add(step.warning);
         if (step.kind === 'stop')
           return { pagesFetched, recordCount, stopReason: step.reason, stopDetail: step.detail, warnings: [...warnings] };

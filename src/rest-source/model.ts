@@ -66,20 +66,21 @@ export interface FetchedPage {
   readonly pageNo: number;
   /** The URL called, with secrets (query API keys, userinfo, token-like parameters) redacted. */
   readonly url: string;
-  /**
-   * The parsed JSON page. The records to import are taken from it with the integration's records path,
-   * exactly as from a bulk payload, so that a page whose Response Data Path is wrong is still imported
-   * (spec 7: "only the first page is imported", not "nothing").
-   */
+  /** The parsed JSON page. */
   readonly body: unknown;
-  /** The array at Response Data Path (what pagination counted), or null when the path finds no array. */
+  /**
+   * The page's records as a run imports them (page-records.ts: the integration's records path, else
+   * Response Data Path, else the root), or null when that setting finds no array.
+   */
   readonly records: readonly unknown[] | null;
+  /** Why `records` is null, naming the setting that was read (secrets redacted); null when there are records. */
+  readonly whyNoRecords: string | null;
 }
 
 /** How a completed fetch ended. */
 export interface FetchSummary {
   readonly pagesFetched: number;
-  /** Records counted at Response Data Path over all pages; null when it found no array on some page. */
+  /** Records pagination counted over all pages (page-records.ts); null when it found no array on some page. */
   readonly recordCount: number | null;
   readonly stopReason: StopReason;
   /** Why it stopped, as a sentence for the run log (e.g. "page 3 has 12 records, fewer than Page Size 50: the last page"). */

@@ -1,16 +1,27 @@
 /**
  * The rules of an endpoint's Pagination section (spec 2.3): from the flat fields callers send to the
- * engine's tagged union. Each type needs its own settings and refuses those of the other types (so a
- * typo in `paginationType` does not go unnoticed); Page Number and Offset/Limit need records to count;
- * and whatever the engine itself refuses (paginationProblems) is refused on save, since a run could not
- * do it.
+ * engine's tagged union. Each type needs its own settings; Page Number and Offset/Limit need a
+ * Response Data Path, set (blank counts as set: the root array); and whatever the engine itself refuses
+ * (paginationProblems) is refused on save, since a run could not do it.
+ *
+ * The settings of the other types are kept for when the type is switched back, and answers show them.
+ * A caller may send them back unchanged (a GET-then-PATCH round trip) or null (false) to drop them, but
+ * not a new value: a setting of a type not in use is, more often than not, a forgotten or misspelt
+ * `paginationType`, and refusing it says so.
  */
 import { invalidAt, pathOf } from '../core/validation.js';
-import { PAGINATION_TYPES, paginationProblems, pathProblem, type PaginationSettings, type PaginationType } from '../pagination/index.js';
+import { PAGINATION_TYPES, paginationProblems, pathProblem, type PaginationType } from '../pagination/index.js';
 import { CONTROL, intIn, oneOf, required } from './common-rules.js';
 import { enginePagination } from './runtime-forms.js';
 import { LIMITS, ROOT_ARRAY_PATH, type EndpointInput } from './schemas.js';
-import { PAGINATION_FIELD_NAMES, PAGINATION_USES, type PaginationFieldName } from './settings.js';
+import {
+  PAGINATION_FIELD_NAMES,
+  PAGINATION_USES,
+  type ConfiguredPagination,
+  type KeptPagination,
+  type PaginationFieldName,
+  type PaginationFields,
+} from './settings.js';
 
 type PaginationInput = Pick<EndpointInput, 'paginationType' | PaginationFieldName | 'pageSize' | 'responseDataPath'>;
 
@@ -27,18 +38,38 @@ const PAGINATION_TITLES: Readonly<Record<PaginationType, string>> = {
   offsetLimit: 'Offset/Limit',
 };
 
-/** The Pagination Type (default None); a setting that belongs to another type is refused. */
-export function paginationTypeOf(input: PaginationInput, at: string): PaginationType {
-  const paginationType: PaginationType = oneOf(PAGINATION_TYPES, input.paginationType, 'none', pathOf(at, 'paginationType'));
+const shown = (value: string | boolean): string => (typeof value === 'string' ? `"${value}"` : String(value));
+
+/**
+ * The Pagination Type (default None) and the settings kept of the other types. `stored`: the endpoint's
+ * settings of every type as saved (its answer's values), none for a new one. For a setting of a type
+ * not in use: left out keeps the stored value, the stored value itself keeps it, null (false) drops it,
+ * and anything else is refused.
+ */
+export function paginationTypeOf(
+  input: PaginationInput,
+  stored: PaginationFields | undefined,
+  at: string,
+): { readonly type: PaginationType; readonly kept: KeptPagination } {
+  const type: PaginationType = oneOf(PAGINATION_TYPES, input.paginationType, 'none', pathOf(at, 'paginationType'));
+  const kept: Partial<Record<PaginationFieldName, string | boolean>> = {};
   for (const name of PAGINATION_FIELD_NAMES) {
+    if (PAGINATION_USES[type].includes(name)) continue;
+    const before = stored?.[name] ?? null;
     const value = input[name];
-    if (value === undefined || value === null || value === false) continue;
-    if (!PAGINATION_USES[paginationType].includes(name)) {
+    const keep = value === undefined ? before : value;
+    if (keep === null || keep === false) continue;
+    if (keep !== before) {
       const owner = PAGINATION_TYPES.find((t) => PAGINATION_USES[t].includes(name)) ?? 'none';
-      throw invalidAt(pathOf(at, name), `only ${PAGINATION_TITLES[owner]} pagination uses ${name}; paginationType is ${paginationType}`);
+      const hint =
+        before === null || before === false
+          ? ''
+          : ` (its kept value is ${shown(before)}: send that unchanged, or ${name === 'allowCrossOrigin' ? 'false' : 'null'} to drop it)`;
+      throw invalidAt(pathOf(at, name), `only ${PAGINATION_TITLES[owner]} pagination uses ${name}; paginationType is ${type}${hint}`);
     }
+    kept[name] = keep;
   }
-  return paginationType;
+  return { type, kept: kept as KeptPagination };
 }
 
 /** Response Data Path and Next Link JSON Path are read by the pagination engine's own path reader. */
@@ -79,9 +110,11 @@ export function validatePagination(
   maxPages: number,
   taken: TakenQueryNames,
   at: string,
-): PaginationSettings {
+): ConfiguredPagination {
   const title = PAGINATION_TITLES[type];
-  const rawDataPath = input.responseDataPath?.trim() ?? '';
+  // Not set (null or left out) differs from blank: blank says "the root array" (spec 2.3, 4.4 table).
+  const dataPath = input.responseDataPath === undefined || input.responseDataPath === null ? null : input.responseDataPath.trim();
+  const optionalDataPath = (): string | null => (dataPath === null ? null : responsePath(dataPath, pathOf(at, 'responseDataPath')));
   const counted = (): { pageSize: number; responseDataPath: string } => {
     const pageSize = input.pageSize;
     if (pageSize === undefined || pageSize === null) {
@@ -90,23 +123,24 @@ export function validatePagination(
         `${title} pagination needs a Page Size: the number of records the API really returns per page (${LIMITS.pageSize.min} to ${LIMITS.pageSize.max})`,
       );
     }
-    if (rawDataPath === '') {
+    if (dataPath === null) {
       throw invalidAt(
         pathOf(at, 'responseDataPath'),
-        `${title} pagination needs a Response Data Path (the JSON path of the data array, e.g. "data" or "value") to count records; use "${ROOT_ARRAY_PATH}" when the response root is the array`,
+        `${title} pagination needs a Response Data Path to count records: the path of the record array (e.g. "data" or "value"), ` +
+          `or "" (blank, also "${ROOT_ARRAY_PATH}") when the records are the response root or where the integration's records path says`,
       );
     }
     return {
       pageSize: pageSizeIn(pageSize, pathOf(at, 'pageSize')),
-      responseDataPath: responsePath(rawDataPath, pathOf(at, 'responseDataPath')),
+      responseDataPath: responsePath(dataPath, pathOf(at, 'responseDataPath')),
     };
   };
 
-  const pagination = ((): PaginationSettings => {
+  const pagination = ((): ConfiguredPagination => {
     switch (type) {
       case 'none': {
         const pageSize = optionalPageSize(input.pageSize, pathOf(at, 'pageSize'));
-        return { type, maxPages, pageSize, responseDataPath: responsePath(rawDataPath, pathOf(at, 'responseDataPath')) };
+        return { type, maxPages, pageSize, responseDataPath: optionalDataPath() };
       }
       case 'nextLink': {
         const nextLinkPath = responsePath(
@@ -120,8 +154,7 @@ export function validatePagination(
         );
         const allowCrossOrigin = input.allowCrossOrigin ?? false;
         const pageSize = optionalPageSize(input.pageSize, pathOf(at, 'pageSize'));
-        const responseDataPath = responsePath(rawDataPath, pathOf(at, 'responseDataPath'));
-        return { type, nextLinkPath, allowCrossOrigin, maxPages, pageSize, responseDataPath };
+        return { type, nextLinkPath, allowCrossOrigin, maxPages, pageSize, responseDataPath: optionalDataPath() };
       }
       case 'pageNumber': {
         const pageParam = paginatorParam(

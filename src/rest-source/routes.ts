@@ -14,9 +14,13 @@
 import { Type } from 'typebox';
 import type { Clock } from '../core/clock.js';
 import { notFound } from '../core/errors.js';
+import { getIntegration, listIntegrations } from '../integrations/store.js';
 import { FetchError } from './http-client.js';
-import { previewFirstPage, testConnection, type PagePreview } from './probe.js';
+import { recordsFoundBy } from './page-records.js';
+import { loadPreviewIntegration, previewFirstPage, type PagePreview, type PreviewIntegration } from './preview.js';
+import { testConnection } from './probe.js';
 import type { RestConnection, RestEndpoint } from './model.js';
+import { enginePagination } from './runtime-forms.js';
 import type { SecretBox } from './secrets.js';
 import {
   createConnection,
@@ -38,7 +42,7 @@ import {
   EndpointProbeSchema,
   EndpointProperties,
 } from './schemas.js';
-import { endpointViewOf, type EndpointView } from './settings.js';
+import { endpointViewOf, type EndpointSettings, type EndpointView } from './settings.js';
 import type { Database } from '../storage/database.js';
 import { API_BASE, parseStringKey, requireKey } from '../http/odata.js';
 import type { RoutePlugin } from '../http/server.js';
@@ -77,6 +81,14 @@ const ConnectionOut = {
   maxRetries: Type.Integer(),
   initialDelayMs: Type.Integer(),
 };
+const RECORDS_FOUND_BY =
+  "Read-only, ignored on input: which setting finds a page's records (the integration's records path, else Response Data Path, else the response root) and why that one";
+/** An answer may be sent back as it is (GET, change, PATCH): its read-only property is accepted there and ignored. */
+const ReadOnlyIn = { recordsFoundBy: Type.Optional(Type.String({ description: RECORDS_FOUND_BY })) };
+const withoutReadOnly = <T extends { recordsFoundBy?: string }>({ recordsFoundBy: _ignored, ...input }: T): Omit<T, 'recordsFoundBy'> =>
+  input;
+type EndpointAnswer = EndpointView & { readonly recordsFoundBy: string };
+
 const EndpointOut = {
   code: Type.String(),
   connectionCode: Type.String(),
@@ -93,9 +105,10 @@ const EndpointOut = {
   limitParameterName: nullable(Type.String()),
   pageSize: nullable(Type.Integer()),
   maxPages: Type.Integer(),
-  responseDataPath: Type.String(),
+  responseDataPath: nullable(Type.String({ description: 'As configured: null when not set, "" or "$" when blank' })),
   allowCrossOrigin: Type.Boolean(),
   scheduleSeconds: nullable(Type.Integer()),
+  recordsFoundBy: Type.String({ description: RECORDS_FOUND_BY }),
 };
 
 const ConnectionEntity = Type.Object({ '@odata.context': Type.String(), ...ConnectionOut });
@@ -123,20 +136,41 @@ const PreviewNext = Type.Object(
   },
   { description: 'What pagination would do after page 1' },
 );
+const PreviewRow = Type.Object({
+  recordNo: Type.Integer(),
+  row: Type.Optional(
+    Type.Record(Type.String(), nullable(Type.Union([Type.String(), Type.Number()])), {
+      description: 'The row the integration would write: target field → value',
+    }),
+  ),
+  errors: Type.Optional(Type.Array(Type.String(), { description: "The record's errors, worded as a bulk import words them" })),
+});
 const PreviewAnswer = Type.Object({
   ok: Type.Boolean(),
   url: Type.Optional(Type.String({ description: 'Page 1 as sent, secrets redacted' })),
   status: Type.Optional(Type.Integer()),
-  recordCount: Type.Optional(nullable(Type.Integer({ description: 'Records at Response Data Path; null when it finds no array' }))),
-  records: Type.Optional(Type.Array(Type.Unknown(), { description: 'The first few records' })),
+  recordsFoundBy: Type.Optional(Type.String({ description: RECORDS_FOUND_BY })),
+  recordCount: Type.Optional(Type.Integer({ description: 'Records on page 1, found as a run finds them' })),
+  records: Type.Optional(Type.Array(Type.Unknown(), { description: 'The first 5 records' })),
+  rows: Type.Optional(
+    Type.Array(PreviewRow, {
+      description: "The first 5 records through the endpoint's integration: each its row, or its errors (nothing is written)",
+    }),
+  ),
+  integrationError: Type.Optional(Type.String({ description: 'Why the integration cannot run: a run fails with this message' })),
   next: Type.Optional(PreviewNext),
   error: Type.Optional(ProbeError),
 });
 
 /** The preview as the answer schema types it (mutable arrays). */
-const preview = async (connection: RestConnection, endpoint: RestEndpoint) => {
-  const page: PagePreview = await previewFirstPage(connection, endpoint);
-  return { ...page, records: [...page.records], next: { ...page.next } };
+const preview = async (connection: RestConnection, endpoint: RestEndpoint, integration: PreviewIntegration | undefined) => {
+  const { rows, ...page }: PagePreview = await previewFirstPage(connection, endpoint, integration);
+  return {
+    ...page,
+    records: [...page.records],
+    ...(rows === undefined ? {} : { rows: rows.map((r) => ('row' in r ? { ...r, row: { ...r.row } } : { ...r, errors: [...r.errors] })) }),
+    next: { ...page.next },
+  };
 };
 
 const entity = <T extends object>(context: string, value: T) => ({ '@odata.context': `${context}/$entity`, ...value });
@@ -174,10 +208,18 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
     if (connection === undefined) throw notFound(`No REST API connection with code '${code}'.`);
     return connection;
   }
-  async function readEndpoint(code: string): Promise<EndpointView> {
+  /** The endpoint as answers show it, with the sentence saying which setting finds its records. */
+  const answerOf = (endpoint: EndpointSettings, recordsPath: string | undefined): EndpointAnswer => ({
+    ...endpointViewOf(endpoint),
+    recordsFoundBy: recordsFoundBy(enginePagination(endpoint.pagination).responseDataPath, recordsPath ?? ''),
+  });
+  async function endpointAnswer(endpoint: EndpointSettings): Promise<EndpointAnswer> {
+    return answerOf(endpoint, (await getIntegration(db.kysely, endpoint.integrationSortingOrder))?.recordsPath);
+  }
+  async function readEndpoint(code: string): Promise<EndpointAnswer> {
     const endpoint = await getEndpoint(db.kysely, code);
     if (endpoint === undefined) throw notFound(`No REST API endpoint with code '${code}'.`);
-    return endpointViewOf(endpoint);
+    return endpointAnswer(endpoint);
   }
 
   return (app) => {
@@ -301,10 +343,14 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
     app.get(
       ENDPOINTS,
       { config: { permission: 'read' }, schema: { summary: 'List REST API endpoints', tags, response: { 200: EndpointList } } },
-      async () => ({
-        '@odata.context': ENDPOINTS_CONTEXT,
-        value: (await listEndpoints(db.kysely)).map(endpointViewOf),
-      }),
+      async () => {
+        const recordsPaths = new Map((await listIntegrations(db.kysely)).map((i) => [i.sortingOrder, i.recordsPath]));
+        const endpoints = await listEndpoints(db.kysely);
+        return {
+          '@odata.context': ENDPOINTS_CONTEXT,
+          value: endpoints.map((e) => answerOf(e, recordsPaths.get(e.integrationSortingOrder))),
+        };
+      },
     );
 
     app.get(
@@ -323,18 +369,18 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
         schema: {
           summary: 'Create a REST API endpoint',
           description:
-            'Defaults: method GET, paginationType none, maxPages 100, scheduleSeconds null. Page Number and Offset/Limit need pageSize and responseDataPath ("$" when the response root is the array).',
+            'Defaults: method GET, paginationType none, maxPages 100, scheduleSeconds null. Page Number and Offset/Limit need pageSize and a responseDataPath that is set: a path, or "" (also "$") when the records are the response root or where the integration\'s records path says. A setting of another pagination type is refused.',
           tags,
-          body: Type.Object(EndpointProperties, odataBody),
+          body: Type.Object({ ...EndpointProperties, ...ReadOnlyIn }, odataBody),
           response: { ...endpointResponses, 201: EndpointEntity },
         },
       },
       async (request, reply) => {
-        const endpoint = await createEndpoint(db, request.body, clock);
+        const endpoint = await createEndpoint(db, withoutReadOnly(request.body), clock);
         return reply
           .status(201)
           .header('location', endpointUrl(endpoint.code))
-          .send(entity(ENDPOINTS_CONTEXT, endpointViewOf(endpoint)));
+          .send(entity(ENDPOINTS_CONTEXT, await endpointAnswer(endpoint)));
       },
     );
 
@@ -344,15 +390,18 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
         config: { permission: 'configureRest' },
         schema: {
           summary: 'Change a REST API endpoint',
-          description: 'Changing paginationType drops the settings of the old type; changing method to GET drops the body.',
+          description:
+            'Changing paginationType keeps the settings of the old type (answers show them; switching back uses them) and takes those kept for the new type. A setting of a type not in use may be sent with its kept value (or null, false, to drop it), never a new value. Changing method to GET drops the body.',
           tags,
           params: KeyParams,
-          body: Type.Object(EndpointPatchSchema.properties, odataBody),
+          body: Type.Object({ ...EndpointPatchSchema.properties, ...ReadOnlyIn }, odataBody),
           response: endpointResponses,
         },
       },
-      async (request) =>
-        entity(ENDPOINTS_CONTEXT, endpointViewOf(await updateEndpoint(db, endpointKey(request.params.key), request.body, clock))),
+      async (request) => {
+        const endpoint = await updateEndpoint(db, endpointKey(request.params.key), withoutReadOnly(request.body), clock);
+        return entity(ENDPOINTS_CONTEXT, await endpointAnswer(endpoint));
+      },
     );
 
     app.delete(
@@ -374,7 +423,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
     );
 
     const previewDescription =
-      'Fetches the first page only and imports nothing. Answers 200 with {ok:true,url,status,recordCount,records,next}, or {ok:false,error:{pageNo,url,message,status}} when the remote call failed.';
+      "Fetches the first page only and writes nothing. Its records are found as a run finds them (recordsFoundBy), the first 5 go through the endpoint's integration (rows: each record's row or its errors). Answers 200 with {ok:true,url,status,recordsFoundBy,recordCount,records,rows,next}, or {ok:false,error:{pageNo,url,message,status}} when page 1 fails as a run would fail on it (a remote error, or no records where the settings say).";
     app.post(
       `${ENDPOINTS}/:key/Microsoft.NAV.previewFirstPage`,
       {
@@ -390,7 +439,8 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
       async (request) => {
         const endpoint = await loadEndpoint(db, endpointKey(request.params.key));
         const connection = await loadConnection(db, endpoint.connectionCode, secrets);
-        return probe(() => preview(connection, endpoint));
+        const integration = await loadPreviewIntegration(db, endpoint.integrationSortingOrder);
+        return probe(() => preview(connection, endpoint, integration));
       },
     );
 
@@ -402,13 +452,15 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
           summary: 'Preview the first page of a REST API endpoint that is not saved',
           description: `The body is an endpoint as for POST (code and integrationSortingOrder optional) on a saved connection, validated the same way. ${previewDescription}`,
           tags,
-          body: Type.Object(EndpointProbeSchema.properties, odataBody),
+          body: Type.Object({ ...EndpointProbeSchema.properties, ...ReadOnlyIn }, odataBody),
           response: { 200: PreviewAnswer, 400: ErrorSchema },
         },
       },
       async (request) => {
-        const { connection, endpoint } = await resolveUnsavedEndpoint(db, request.body, secrets);
-        return probe(() => preview(connection, endpoint));
+        const { connection, endpoint } = await resolveUnsavedEndpoint(db, withoutReadOnly(request.body), secrets);
+        const sortingOrder = request.body.integrationSortingOrder;
+        const integration = sortingOrder === undefined ? undefined : await loadPreviewIntegration(db, sortingOrder);
+        return probe(() => preview(connection, endpoint, integration));
       },
     );
   };

@@ -6,7 +6,7 @@ import { AppError } from '../core/errors.js';
 import type { PaginationSettings } from '../pagination/index.js';
 import type { ConnectionAuth, RestConnection, RestEndpoint } from './model.js';
 import { ROOT_ARRAY_PATH } from './schemas.js';
-import type { ConnectionSecrets, ConnectionSettings, EndpointSettings, SecretName } from './settings.js';
+import type { ConfiguredPagination, ConnectionSecrets, ConnectionSettings, EndpointSettings, SecretName } from './settings.js';
 
 /** The connection with its secrets, as the fetch loop and the probes use it. */
 export function restConnectionOf(settings: ConnectionSettings, secrets: ConnectionSecrets): RestConnection {
@@ -56,9 +56,10 @@ export function restConnectionOf(settings: ConnectionSettings, secrets: Connecti
   };
 }
 
-/** The Pagination section as the engine reads it: '' is its "the root is the array", `$` the users'. */
-export function enginePagination(pagination: PaginationSettings): PaginationSettings {
-  return pagination.responseDataPath === ROOT_ARRAY_PATH ? { ...pagination, responseDataPath: '' } : pagination;
+/** The Pagination section as the engine reads it: '' is its "blank"; `$` and a Response Data Path not set are blank too. */
+export function enginePagination(pagination: ConfiguredPagination): PaginationSettings {
+  const { responseDataPath } = pagination;
+  return { ...pagination, responseDataPath: responseDataPath === null || responseDataPath === ROOT_ARRAY_PATH ? '' : responseDataPath };
 }
 
 export function restEndpointOf(s: EndpointSettings): RestEndpoint {

@@ -7,7 +7,7 @@ import { Type, type Static } from 'typebox';
 import { PAGINATION_TYPES } from '../pagination/index.js';
 import { AUTH_TYPES, HTTP_METHODS } from './model.js';
 
-/** Response Data Path value that says "the response root is the array"; the pagination engine reads it as ''. */
+/** Response Data Path value that means the same as blank ("the response root is the array"); the pagination engine reads it as ''. */
 export const ROOT_ARRAY_PATH = '$';
 
 export const LIMITS = {
@@ -61,7 +61,11 @@ export const EndpointProperties = {
   query: stringMap('Query parameters added to (or overriding) the connection query'),
   body: nullableString('POST only: a JSON text sent with every page request'),
   integrationSortingOrder: Type.Integer({ description: 'The integration the records are imported through' }),
-  paginationType: Type.Optional(Type.String({ description: `One of ${PAGINATION_TYPES.join(', ')}; default none` })),
+  paginationType: Type.Optional(
+    Type.String({
+      description: `One of ${PAGINATION_TYPES.join(', ')}; default none. The settings of the other types are kept (answers show them) and used again when the type is switched back; one of them may be sent only with its kept value, or null (allowCrossOrigin: false) to drop it`,
+    }),
+  ),
   nextLinkJsonPath: nullableString(
     'Next Link: where the next page URL is (a property name such as @odata.nextLink, a dot path or a JSONPath starting with $)',
   ),
@@ -75,7 +79,8 @@ export const EndpointProperties = {
   ),
   maxPages: Type.Optional(Type.Integer({ description: `Safety limit, ${M.min} to ${M.max}; default ${M.default}` })),
   responseDataPath: nullableString(
-    `Where the data array is in a response (e.g. data, value, results.items); "${ROOT_ARRAY_PATH}" for a root array. Required for Page Number and Offset/Limit; blank means the root for None and Next Link`,
+    `Where the record array is in a response, to count records (e.g. data, value, results.items). "" (blank, or "${ROOT_ARRAY_PATH}"): the records are the response root, or where the integration's records path says when that is set. ` +
+      `null or left out: not set, which Page Number and Offset/Limit refuse (None and Next Link read it as blank). When the integration's records path is blank, this also finds the records imported`,
   ),
   allowCrossOrigin: Type.Optional(
     Type.Boolean({ description: 'Next Link: follow links to another origin (credentials are never sent there); default false' }),

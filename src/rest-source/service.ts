@@ -31,7 +31,7 @@ import {
   type ConnectionView,
 } from './store.js';
 import { validateConnection } from './connection-rules.js';
-import { validateEndpoint } from './endpoint-rules.js';
+import { validateEndpoint, type EndpointContext } from './endpoint-rules.js';
 import { restConnectionOf, restEndpointOf } from './runtime-forms.js';
 import type {
   ConnectionInput,
@@ -44,16 +44,17 @@ import type {
 import {
   AUTH_SETTING_NAMES,
   AUTH_USES,
-  PAGINATION_FIELD_NAMES,
   connectionInputOf,
   endpointInputOf,
   endpointViewOf,
+  paginationFieldsOf,
   type ConnectionSecrets,
   type ConnectionSettings,
   type EndpointSettings,
+  type PaginationFields,
   type ValidConnection,
 } from './settings.js';
-import { paginationColumn } from './stored-pagination.js';
+import { keptPaginationColumn, paginationColumn } from './stored-pagination.js';
 
 // ---- rows ----------------------------------------------------------------------------------
 
@@ -78,6 +79,7 @@ const endpointColumns = (s: EndpointSettings) => ({
   body: s.body,
   integration_sorting_order: s.integrationSortingOrder,
   pagination: paginationColumn(s.pagination),
+  pagination_kept: keptPaginationColumn(s.keptPagination),
   schedule_seconds: s.scheduleSeconds,
 });
 
@@ -106,11 +108,25 @@ async function requireEndpoint(tx: Database, code: string): Promise<EndpointSett
   return endpoint;
 }
 
-async function endpointContext(tx: Database, connectionCode: string, integrationSortingOrder: number | undefined) {
+/** Every type's pagination settings as the endpoint has them saved: what another type's setting may repeat. */
+const storedPaginationOf = (endpoint: EndpointSettings | undefined): PaginationFields | undefined =>
+  endpoint === undefined ? undefined : paginationFieldsOf(endpoint.pagination, endpoint.keptPagination);
+
+async function endpointContext(
+  tx: Database,
+  connectionCode: string,
+  integrationSortingOrder: number | undefined,
+  stored?: EndpointSettings,
+): Promise<EndpointContext> {
   const row = await getConnectionRow(tx.kysely, connectionCode);
   const integrationExists =
     integrationSortingOrder === undefined || (await getIntegration(tx.kysely, integrationSortingOrder)) !== undefined;
-  return { connection: row === undefined ? undefined : toConnectionSettings(row), integrationExists };
+  const storedPagination = storedPaginationOf(stored);
+  return {
+    connection: row === undefined ? undefined : toConnectionSettings(row),
+    integrationExists,
+    ...(storedPagination === undefined ? {} : { storedPagination }),
+  };
 }
 
 /**
@@ -138,7 +154,11 @@ function keptSecrets(
 async function refuseBrokenEndpoints(tx: Database, settings: ConnectionSettings): Promise<void> {
   for (const endpoint of await listEndpoints(tx.kysely, { connectionCode: settings.code })) {
     try {
-      validateEndpoint(endpointInputOf(endpoint), { connection: settings, integrationExists: true });
+      validateEndpoint(endpointInputOf(endpoint), {
+        connection: settings,
+        integrationExists: true,
+        storedPagination: paginationFieldsOf(endpoint.pagination, endpoint.keptPagination),
+      });
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       throw conflict(
@@ -230,12 +250,12 @@ export async function createEndpoint(db: Database, input: EndpointInput, clock: 
   });
 }
 
-/** The stored settings with a patch on top; settings of a type the patch leaves are dropped. */
+/**
+ * The stored settings with a patch on top. The base carries every pagination type's settings (the
+ * kept ones too), so a change of type takes the new type's kept settings and keeps the old type's.
+ */
 function mergeEndpoint(current: EndpointSettings, patch: EndpointPatch, code: string): EndpointInput {
   let base = endpointInputOf(current);
-  if (patch.paginationType !== undefined && patch.paginationType !== current.pagination.type) {
-    base = { ...base, ...Object.fromEntries(PAGINATION_FIELD_NAMES.map((n) => [n, null])), allowCrossOrigin: false };
-  }
   if (patch.method !== undefined && patch.method !== current.method && patch.body === undefined) base = { ...base, body: null };
   return { ...base, ...patch, code };
 }
@@ -245,7 +265,7 @@ export async function updateEndpoint(db: Database, code: string, patch: Endpoint
     const current = await requireEndpoint(tx, code);
     refuseKeyChange(patch.code, code, 'code');
     const merged = mergeEndpoint(current, patch, code);
-    const next = validateEndpoint(merged, await endpointContext(tx, merged.connectionCode, merged.integrationSortingOrder));
+    const next = validateEndpoint(merged, await endpointContext(tx, merged.connectionCode, merged.integrationSortingOrder, current));
     const now = clock();
     await tx.kysely
       .updateTable('ifw_rest_endpoint')
@@ -290,13 +310,18 @@ export function resolveUnsavedConnection(input: ConnectionProbeInput): RestConne
   return restConnectionOf(settings, secrets);
 }
 
-/** An endpoint body that is not saved, validated like one that is, on its saved connection. */
+/**
+ * An endpoint body that is not saved, validated like one that is, on its saved connection. When its
+ * code names a saved endpoint, the kept settings of that endpoint's other pagination types may be
+ * repeated, as in a PATCH (a page that shows an endpoint previews its edited form).
+ */
 export async function resolveUnsavedEndpoint(
   db: Database,
   input: EndpointProbeInput,
   box: SecretBox,
 ): Promise<{ connection: RestConnection; endpoint: RestEndpoint }> {
-  const context = await endpointContext(db, input.connectionCode, input.integrationSortingOrder);
+  const saved = input.code === undefined ? undefined : await getEndpoint(db.kysely, input.code);
+  const context = await endpointContext(db, input.connectionCode, input.integrationSortingOrder, saved);
   const settings = validateEndpoint(
     { ...input, code: input.code ?? UNSAVED, integrationSortingOrder: input.integrationSortingOrder ?? 0 },
     context,
@@ -353,11 +378,15 @@ export async function declareConnection(
   });
 }
 
-/** Creates or updates the endpoint so that it is exactly as declared. */
+/**
+ * Creates or updates the endpoint so that it is exactly as declared. Settings of the pagination types
+ * not in use that the declaration leaves out stay kept, as in a PATCH; the type in use needs all its
+ * own settings declared (a file must mean the same on a fresh database).
+ */
 export async function declareEndpoint(db: Database, input: EndpointInput, clock: Clock, at = ''): Promise<Declared<EndpointSettings>> {
   return withTransaction(db, async (tx) => {
-    const next = validateEndpoint(input, await endpointContext(tx, input.connectionCode, input.integrationSortingOrder), at);
-    const current = await getEndpoint(tx.kysely, next.code);
+    const current = await getEndpoint(tx.kysely, input.code);
+    const next = validateEndpoint(input, await endpointContext(tx, input.connectionCode, input.integrationSortingOrder, current), at);
     const now = clock();
     if (current === undefined) {
       await tx.kysely

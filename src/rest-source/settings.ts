@@ -1,11 +1,13 @@
 /**
  * REST API connections and endpoints as the rules return them and storage keeps them: defaults filled
- * in, settings of other types left out. A connection is flat (its auth settings are few and shown as
- * they are); an endpoint carries its Pagination section as the engine's tagged union, and the flat
- * fields the API and `ifw apply` speak (`paginationType`, `nextLinkJsonPath`, …) are derived from it.
+ * in. A connection is flat (its auth settings are few and shown as they are; another auth type's are
+ * dropped); an endpoint carries its Pagination section as the engine's tagged union (Response Data
+ * Path as written), beside it the settings of the pagination types not in use (kept for when the type
+ * is switched back), and the flat fields the API and `ifw apply` speak (`paginationType`,
+ * `nextLinkJsonPath`, …) are derived from both.
  */
 import type { PaginationSettings, PaginationType } from '../pagination/index.js';
-import type { AuthType, HttpMethod, RestEndpoint } from './model.js';
+import type { AuthType, RestEndpoint } from './model.js';
 import type { ConnectionInput, EndpointInput } from './schemas.js';
 
 // ---- connections ---------------------------------------------------------------------------
@@ -64,11 +66,15 @@ export function connectionInputOf(settings: ConnectionSettings): ConnectionInput
 // ---- endpoints -----------------------------------------------------------------------------
 
 /**
- * An endpoint as stored: the shape the fetch loop uses (RestEndpoint), but with the Pagination
- * section as configured: a Response Data Path of `$` stays `$` (answers show what was written); the
- * engine is given '' for it (runtime-forms.ts).
+ * The Pagination section as configured: the engine's union, with Response Data Path as written: null
+ * when it was not set, '' or `$` for "blank" (the root, or where the integration's records path
+ * says: page-records.ts), or a path. The engine is given '' for null and `$` (runtime-forms.ts).
  */
-export type EndpointSettings = RestEndpoint;
+export type ConfiguredPagination = {
+  [T in PaginationType]: Omit<Extract<PaginationSettings, { readonly type: T }>, 'responseDataPath'> & {
+    readonly responseDataPath: string | null;
+  };
+}[PaginationType];
 
 /** The settings of the Pagination section that belong to one pagination type. */
 export const PAGINATION_FIELD_NAMES = [
@@ -88,48 +94,49 @@ export const PAGINATION_USES: Readonly<Record<PaginationType, readonly Paginatio
   offsetLimit: ['offsetParameterName', 'limitParameterName'],
 };
 
-/** An endpoint as answers show it: the Pagination section flat, settings of other pagination types null (false). */
-export interface EndpointView {
-  readonly code: string;
-  readonly connectionCode: string;
-  readonly path: string;
-  readonly method: HttpMethod;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly query: Readonly<Record<string, string>>;
-  readonly body: string | null;
-  readonly integrationSortingOrder: number;
-  readonly paginationType: PaginationType;
+/** The type-specific settings in the flat form answers show: null (false) when not set. */
+export interface PaginationFields {
   readonly nextLinkJsonPath: string | null;
+  readonly allowCrossOrigin: boolean;
   readonly pageParameterName: string | null;
   readonly offsetParameterName: string | null;
   readonly limitParameterName: string | null;
-  readonly maxPages: number;
-  readonly allowCrossOrigin: boolean;
-  readonly scheduleSeconds: number | null;
-  readonly pageSize: number | null;
-  /** As configured: '' or `$` for a root array. */
-  readonly responseDataPath: string;
 }
 
-type PaginationFields = Pick<EndpointView, PaginationFieldName>;
+/**
+ * Settings of the pagination types not in use, kept so that switching the type back restores them
+ * (spec 7 advises setting the type temporarily). Only those that are set (allowCrossOrigin only when
+ * true); never a setting of the type in use.
+ */
+export type KeptPagination = { readonly [K in PaginationFieldName]?: Exclude<PaginationFields[K], null> };
 
-function paginationFieldsOf(pagination: PaginationSettings): PaginationFields {
-  const unused: PaginationFields = {
-    nextLinkJsonPath: null,
-    allowCrossOrigin: false,
-    pageParameterName: null,
-    offsetParameterName: null,
-    limitParameterName: null,
+/**
+ * An endpoint as stored: the shape the fetch loop uses (RestEndpoint), but with the Pagination section
+ * as configured, and the other types' kept settings. runtime-forms.ts turns it into a RestEndpoint.
+ */
+export interface EndpointSettings extends Omit<RestEndpoint, 'pagination'> {
+  readonly pagination: ConfiguredPagination;
+  readonly keptPagination: KeptPagination;
+}
+
+/** The type-specific settings of every type: those of the type in use, and the kept ones of the others. */
+export function paginationFieldsOf(pagination: ConfiguredPagination, kept: KeptPagination): PaginationFields {
+  const fields: PaginationFields = {
+    nextLinkJsonPath: kept.nextLinkJsonPath ?? null,
+    allowCrossOrigin: kept.allowCrossOrigin ?? false,
+    pageParameterName: kept.pageParameterName ?? null,
+    offsetParameterName: kept.offsetParameterName ?? null,
+    limitParameterName: kept.limitParameterName ?? null,
   };
   switch (pagination.type) {
     case 'none':
-      return unused;
+      return fields;
     case 'nextLink':
-      return { ...unused, nextLinkJsonPath: pagination.nextLinkPath, allowCrossOrigin: pagination.allowCrossOrigin };
+      return { ...fields, nextLinkJsonPath: pagination.nextLinkPath, allowCrossOrigin: pagination.allowCrossOrigin };
     case 'pageNumber':
-      return { ...unused, pageParameterName: pagination.pageParam };
+      return { ...fields, pageParameterName: pagination.pageParam };
     case 'offsetLimit':
-      return { ...unused, offsetParameterName: pagination.offsetParam, limitParameterName: pagination.limitParam };
+      return { ...fields, offsetParameterName: pagination.offsetParam, limitParameterName: pagination.limitParam };
     default: {
       const never: never = pagination;
       throw new Error(`unknown pagination type ${JSON.stringify(never)}`);
@@ -137,9 +144,30 @@ function paginationFieldsOf(pagination: PaginationSettings): PaginationFields {
   }
 }
 
+/**
+ * An endpoint as answers show it: the Pagination section flat. `paginationType` says which type is in
+ * use; the settings of the other types show their kept values (null or false when none is kept).
+ */
+export interface EndpointView extends PaginationFields {
+  readonly code: string;
+  readonly connectionCode: string;
+  readonly path: string;
+  readonly method: RestEndpoint['method'];
+  readonly headers: Readonly<Record<string, string>>;
+  readonly query: Readonly<Record<string, string>>;
+  readonly body: string | null;
+  readonly integrationSortingOrder: number;
+  readonly paginationType: PaginationType;
+  readonly maxPages: number;
+  readonly scheduleSeconds: number | null;
+  readonly pageSize: number | null;
+  /** As configured: null when not set, '' or `$` for blank, or a path. */
+  readonly responseDataPath: string | null;
+}
+
 export function endpointViewOf(settings: EndpointSettings): EndpointView {
   const { pagination } = settings;
-  const fields = paginationFieldsOf(pagination);
+  const fields = paginationFieldsOf(pagination, settings.keptPagination);
   // Keys in the order the settings have always had: `ifw apply` lists changed settings in this order.
   return {
     code: settings.code,
@@ -163,7 +191,7 @@ export function endpointViewOf(settings: EndpointSettings): EndpointView {
   };
 }
 
-/** The input that reproduces stored settings: the base of a PATCH. */
+/** The input that reproduces stored settings (kept ones included): the base of a PATCH. */
 export function endpointInputOf(settings: EndpointSettings): EndpointInput {
   const view = endpointViewOf(settings);
   return { ...view, headers: { ...view.headers }, query: { ...view.query } };

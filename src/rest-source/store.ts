@@ -20,7 +20,7 @@ import {
   type EndpointSettings,
   type SecretName,
 } from './settings.js';
-import { paginationFromColumn } from './stored-pagination.js';
+import { keptPaginationFromColumn, paginationFromColumn } from './stored-pagination.js';
 
 /** A connection as answers show it: settings, and for each secret only whether it is set. */
 export interface ConnectionView extends ConnectionSettings {
@@ -93,11 +93,12 @@ export function toEndpointSettings(row: Selectable<RestEndpointRow>): EndpointSe
     body: row.body,
     integrationSortingOrder: row.integration_sorting_order,
     pagination: paginationFromColumn(row.pagination, row.code),
+    keptPagination: keptPaginationFromColumn(row.pagination_kept, row.code),
     scheduleSeconds: row.schedule_seconds,
   };
 }
 
-/** The endpoint as the fetch loop uses it (a stored `$` Response Data Path becomes '', the root array). */
+/** The endpoint as the fetch loop uses it (a stored `$` or null Response Data Path becomes '', blank). */
 export function toRestEndpoint(row: Selectable<RestEndpointRow>): RestEndpoint {
   return restEndpointOf(toEndpointSettings(row));
 }

@@ -1,18 +1,23 @@
 /**
- * The `pagination` column of `ifw_rest_endpoint`: an endpoint's Pagination section stored as the
- * tagged union it is validated into, as JSON, with Response Data Path as configured (`$` kept). It is
- * written only from validated settings; reading checks its shape once, so a row changed by hand fails
- * there, naming the endpoint, rather than in the middle of a run.
+ * The pagination columns of `ifw_rest_endpoint`:
+ *
+ * - `pagination`: the endpoint's Pagination section as the tagged union it is validated into, as JSON,
+ *   with Response Data Path as configured (null when not set, `$` kept);
+ * - `pagination_kept`: the settings of the pagination types not in use (settings.ts KeptPagination),
+ *   as JSON in the API's names, `{}` when none is kept.
+ *
+ * Both are written only from validated settings; reading checks their shape once, so a row changed by
+ * hand fails there, naming the endpoint, rather than in the middle of a run.
  */
 import { Type } from 'typebox';
 import { Value } from 'typebox/value';
-import type { PaginationSettings } from '../pagination/index.js';
+import type { ConfiguredPagination, KeptPagination } from './settings.js';
 
 const closed = { additionalProperties: false } as const;
 const common = {
   maxPages: Type.Integer(),
   pageSize: Type.Union([Type.Integer(), Type.Null()]),
-  responseDataPath: Type.String(),
+  responseDataPath: Type.Union([Type.String(), Type.Null()]),
 };
 const StoredPaginationSchema = Type.Union([
   Type.Object({ type: Type.Literal('none'), ...common }, closed),
@@ -23,20 +28,43 @@ const StoredPaginationSchema = Type.Union([
     closed,
   ),
 ]);
+const StoredKeptSchema = Type.Object(
+  {
+    nextLinkJsonPath: Type.Optional(Type.String()),
+    allowCrossOrigin: Type.Optional(Type.Boolean()),
+    pageParameterName: Type.Optional(Type.String()),
+    offsetParameterName: Type.Optional(Type.String()),
+    limitParameterName: Type.Optional(Type.String()),
+  },
+  closed,
+);
 
-export const paginationColumn = (pagination: PaginationSettings): string => JSON.stringify(pagination);
+export const paginationColumn = (pagination: ConfiguredPagination): string => JSON.stringify(pagination);
+export const keptPaginationColumn = (kept: KeptPagination): string => JSON.stringify(kept);
 
-export function paginationFromColumn(text: string, endpointCode: string): PaginationSettings {
-  let value: unknown;
+const parsed = (text: string): unknown => {
   try {
-    value = JSON.parse(text);
+    return JSON.parse(text);
   } catch {
-    value = undefined;
+    return undefined;
   }
+};
+
+export function paginationFromColumn(text: string, endpointCode: string): ConfiguredPagination {
+  const value = parsed(text);
   if (!Value.Check(StoredPaginationSchema, value)) {
     throw new Error(`REST API endpoint "${endpointCode}": the stored pagination ${text} is not one of the Pagination section's forms`);
   }
-  // The schema's type must stay assignable to the engine's union: this assignment fails to compile otherwise.
-  const pagination: PaginationSettings = value;
+  // The schema's type must stay assignable to the settings' union: this assignment fails to compile otherwise.
+  const pagination: ConfiguredPagination = value;
   return pagination;
+}
+
+export function keptPaginationFromColumn(text: string, endpointCode: string): KeptPagination {
+  const value = parsed(text);
+  if (!Value.Check(StoredKeptSchema, value)) {
+    throw new Error(`REST API endpoint "${endpointCode}": the stored settings of other pagination types ${text} are not in their form`);
+  }
+  const kept: KeptPagination = value;
+  return kept;
 }

@@ -382,12 +382,44 @@ const m005_rest_endpoint_pagination: Migration = {
   },
 };
 
+/**
+ * REST API endpoints keep the settings of the pagination types not in use (`pagination_kept`, JSON,
+ * src/rest-source/stored-pagination.ts), so that switching the type and back restores them. A Response
+ * Data Path left blank for None or Next Link was stored as '' and meant "not set": it becomes null,
+ * which now says so ('' is the blank a user writes: the root array). An import run's figure of records
+ * received is named for what it counts (`records_fetched`), on the run and on each page.
+ */
+const m006_kept_pagination_and_records_fetched: Migration = {
+  async up(db: Kysely<unknown>) {
+    const change = async (tx: Kysely<unknown>): Promise<void> => {
+      await tx.schema
+        .alterTable('ifw_rest_endpoint')
+        .addColumn('pagination_kept', 'text', (c) => c.notNull().defaultTo('{}'))
+        .execute();
+      const { rows } = await sql<{ code: string; pagination: string }>`select code, pagination from ifw_rest_endpoint`.execute(tx);
+      for (const row of rows) {
+        const pagination = JSON.parse(row.pagination) as { type: string; responseDataPath: string | null };
+        if ((pagination.type === 'none' || pagination.type === 'nextLink') && pagination.responseDataPath === '') {
+          const unset = JSON.stringify({ ...pagination, responseDataPath: null });
+          await sql`update ifw_rest_endpoint set pagination = ${unset} where code = ${row.code}`.execute(tx);
+        }
+      }
+      await tx.schema.alterTable('ifw_import_run').renameColumn('record_count', 'records_fetched').execute();
+      await tx.schema.alterTable('ifw_import_run_page').renameColumn('record_count', 'records_fetched').execute();
+    };
+    // As in 005: SQLite's migrations run outside a transaction, and half of this must not stay behind.
+    if (db.isTransaction) await change(db);
+    else await db.transaction().execute(change);
+  },
+};
+
 export const migrations: Record<string, Migration> = {
   '001_initial': m001_initial,
   '002_rest_api': m002_rest_api,
   '003_import_runs': m003_import_runs,
   '004_security': m004_security,
   '005_rest_endpoint_pagination': m005_rest_endpoint_pagination,
+  '006_kept_pagination_and_records_fetched': m006_kept_pagination_and_records_fetched,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -117,6 +117,8 @@ export interface RestEndpointRow {
   integration_sorting_order: number;
   /** JSON of the Pagination section as its tagged union (src/rest-source/stored-pagination.ts). */
   pagination: string;
+  /** JSON of the settings of the pagination types not in use, kept for a switch back; '{}' when none. */
+  pagination_kept: Generated<string>;
   schedule_seconds: number | null;
   created_at: string;
   updated_at: string;
@@ -133,7 +135,8 @@ export interface ImportRunRow {
   ended_at: string | null;
   duration_ms: number | null;
   pages_fetched: Generated<number>;
-  record_count: Generated<number>;
+  /** Records received from the endpoint (found on its pages), all pages. */
+  records_fetched: Generated<number>;
   inserted_count: Generated<number>;
   updated_count: Generated<number>;
   skipped_count: Generated<number>;
@@ -153,7 +156,7 @@ export interface ImportRunPageRow {
   page_no: number;
   /** The URL called, secrets redacted. */
   url: string;
-  record_count: number;
+  records_fetched: number;
   /**
    * NULL: staged records live in the staging connection's TEMP table (src/import-runs/postgres/staged-records.ts; SQLite: src/table-writer/sqlite/staged-rows.ts).
    * Runs staged before that change held them here while under way.

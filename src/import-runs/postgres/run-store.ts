@@ -79,11 +79,14 @@ export async function postgresRunStore(
         renewal,
         async (finishing) => {
           // Staging counted the records: the importer sizes its chunks by that (table-writer/postgres/records.ts).
-          const [run] = await select(conn, sql<{ record_count: number }>`select record_count from ifw_import_run where run_id = ${runId}`);
+          const [run] = await select(
+            conn,
+            sql<{ records_fetched: number }>`select records_fetched from ifw_import_run where run_id = ${runId}`,
+          );
           const input = {
             ...target,
             batches: stagedPages(conn, runId),
-            ...(run === undefined ? {} : { expectedRecords: Number(run.record_count) }),
+            ...(run === undefined ? {} : { expectedRecords: Number(run.records_fetched) }),
           };
           return importRecordBatchesPg(client, input, async (outcome) => {
             if (!finishing()) return false;

@@ -29,9 +29,9 @@ export async function stagePages(conn: PostgresConnection, fence: Fence, pages: 
            page as (select *
                       from unnest(${pages.map((p) => p.pageNo)}::integer[], ${pages.map((p) => p.url)}::text[],
                                   ${pages.map((p) => p.recordCount)}::integer[], ${pages.map((p) => p.json)}::text[])
-                        as p(page_no, url, record_count, records)),
-           page_rows as (insert into ifw_import_run_page (run_id, page_no, url, record_count)
-                         select bump.run_id, page.page_no, page.url, page.record_count from bump, page),
+                        as p(page_no, url, records_fetched, records)),
+           page_rows as (insert into ifw_import_run_page (run_id, page_no, url, records_fetched)
+                         select bump.run_id, page.page_no, page.url, page.records_fetched from bump, page),
            staged as (insert into pg_temp.ifw_staged_records (run_id, page_no, records)
                       select bump.run_id, page.page_no, page.records from bump, page)
       select count(*)::integer as bumped from bump`,

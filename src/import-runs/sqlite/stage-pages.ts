@@ -43,7 +43,7 @@ export function sqliteStaging(db: SqliteDatabase, runId: string, mapping: Compil
   const insertRows = stagedRowsWriter(sqlite, runId, width);
   const transaction = sqlite.transaction((fence: Fence, pages: readonly PreparedPage[]): boolean => {
     if (execute(db, bumpRun(fence, pages)) !== 1) return false;
-    execute(db, sql`insert into ifw_import_run_page (run_id, page_no, url, record_count) values ${pageRows(fence.runId, pages)}`);
+    execute(db, sql`insert into ifw_import_run_page (run_id, page_no, url, records_fetched) values ${pageRows(fence.runId, pages)}`);
     return true;
   });
   return {
