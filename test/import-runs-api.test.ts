@@ -194,6 +194,8 @@ describe('GET importRuns(<runId>) and its pages', () => {
       { pageNo: 1, url: `${server.origin}/page-number?page=1`, recordsFetched: 10 },
       { pageNo: 2, url: `${server.origin}/page-number?page=2`, recordsFetched: 10 },
     ]);
+    // The next link keeps the key as the caller wrote it: importRuns(<id>)/pages, not the routed form.
+    expect(first['@odata.nextLink']).toContain(`/importRuns(${runId})/pages?`);
     const rest = (await get(first['@odata.nextLink'])).json();
     expect(rest.value).toEqual([{ pageNo: 3, url: `${server.origin}/page-number?page=3`, recordsFetched: 5 }]);
   });

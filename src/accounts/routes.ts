@@ -12,6 +12,7 @@ import type { Application, User } from '../auth/model.js';
 import { PERMISSION_SET_NAMES } from '../auth/permission-sets.js';
 import { API_BASE, parseStringKey, requireKey } from '../http/odata.js';
 import type { RoutePlugin } from '../http/server.js';
+import { ErrorSchema, KeyParams, ODATA_BODY } from '../http/schemas.js';
 
 export interface SecurityRouteDeps {
   readonly accounts: Accounts;
@@ -24,9 +25,6 @@ const USERS_CONTEXT = `${API_BASE}/$metadata#users`;
 const APPLICATIONS_CONTEXT = `${API_BASE}/$metadata#applications`;
 const tags = ['Users and applications'];
 
-const odataBody = { additionalProperties: false, patternProperties: { '^@odata\\.': {} } } as const;
-const ErrorSchema = Type.Object({ error: Type.Object({ code: Type.String(), message: Type.String() }) });
-const KeyParams = Type.Object({ key: Type.String() });
 const Deleted = Type.Null({ description: 'Deleted' });
 const PermissionSets = Type.Array(Type.String(), {
   description: `Permission sets, any of ${PERMISSION_SET_NAMES.join(', ')}; the list replaces the current one; default none`,
@@ -65,11 +63,11 @@ const NewUserBody = Type.Object(
     permissionSets: Type.Optional(PermissionSets),
     enabled: Type.Optional(Enabled),
   },
-  odataBody,
+  ODATA_BODY,
 );
 const UserPatchBody = Type.Object(
   { password: Type.Optional(Password), permissionSets: Type.Optional(PermissionSets), enabled: Type.Optional(Enabled) },
-  odataBody,
+  ODATA_BODY,
 );
 const NewApplicationBody = Type.Object(
   {
@@ -82,7 +80,7 @@ const NewApplicationBody = Type.Object(
     permissionSets: Type.Optional(PermissionSets),
     enabled: Type.Optional(Enabled),
   },
-  odataBody,
+  ODATA_BODY,
 );
 const ApplicationPatchBody = Type.Object(
   {
@@ -90,7 +88,7 @@ const ApplicationPatchBody = Type.Object(
     permissionSets: Type.Optional(PermissionSets),
     enabled: Type.Optional(Enabled),
   },
-  odataBody,
+  ODATA_BODY,
 );
 
 const userEntity = (user: User) => ({ '@odata.context': `${USERS_CONTEXT}/$entity`, ...user });

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { Clock } from '../core/clock.js';
 import { badRequest, notFound } from '../core/errors.js';
 import type { RoutePlugin } from '../http/server.js';
-import { API_BASE, pageResult, parseFilter, parseGuidKey, parsePaging } from '../http/odata.js';
+import { API_BASE, pageResult, parseFilter, parseGuidKey, parsePaging, requestedUrl } from '../http/odata.js';
 import type { Database } from '../storage/database.js';
 import { cancelRequest } from './cancel-request.js';
 import { resetRequest } from './reset-request.js';
@@ -11,6 +11,7 @@ import { toApiRequest, type RequestSummaryRow } from './model.js';
 import { findRequest, findRequestDetails, listRequests, REQUEST_FILTERS } from './queries.js';
 import type { Submitter } from './submit.js';
 import { principalLabel } from '../auth/model.js';
+import { ErrorSchema, KeyParams } from '../http/schemas.js';
 
 export interface BulkImportRouteDeps {
   readonly db: Database;
@@ -23,8 +24,6 @@ export interface BulkImportRouteDeps {
 
 const SET = `${API_BASE}/bulkImportRequests`;
 const CONTEXT = `${API_BASE}/$metadata#bulkImportRequests`;
-
-const ErrorSchema = Type.Object({ error: Type.Object({ code: Type.String(), message: Type.String() }) });
 
 const RequestSchema = Type.Object({
   requestId: Type.String({ format: 'uuid' }),
@@ -87,8 +86,6 @@ const SubmitBody = Type.Object(
   // OData clients may annotate bodies (`@odata.type`); anything else unknown is refused.
   { additionalProperties: false, patternProperties: { '^@odata\\.': {} } },
 );
-
-const KeyParams = Type.Object({ key: Type.String() });
 
 const entity = (row: RequestSummaryRow) => ({ '@odata.context': `${CONTEXT}/$entity`, ...toApiRequest(row) });
 
@@ -175,7 +172,7 @@ export function bulkImportRoutes(deps: BulkImportRouteDeps): RoutePlugin {
         }
         const page = parsePaging(request.query, deps.maxPageSize);
         const rows = await listRequests(db, { filter, skip: page.skip, limit: page.limit + 1, descending: orderby.endsWith('desc') });
-        const self = new URL(request.url, `${request.protocol}://${request.host}`);
+        const self = requestedUrl(request);
         const { value, nextLink } = pageResult(rows, page, self);
         return {
           '@odata.context': CONTEXT,

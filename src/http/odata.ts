@@ -214,6 +214,10 @@ export function parseCount(text: string | undefined): boolean {
 
 // ---- $top / $skip and server-driven paging -------------------------------------------------
 
+/** The URL the caller wrote (`name(key)`, not the rewritten `name/(key)`), the base of an `@odata.nextLink`. */
+export const requestedUrl = (request: { readonly originalUrl: string; readonly protocol: string; readonly host: string }): URL =>
+  new URL(request.originalUrl, `${request.protocol}://${request.host}`);
+
 export interface PageRequest {
   /** Rows to return in this answer. */
   readonly limit: number;

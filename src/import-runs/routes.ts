@@ -10,8 +10,9 @@ import type { ImportRun } from './model.js';
 import { getRun, listRunPages, listRuns, RUN_FILTERS } from './queries.js';
 import { queueEndpointRun } from './queue-endpoint-run.js';
 import type { Database } from '../storage/database.js';
-import { API_BASE, pageResult, parseFilter, parseGuidKey, parsePaging, parseStringKey, requireKey } from '../http/odata.js';
+import { API_BASE, pageResult, parseFilter, parseGuidKey, parsePaging, parseStringKey, requestedUrl, requireKey } from '../http/odata.js';
 import type { RoutePlugin } from '../http/server.js';
+import { ErrorSchema, KeyParams } from '../http/schemas.js';
 
 export interface ImportRunRouteDeps {
   readonly db: Database;
@@ -26,7 +27,6 @@ const SET = `${API_BASE}/importRuns`;
 const CONTEXT = `${API_BASE}/$metadata#importRuns`;
 const ENDPOINTS = `${API_BASE}/restApiEndpoints`;
 
-const ErrorSchema = Type.Object({ error: Type.Object({ code: Type.String(), message: Type.String() }) });
 const Timestamp = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
 
 const RunProperties = {
@@ -80,7 +80,6 @@ const PagesSchema = Type.Object({
   '@odata.nextLink': Type.Optional(Type.String()),
 });
 
-const KeyParams = Type.Object({ key: Type.String() });
 const PagingQuery = Type.Object(
   { $top: Type.Optional(Type.String()), $skip: Type.Optional(Type.String()) },
   { additionalProperties: false },
@@ -113,9 +112,6 @@ export function importRunRoutes(deps: ImportRunRouteDeps): RoutePlugin {
     if (run === undefined) throw notFound(`No import run ${runId}.`);
     return run;
   }
-
-  const selfUrl = (request: { url: string; protocol: string; host: string }) =>
-    new URL(request.url, `${request.protocol}://${request.host}`);
 
   return (app) => {
     app.post(
@@ -157,7 +153,7 @@ export function importRunRoutes(deps: ImportRunRouteDeps): RoutePlugin {
           throw badRequest('invalidQuery', '$orderby supports queuedAt asc or queuedAt desc.');
         const page = parsePaging(request.query, maxPageSize);
         const rows = await listRuns(db, { filter, skip: page.skip, limit: page.limit + 1, descending: orderby.endsWith('desc') });
-        const { value, nextLink } = pageResult(rows, page, selfUrl(request));
+        const { value, nextLink } = pageResult(rows, page, requestedUrl(request));
         return { '@odata.context': CONTEXT, value, ...(nextLink !== undefined ? { '@odata.nextLink': nextLink } : {}) };
       },
     );
@@ -187,7 +183,7 @@ export function importRunRoutes(deps: ImportRunRouteDeps): RoutePlugin {
         const run = await load(runKey(request.params.key));
         const page = parsePaging(request.query, maxPageSize);
         const rows = await listRunPages(db, run.runId, { skip: page.skip, limit: page.limit + 1 });
-        const { value, nextLink } = pageResult(rows, page, selfUrl(request));
+        const { value, nextLink } = pageResult(rows, page, requestedUrl(request));
         return {
           '@odata.context': `${CONTEXT}(${run.runId})/pages`,
           value,

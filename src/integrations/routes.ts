@@ -39,16 +39,12 @@ import {
 import type { Database } from '../storage/database.js';
 import { API_BASE, parseIntegerKey, requireKey } from '../http/odata.js';
 import type { RoutePlugin } from '../http/server.js';
+import { ErrorSchema, KeyParams, ODATA_BODY } from '../http/schemas.js';
 
 const SET = `${API_BASE}/integrations`;
 const CONTEXT = `${API_BASE}/$metadata#integrations`;
 const tags = ['Integrations'];
 
-/** OData clients may annotate a body (`@odata.context` from a GET sent back); anything else unknown is refused. */
-const odataBody = { additionalProperties: false, patternProperties: { '^@odata\\.': {} } } as const;
-
-const ErrorSchema = Type.Object({ error: Type.Object({ code: Type.String(), message: Type.String() }) });
-const KeyParams = Type.Object({ key: Type.String() });
 const FieldKeyParams = Type.Object({ key: Type.String(), fieldKey: Type.String() });
 
 const IntegrationOut = {
@@ -160,7 +156,7 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
             '`fields` and `mappings` may be listed inline, as in the file `ifw apply` reads: all of it is created in one transaction, or nothing is, ' +
             'and the answer then lists them as stored. acceptBulkImportRequests true needs at least one mapping (400 otherwise).',
           tags,
-          body: Type.Object({ ...IntegrationProperties, ...IntegrationSetsProperties }, odataBody),
+          body: Type.Object({ ...IntegrationProperties, ...IntegrationSetsProperties }, ODATA_BODY),
           response: { ...changeResponses, 201: IntegrationWithSets },
         },
       },
@@ -185,7 +181,7 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
             'Refused (400) when it would leave an integration that accepts bulk import requests without mappings.',
           tags,
           params: KeyParams,
-          body: Type.Object({ ...IntegrationPatchSchema.properties, ...IntegrationSetsProperties }, odataBody),
+          body: Type.Object({ ...IntegrationPatchSchema.properties, ...IntegrationSetsProperties }, ODATA_BODY),
           response: changeResponses,
         },
       },
@@ -249,7 +245,7 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
           description: 'columnType standard (default) reads sourcePath from each record; constant gives every record constantValue.',
           tags,
           params: KeyParams,
-          body: Type.Object(FieldProperties, odataBody),
+          body: Type.Object(FieldProperties, ODATA_BODY),
           response: { ...fieldResponses, 201: FieldEntity },
         },
       },
@@ -271,7 +267,7 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
           summary: 'Change an integration field',
           tags,
           params: FieldKeyParams,
-          body: Type.Object(FieldPatchSchema.properties, odataBody),
+          body: Type.Object(FieldPatchSchema.properties, ODATA_BODY),
           response: fieldResponses,
         },
       },
@@ -343,7 +339,7 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
           summary: 'Map an integration field to a field of the target table',
           tags,
           params: KeyParams,
-          body: Type.Object(MappingProperties, odataBody),
+          body: Type.Object(MappingProperties, ODATA_BODY),
           response: { ...mappingResponses, 201: MappingEntity },
         },
       },
@@ -365,7 +361,7 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
           summary: 'Change a mapping',
           tags,
           params: FieldKeyParams,
-          body: Type.Object(MappingPatchSchema.properties, odataBody),
+          body: Type.Object(MappingPatchSchema.properties, ODATA_BODY),
           response: mappingResponses,
         },
       },

@@ -14,6 +14,7 @@ import { setEntryRecurrence } from './set-entry-recurrence.js';
 import type { Database } from '../storage/database.js';
 import { API_BASE, parseStringKey, requireKey } from '../http/odata.js';
 import type { RoutePlugin } from '../http/server.js';
+import { ErrorSchema, KeyParams } from '../http/schemas.js';
 
 export interface JobQueueRouteDeps {
   readonly db: Database;
@@ -25,7 +26,6 @@ export interface JobQueueRouteDeps {
 const SET = `${API_BASE}/jobQueueEntries`;
 const CONTEXT = `${API_BASE}/$metadata#jobQueueEntries`;
 
-const ErrorSchema = Type.Object({ error: Type.Object({ code: Type.String(), message: Type.String() }) });
 const Timestamp = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
 const StatusSchema = Type.Union([Type.Literal('Ready'), Type.Literal('On Hold'), Type.Literal('In Process'), Type.Literal('Error')], {
   description: 'Ready, On Hold, In Process (running now) or Error (the last run failed; it runs again at its next time)',
@@ -56,8 +56,6 @@ const PatchBody = Type.Object(
   },
   { additionalProperties: false },
 );
-
-const KeyParams = Type.Object({ key: Type.String() });
 
 const entity = (entry: JobQueueEntry) => ({ '@odata.context': `${CONTEXT}/$entity`, ...entry });
 

@@ -15,11 +15,9 @@ import { Type } from 'typebox';
 import type { Clock } from '../core/clock.js';
 import { notFound } from '../core/errors.js';
 import { getIntegration, listIntegrations } from '../integrations/store.js';
-import { FetchError } from './http-client.js';
 import { recordsFoundBy } from './page-records.js';
-import { loadPreviewIntegration, previewFirstPage, type PagePreview, type PreviewIntegration } from './preview.js';
+import { loadPreviewIntegration } from './preview.js';
 import { testConnection } from './probe.js';
-import type { RestConnection, RestEndpoint } from './model.js';
 import { enginePagination } from './runtime-forms.js';
 import type { SecretBox } from './secrets.js';
 import {
@@ -42,153 +40,33 @@ import {
   EndpointProbeSchema,
   EndpointProperties,
 } from './schemas.js';
-import { endpointViewOf, type EndpointSettings, type EndpointView } from './settings.js';
+import { endpointViewOf, type EndpointSettings } from './settings.js';
 import type { Database } from '../storage/database.js';
-import { API_BASE, parseStringKey, requireKey } from '../http/odata.js';
+import { parseStringKey, requireKey } from '../http/odata.js';
 import type { RoutePlugin } from '../http/server.js';
-
-const CONNECTIONS = `${API_BASE}/restApiConnections`;
-const ENDPOINTS = `${API_BASE}/restApiEndpoints`;
-const CONNECTIONS_CONTEXT = `${API_BASE}/$metadata#restApiConnections`;
-const ENDPOINTS_CONTEXT = `${API_BASE}/$metadata#restApiEndpoints`;
-const tags = ['REST API'];
-
-/** OData clients may annotate a body (`@odata.context` from a GET sent back); anything else unknown is refused. */
-const odataBody = { additionalProperties: false, patternProperties: { '^@odata\\.': {} } } as const;
-
-const ErrorSchema = Type.Object({ error: Type.Object({ code: Type.String(), message: Type.String() }) });
-const KeyParams = Type.Object({ key: Type.String() });
-const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
-const StringMap = Type.Record(Type.String(), Type.String());
-
-const ConnectionOut = {
-  code: Type.String(),
-  baseUrl: Type.String(),
-  authType: Type.String(),
-  username: nullable(Type.String()),
-  passwordIsSet: Type.Boolean(),
-  tokenIsSet: Type.Boolean(),
-  apiKeyName: nullable(Type.String()),
-  apiKeyIn: nullable(Type.String()),
-  apiKeyIsSet: Type.Boolean(),
-  tokenUrl: nullable(Type.String()),
-  clientId: nullable(Type.String()),
-  clientSecretIsSet: Type.Boolean(),
-  scope: nullable(Type.String()),
-  headers: StringMap,
-  query: StringMap,
-  timeoutMs: Type.Integer(),
-  maxRetries: Type.Integer(),
-  initialDelayMs: Type.Integer(),
-};
-const RECORDS_FOUND_BY =
-  "Read-only, ignored on input: which setting finds a page's records (the integration's records path, else Response Data Path, else the response root) and why that one";
-/** An answer may be sent back as it is (GET, change, PATCH): its read-only property is accepted there and ignored. */
-const ReadOnlyIn = { recordsFoundBy: Type.Optional(Type.String({ description: RECORDS_FOUND_BY })) };
-const withoutReadOnly = <T extends { recordsFoundBy?: string }>({ recordsFoundBy: _ignored, ...input }: T): Omit<T, 'recordsFoundBy'> =>
-  input;
-type EndpointAnswer = EndpointView & { readonly recordsFoundBy: string };
-
-const EndpointOut = {
-  code: Type.String(),
-  connectionCode: Type.String(),
-  path: Type.String(),
-  method: Type.String(),
-  headers: StringMap,
-  query: StringMap,
-  body: nullable(Type.String()),
-  integrationSortingOrder: Type.Integer(),
-  paginationType: Type.String(),
-  nextLinkJsonPath: nullable(Type.String()),
-  pageParameterName: nullable(Type.String()),
-  offsetParameterName: nullable(Type.String()),
-  limitParameterName: nullable(Type.String()),
-  pageSize: nullable(Type.Integer()),
-  maxPages: Type.Integer(),
-  responseDataPath: nullable(Type.String({ description: 'As configured: null when not set, "" or "$" when blank' })),
-  allowCrossOrigin: Type.Boolean(),
-  scheduleSeconds: nullable(Type.Integer()),
-  recordsFoundBy: Type.String({ description: RECORDS_FOUND_BY }),
-};
-
-const ConnectionEntity = Type.Object({ '@odata.context': Type.String(), ...ConnectionOut });
-const ConnectionList = Type.Object({ '@odata.context': Type.String(), value: Type.Array(Type.Object(ConnectionOut)) });
-const EndpointEntity = Type.Object({ '@odata.context': Type.String(), ...EndpointOut });
-const EndpointList = Type.Object({ '@odata.context': Type.String(), value: Type.Array(Type.Object(EndpointOut)) });
-const Deleted = Type.Null({ description: 'Deleted' });
-
-const ProbeError = Type.Object({ pageNo: Type.Integer(), url: Type.String(), message: Type.String(), status: nullable(Type.Integer()) });
-const TestConnectionAnswer = Type.Object({
-  ok: Type.Boolean(),
-  status: Type.Optional(nullable(Type.Integer())),
-  url: Type.Optional(Type.String()),
-  message: Type.Optional(Type.String()),
-  error: Type.Optional(ProbeError),
-});
-const PreviewNext = Type.Object(
-  {
-    kind: Type.String({ description: 'next, stop or fail' }),
-    url: Type.Optional(Type.String({ description: 'next: the URL of page 2, secrets redacted' })),
-    reason: Type.Optional(Type.String({ description: 'stop: singlePage, noNextLink, shortPage, maxPages or recordsNotCountable' })),
-    detail: Type.Optional(Type.String()),
-    warning: Type.Optional(Type.String()),
-    error: Type.Optional(Type.String({ description: 'fail: why a run would fail after page 1' })),
-  },
-  { description: 'What pagination would do after page 1' },
-);
-const PreviewRow = Type.Object({
-  recordNo: Type.Integer(),
-  row: Type.Optional(
-    Type.Record(Type.String(), nullable(Type.Union([Type.String(), Type.Number()])), {
-      description: 'The row the integration would write: target field → value',
-    }),
-  ),
-  errors: Type.Optional(Type.Array(Type.String(), { description: "The record's errors, worded as a bulk import words them" })),
-});
-const PreviewAnswer = Type.Object({
-  ok: Type.Boolean(),
-  url: Type.Optional(Type.String({ description: 'Page 1 as sent, secrets redacted' })),
-  status: Type.Optional(Type.Integer()),
-  recordsFoundBy: Type.Optional(Type.String({ description: RECORDS_FOUND_BY })),
-  recordCount: Type.Optional(Type.Integer({ description: 'Records on page 1, found as a run finds them' })),
-  records: Type.Optional(Type.Array(Type.Unknown(), { description: 'The first 5 records' })),
-  rows: Type.Optional(
-    Type.Array(PreviewRow, {
-      description: "The first 5 records through the endpoint's integration: each its row, or its errors (nothing is written)",
-    }),
-  ),
-  integrationError: Type.Optional(Type.String({ description: 'Why the integration cannot run: a run fails with this message' })),
-  next: Type.Optional(PreviewNext),
-  error: Type.Optional(ProbeError),
-});
-
-/** The preview as the answer schema types it (mutable arrays). */
-const preview = async (connection: RestConnection, endpoint: RestEndpoint, integration: PreviewIntegration | undefined) => {
-  const { rows, ...page }: PagePreview = await previewFirstPage(connection, endpoint, integration);
-  return {
-    ...page,
-    records: [...page.records],
-    ...(rows === undefined ? {} : { rows: rows.map((r) => ('row' in r ? { ...r, row: { ...r.row } } : { ...r, errors: [...r.errors] })) }),
-    next: { ...page.next },
-  };
-};
-
-const entity = <T extends object>(context: string, value: T) => ({ '@odata.context': `${context}/$entity`, ...value });
-const connectionUrl = (code: string) => `${CONNECTIONS}('${code}')`;
-const endpointUrl = (code: string) => `${ENDPOINTS}('${code}')`;
-
-/** A remote failure is an answer, not an error: the probe itself worked. */
-async function probe<T extends object>(
-  run: () => Promise<T>,
-): Promise<(T & { ok: boolean }) | { ok: false; error: { pageNo: number; url: string; message: string; status: number | null } }> {
-  try {
-    const result = await run();
-    return { ok: true, ...result };
-  } catch (err) {
-    if (!(err instanceof FetchError)) throw err;
-    return { ok: false, error: { pageNo: err.pageNo, url: err.url, message: err.message, status: err.status } };
-  }
-}
+import { ErrorSchema, KeyParams, ODATA_BODY } from '../http/schemas.js';
+import {
+  CONNECTIONS,
+  CONNECTIONS_CONTEXT,
+  ConnectionEntity,
+  ConnectionList,
+  Deleted,
+  ENDPOINTS,
+  ENDPOINTS_CONTEXT,
+  type EndpointAnswer,
+  EndpointEntity,
+  EndpointList,
+  PreviewAnswer,
+  ReadOnlyIn,
+  TestConnectionAnswer,
+  connectionUrl,
+  endpointUrl,
+  entity,
+  preview,
+  probe,
+  tags,
+  withoutReadOnly,
+} from './route-schemas.js';
 
 export interface RestApiRouteDeps {
   readonly db: Database;
@@ -253,7 +131,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
           description:
             'Defaults: authType none, headers {}, query {}, timeoutMs 30000, maxRetries 3, initialDelayMs 500. Secrets (password, token, apiKey, clientSecret) are write-only: answers carry …IsSet flags.',
           tags,
-          body: Type.Object(ConnectionProperties, odataBody),
+          body: Type.Object(ConnectionProperties, ODATA_BODY),
           response: { ...connectionResponses, 201: ConnectionEntity },
         },
       },
@@ -273,7 +151,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
             'A secret left out keeps its stored value. Changing authType drops the settings and secrets of the old type. Refused (409) when an endpoint of the connection would no longer be valid.',
           tags,
           params: KeyParams,
-          body: Type.Object(ConnectionPatchSchema.properties, odataBody),
+          body: Type.Object(ConnectionPatchSchema.properties, ODATA_BODY),
           response: connectionResponses,
         },
       },
@@ -327,7 +205,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
           summary: 'Test a REST API connection that is not saved',
           description: `The body is a connection as for POST (code optional), validated the same way; it uses only the secrets it carries. ${testDescription}`,
           tags,
-          body: Type.Object(ConnectionProbeSchema.properties, odataBody),
+          body: Type.Object(ConnectionProbeSchema.properties, ODATA_BODY),
           response: { 200: TestConnectionAnswer, 400: ErrorSchema },
         },
       },
@@ -371,7 +249,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
           description:
             'Defaults: method GET, paginationType none, maxPages 100, scheduleSeconds null. Page Number and Offset/Limit need pageSize and a responseDataPath that is set: a path, or "" (also "$") when the records are the response root or where the integration\'s records path says. A setting of another pagination type is refused.',
           tags,
-          body: Type.Object({ ...EndpointProperties, ...ReadOnlyIn }, odataBody),
+          body: Type.Object({ ...EndpointProperties, ...ReadOnlyIn }, ODATA_BODY),
           response: { ...endpointResponses, 201: EndpointEntity },
         },
       },
@@ -394,7 +272,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
             'Changing paginationType keeps the settings of the old type (answers show them; switching back uses them) and takes those kept for the new type. A setting of a type not in use may be sent with its kept value (or null, false, to drop it), never a new value. Changing method to GET drops the body.',
           tags,
           params: KeyParams,
-          body: Type.Object({ ...EndpointPatchSchema.properties, ...ReadOnlyIn }, odataBody),
+          body: Type.Object({ ...EndpointPatchSchema.properties, ...ReadOnlyIn }, ODATA_BODY),
           response: endpointResponses,
         },
       },
@@ -452,7 +330,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
           summary: 'Preview the first page of a REST API endpoint that is not saved',
           description: `The body is an endpoint as for POST (code and integrationSortingOrder optional) on a saved connection, validated the same way. ${previewDescription}`,
           tags,
-          body: Type.Object({ ...EndpointProbeSchema.properties, ...ReadOnlyIn }, odataBody),
+          body: Type.Object({ ...EndpointProbeSchema.properties, ...ReadOnlyIn }, ODATA_BODY),
           response: { 200: PreviewAnswer, 400: ErrorSchema },
         },
       },

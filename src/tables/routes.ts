@@ -12,16 +12,11 @@ import { getTargetTable, listTargetTables } from './store.js';
 import { FieldRelationSchema, TargetTableProperties } from './validate.js';
 import { API_BASE, parseStringKey, requireKey } from '../http/odata.js';
 import type { RoutePlugin } from '../http/server.js';
+import { ErrorSchema, KeyParams, ODATA_BODY } from '../http/schemas.js';
 
 const SET = `${API_BASE}/targetTables`;
 const CONTEXT = `${API_BASE}/$metadata#targetTables`;
 const tags = ['Target tables'];
-
-/** OData clients may annotate a body (`@odata.context` from a GET sent back); anything else unknown is refused. */
-const odataBody = { additionalProperties: false, patternProperties: { '^@odata\\.': {} } } as const;
-
-const ErrorSchema = Type.Object({ error: Type.Object({ code: Type.String(), message: Type.String() }) });
-const KeyParams = Type.Object({ key: Type.String() });
 
 // Immutable arrays: the model's declarations are readonly.
 const TableProperties = {
@@ -52,10 +47,10 @@ const DeclaredSchema = Type.Object({
 });
 const Deleted = Type.Null({ description: 'Deleted' });
 
-const CreateBody = Type.Object(TargetTableProperties, odataBody);
+const CreateBody = Type.Object(TargetTableProperties, ODATA_BODY);
 const PutBody = Type.Object(
   { ...TargetTableProperties, name: Type.Optional(Type.String({ description: 'Must equal the key when given' })) },
-  odataBody,
+  ODATA_BODY,
 );
 
 const entity = (table: TargetTable) => ({ '@odata.context': `${CONTEXT}/$entity`, ...table });

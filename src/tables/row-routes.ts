@@ -17,6 +17,7 @@ import {
   parseOrderBy,
   parsePaging,
   parseStringKey,
+  requestedUrl,
   requireKey,
   type FilterPropertyType,
 } from '../http/odata.js';
@@ -105,7 +106,7 @@ export function targetTableRowRoutes(deps: { db: Database; maxPageSize: number }
         const db = deps.db.kysely;
         const rows = await readTableRows(db, table, { filter, orderBy, skip: page.skip, limit: page.limit + 1 });
         // The URL as the caller wrote it (`targetTables('x')`), not as routing rewrote it.
-        const { value, nextLink } = pageResult(rows, page, new URL(request.originalUrl, `${request.protocol}://${request.host}`));
+        const { value, nextLink } = pageResult(rows, page, requestedUrl(request));
         return {
           '@odata.context': `${API_BASE}/$metadata#targetTables('${name.replace(/'/g, "''")}')/rows`,
           ...(count ? { '@odata.count': await countTableRows(db, table, filter) } : {}),

@@ -1,0 +1,155 @@
+/**
+ * What the REST API connection and endpoint routes answer (routes.ts): the answer schemas (no secret
+ * property among them, so none can slip out), the probe answers, and the small helpers that shape them.
+ */
+import { Type } from 'typebox';
+import { API_BASE } from '../http/odata.js';
+import { FetchError } from './http-client.js';
+import type { RestConnection, RestEndpoint } from './model.js';
+import { previewFirstPage, type PagePreview, type PreviewIntegration } from './preview.js';
+import type { EndpointView } from './settings.js';
+
+export const CONNECTIONS = `${API_BASE}/restApiConnections`;
+export const ENDPOINTS = `${API_BASE}/restApiEndpoints`;
+export const CONNECTIONS_CONTEXT = `${API_BASE}/$metadata#restApiConnections`;
+export const ENDPOINTS_CONTEXT = `${API_BASE}/$metadata#restApiEndpoints`;
+export const tags = ['REST API'];
+
+export const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+export const StringMap = Type.Record(Type.String(), Type.String());
+
+export const ConnectionOut = {
+  code: Type.String(),
+  baseUrl: Type.String(),
+  authType: Type.String(),
+  username: nullable(Type.String()),
+  passwordIsSet: Type.Boolean(),
+  tokenIsSet: Type.Boolean(),
+  apiKeyName: nullable(Type.String()),
+  apiKeyIn: nullable(Type.String()),
+  apiKeyIsSet: Type.Boolean(),
+  tokenUrl: nullable(Type.String()),
+  clientId: nullable(Type.String()),
+  clientSecretIsSet: Type.Boolean(),
+  scope: nullable(Type.String()),
+  headers: StringMap,
+  query: StringMap,
+  timeoutMs: Type.Integer(),
+  maxRetries: Type.Integer(),
+  initialDelayMs: Type.Integer(),
+};
+export const RECORDS_FOUND_BY =
+  "Read-only, ignored on input: which setting finds a page's records (the integration's records path, else Response Data Path, else the response root) and why that one";
+/** An answer may be sent back as it is (GET, change, PATCH): its read-only property is accepted there and ignored. */
+export const ReadOnlyIn = { recordsFoundBy: Type.Optional(Type.String({ description: RECORDS_FOUND_BY })) };
+export const withoutReadOnly = <T extends { recordsFoundBy?: string }>({
+  recordsFoundBy: _ignored,
+  ...input
+}: T): Omit<T, 'recordsFoundBy'> => input;
+export type EndpointAnswer = EndpointView & { readonly recordsFoundBy: string };
+
+export const EndpointOut = {
+  code: Type.String(),
+  connectionCode: Type.String(),
+  path: Type.String(),
+  method: Type.String(),
+  headers: StringMap,
+  query: StringMap,
+  body: nullable(Type.String()),
+  integrationSortingOrder: Type.Integer(),
+  paginationType: Type.String(),
+  nextLinkJsonPath: nullable(Type.String()),
+  pageParameterName: nullable(Type.String()),
+  offsetParameterName: nullable(Type.String()),
+  limitParameterName: nullable(Type.String()),
+  pageSize: nullable(Type.Integer()),
+  maxPages: Type.Integer(),
+  responseDataPath: nullable(Type.String({ description: 'As configured: null when not set, "" or "$" when blank' })),
+  allowCrossOrigin: Type.Boolean(),
+  scheduleSeconds: nullable(Type.Integer()),
+  recordsFoundBy: Type.String({ description: RECORDS_FOUND_BY }),
+};
+
+export const ConnectionEntity = Type.Object({ '@odata.context': Type.String(), ...ConnectionOut });
+export const ConnectionList = Type.Object({ '@odata.context': Type.String(), value: Type.Array(Type.Object(ConnectionOut)) });
+export const EndpointEntity = Type.Object({ '@odata.context': Type.String(), ...EndpointOut });
+export const EndpointList = Type.Object({ '@odata.context': Type.String(), value: Type.Array(Type.Object(EndpointOut)) });
+export const Deleted = Type.Null({ description: 'Deleted' });
+
+export const ProbeError = Type.Object({
+  pageNo: Type.Integer(),
+  url: Type.String(),
+  message: Type.String(),
+  status: nullable(Type.Integer()),
+});
+export const TestConnectionAnswer = Type.Object({
+  ok: Type.Boolean(),
+  status: Type.Optional(nullable(Type.Integer())),
+  url: Type.Optional(Type.String()),
+  message: Type.Optional(Type.String()),
+  error: Type.Optional(ProbeError),
+});
+export const PreviewNext = Type.Object(
+  {
+    kind: Type.String({ description: 'next, stop or fail' }),
+    url: Type.Optional(Type.String({ description: 'next: the URL of page 2, secrets redacted' })),
+    reason: Type.Optional(Type.String({ description: 'stop: singlePage, noNextLink, shortPage, maxPages or recordsNotCountable' })),
+    detail: Type.Optional(Type.String()),
+    warning: Type.Optional(Type.String()),
+    error: Type.Optional(Type.String({ description: 'fail: why a run would fail after page 1' })),
+  },
+  { description: 'What pagination would do after page 1' },
+);
+export const PreviewRow = Type.Object({
+  recordNo: Type.Integer(),
+  row: Type.Optional(
+    Type.Record(Type.String(), nullable(Type.Union([Type.String(), Type.Number()])), {
+      description: 'The row the integration would write: target field → value',
+    }),
+  ),
+  errors: Type.Optional(Type.Array(Type.String(), { description: "The record's errors, worded as a bulk import words them" })),
+});
+export const PreviewAnswer = Type.Object({
+  ok: Type.Boolean(),
+  url: Type.Optional(Type.String({ description: 'Page 1 as sent, secrets redacted' })),
+  status: Type.Optional(Type.Integer()),
+  recordsFoundBy: Type.Optional(Type.String({ description: RECORDS_FOUND_BY })),
+  recordCount: Type.Optional(Type.Integer({ description: 'Records on page 1, found as a run finds them' })),
+  records: Type.Optional(Type.Array(Type.Unknown(), { description: 'The first 5 records' })),
+  rows: Type.Optional(
+    Type.Array(PreviewRow, {
+      description: "The first 5 records through the endpoint's integration: each its row, or its errors (nothing is written)",
+    }),
+  ),
+  integrationError: Type.Optional(Type.String({ description: 'Why the integration cannot run: a run fails with this message' })),
+  next: Type.Optional(PreviewNext),
+  error: Type.Optional(ProbeError),
+});
+
+/** The preview as the answer schema types it (mutable arrays). */
+export const preview = async (connection: RestConnection, endpoint: RestEndpoint, integration: PreviewIntegration | undefined) => {
+  const { rows, ...page }: PagePreview = await previewFirstPage(connection, endpoint, integration);
+  return {
+    ...page,
+    records: [...page.records],
+    ...(rows === undefined ? {} : { rows: rows.map((r) => ('row' in r ? { ...r, row: { ...r.row } } : { ...r, errors: [...r.errors] })) }),
+    next: { ...page.next },
+  };
+};
+
+export const entity = <T extends object>(context: string, value: T) => ({ '@odata.context': `${context}/$entity`, ...value });
+export const connectionUrl = (code: string) => `${CONNECTIONS}('${code}')`;
+export const endpointUrl = (code: string) => `${ENDPOINTS}('${code}')`;
+
+/** A remote failure is an answer, not an error: the probe itself worked. */
+export async function probe<T extends object>(
+  run: () => Promise<T>,
+): Promise<(T & { ok: boolean }) | { ok: false; error: { pageNo: number; url: string; message: string; status: number | null } }> {
+  try {
+    const result = await run();
+    return { ok: true, ...result };
+  } catch (err) {
+    if (!(err instanceof FetchError)) throw err;
+    return { ok: false, error: { pageNo: err.pageNo, url: err.url, message: err.message, status: err.status } };
+  }
+}
