@@ -26,6 +26,11 @@ import { createLoginThrottle, throttleKeys, type LoginThrottle, type ThrottleKey
 export interface Authenticator {
   /** The principal behind an `Authorization` header sent from `address`; throws AppError 401/403/429. */
   authenticate(authorization: string | undefined, address: string): Promise<Principal>;
+  /**
+   * A user name and password typed into the console's sign-in form: the same verification, throttle
+   * and messages as Basic authentication, whether or not Basic is accepted on the API.
+   */
+  signIn(userName: string, password: string, address: string): Promise<Principal>;
 }
 
 export interface AuthenticatorOptions {
@@ -153,15 +158,17 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     const credentials = parseBasicAuthorization(header);
     if (credentials === null)
       throw unauthorized('The Basic credentials are malformed: send Authorization: Basic base64(<user name>:<password>).');
-    const keys = throttleKeys(credentials.username, address);
-    const key = credentialKey(credentials.username, credentials.password);
+    return password(credentials.username, credentials.password, address);
+  }
+
+  async function password(username: string, secret: string, address: string): Promise<Principal> {
+    const keys = throttleKeys(username, address);
+    const key = credentialKey(username, secret);
     refuseWhileThrottled(keys);
     // Remembered credentials need no verification, so they need not wait for attempts under way.
-    const known = await directory.user(credentials.username);
+    const known = await directory.user(username);
     const user =
-      known !== undefined && remembered(known, key, clock().getTime())
-        ? known
-        : await verifyAttempt(credentials.username, credentials.password, keys, key);
+      known !== undefined && remembered(known, key, clock().getTime()) ? known : await verifyAttempt(username, secret, keys, key);
     throttle.recordSuccess(keys);
     if (!user.enabled) throw unauthorized(`User '${user.userName}' is disabled.`);
     return { kind: 'user', name: user.userName, permissionSets: user.permissionSets };
@@ -177,6 +184,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       if (scheme === 'basic') return basic(authorization, address);
       throw unauthorized('The Authorization scheme is not supported: use Bearer or Basic.');
     },
+    signIn: password,
   };
 }
 

@@ -59,6 +59,10 @@ export interface Config {
    * by another process (the CLI, another node) reach this one within that time (IFW_DIRECTORY_CACHE_MS).
    */
   readonly directoryCacheMs: number;
+  /** Admin console: a session ends after this many minutes without a request (IFW_CONSOLE_IDLE_MINUTES). */
+  readonly consoleIdleMinutes: number;
+  /** Admin console: a session ends this many hours after sign-in, however active (IFW_CONSOLE_SESSION_HOURS). */
+  readonly consoleSessionHours: number;
   /**
    * Key that encrypts stored secrets (IFW_SECRET_KEY); undefined: a key generated on first start is
    * kept in `<dataDir>/secret.key`.
@@ -194,6 +198,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     maxPageSize: int(env, 'IFW_MAX_PAGE_SIZE', 100, 1, 10_000),
     schedulerTickMs: int(env, 'IFW_SCHEDULER_TICK_MS', 1000, 10, 60_000),
     directoryCacheMs: int(env, 'IFW_DIRECTORY_CACHE_MS', 5_000, 0, 600_000),
+    consoleIdleMinutes: int(env, 'IFW_CONSOLE_IDLE_MINUTES', 30, 1, 1440),
+    consoleSessionHours: int(env, 'IFW_CONSOLE_SESSION_HOURS', 12, 1, 720),
     secretKey: optional(env.IFW_SECRET_KEY),
     production: bool(env, 'IFW_PRODUCTION', false),
     basicAuth: bool(env, 'IFW_BASIC_AUTH', true),

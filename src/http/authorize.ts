@@ -18,12 +18,14 @@ declare module 'fastify' {
   }
 }
 
-export function authorizeRequests(app: FastifyInstance, authenticator: Authenticator): void {
+export function authorizeRequests(app: FastifyInstance, authenticator: Pick<Authenticator, 'authenticate'>): void {
   app.decorateRequest('principal', undefined);
   app.addHook('onRequest', async (request) => {
     const permission: Permission | undefined = request.routeOptions.config.permission;
     // No route matched (the 404 handler) or a public route: nothing to protect.
     if (permission === undefined || permission === 'public') return;
+    // Console pages: the console checks the session and the same permission (src/console/).
+    if (request.routeOptions.config.session === true) return;
     const principal = await authenticator.authenticate(request.headers.authorization, request.ip);
     if (!allows(principal.permissionSets, permission)) {
       const held = principal.permissionSets.length === 0 ? 'no permission set' : principal.permissionSets.join(', ');

@@ -9,6 +9,11 @@ import type { Permission } from '../auth/permissions.js';
 declare module 'fastify' {
   interface FastifyContextConfig {
     permission?: Permission;
+    /**
+     * The route belongs to the admin console: its caller is the user of a signed-in browser session,
+     * checked by the console (src/console/), not the Authorization header.
+     */
+    session?: boolean;
   }
 }
 
@@ -19,6 +24,8 @@ export interface DeclaredRoute {
   readonly method: string;
   readonly url: string;
   readonly permission: Permission;
+  /** A console page or form, authenticated by its session cookie. */
+  readonly session: boolean;
 }
 
 const declared = new WeakMap<FastifyInstance, DeclaredRoute[]>();
@@ -31,13 +38,13 @@ export function declaredRoutes(app: FastifyInstance): readonly DeclaredRoute[] {
 export function enforcePermissions(app: FastifyInstance): void {
   const routes: DeclaredRoute[] = [];
   declared.set(app, routes);
-  const record = (method: string | string[], url: string, permission: Permission) => {
-    for (const m of Array.isArray(method) ? method : [method]) routes.push({ method: m, url, permission });
+  const record = (method: string | string[], url: string, permission: Permission, session = false) => {
+    for (const m of Array.isArray(method) ? method : [method]) routes.push({ method: m, url, permission, session });
   };
   app.addHook('onRoute', (route) => {
-    const config = (route.config ?? {}) as { permission?: Permission };
+    const config = (route.config ?? {}) as { permission?: Permission; session?: boolean };
     if (config.permission !== undefined) {
-      record(route.method, route.url, config.permission);
+      record(route.method, route.url, config.permission, config.session === true);
       return;
     }
     if (PLUGIN_PUBLIC_PREFIXES.some((p) => route.url === p || route.url.startsWith(`${p}/`))) {

@@ -38,7 +38,7 @@ export interface ServerOptions {
   readonly bodyLimitBytes: number;
   readonly routes: readonly RoutePlugin[];
   /** Who is calling; every route that is not public asks it. */
-  readonly authenticator: Authenticator;
+  readonly authenticator: Pick<Authenticator, 'authenticate'>;
 }
 
 /** Routes declared as `/bulkImportRequests/:key` are documented as callers write them: `/bulkImportRequests({key})`. */

@@ -12,7 +12,11 @@ import { loadDevIssuer, type DevIssuer } from '../auth/dev-issuer.js';
 import { createDirectory } from '../auth/directory.js';
 import { createTokenValidator, type TokenValidator } from '../auth/jwt.js';
 import type { IssuerConfig } from '../auth/issuers.js';
+import { bulkImportPages } from '../bulk-import/pages.js';
 import { bulkImportRoutes } from '../bulk-import/routes.js';
+import { consoleRoutes } from '../console/console.js';
+import { createSessions } from '../console/sessions.js';
+import { dashboardPages } from '../dashboard/pages.js';
 import { createRequestWriter } from '../bulk-import/sqlite/request-writer.js';
 import { createSubmitter } from '../bulk-import/submit.js';
 import { buildServer, type App } from '../http/server.js';
@@ -78,10 +82,20 @@ export async function createService(config: Config, options: ServiceOptions = {}
     password: config.adminPassword,
   });
   const devIssuer = config.devTokenIssuer ? await loadDevIssuer(config.dataDir) : undefined;
+  const authenticator = createAuthenticator({
+    directory,
+    clock,
+    basic: config.basicAuth,
+    tokens: tokenValidator(config, devIssuer, clock),
+  });
+  const sessions = createSessions(db.kysely, clock, {
+    idleMs: config.consoleIdleMinutes * 60_000,
+    absoluteMs: config.consoleSessionHours * 3_600_000,
+  });
   const app = await buildServer({
     logger,
     bodyLimitBytes: config.bodyLimitBytes,
-    authenticator: createAuthenticator({ directory, clock, basic: config.basicAuth, tokens: tokenValidator(config, devIssuer, clock) }),
+    authenticator,
     routes: [
       healthRoutes({ db, queue }),
       bulkImportRoutes({ db, clock, submitter, maxPageSize: config.maxPageSize, wake }),
@@ -92,6 +106,12 @@ export async function createService(config: Config, options: ServiceOptions = {}
       restApiRoutes({ db, clock, secrets, activeRunOf: findActiveRun }),
       importRunRoutes({ db, clock, wake, maxPageSize: config.maxPageSize }),
       securityRoutes({ accounts, devIssuer }),
+      consoleRoutes({
+        sessions,
+        authenticator,
+        directory,
+        pages: [dashboardPages({ db, clock }), bulkImportPages({ db: db.kysely, clock, wake })],
+      }),
     ],
   });
 

@@ -413,6 +413,23 @@ const m006_kept_pagination_and_records_fetched: Migration = {
   },
 };
 
+const m007_console_sessions: Migration = {
+  async up(db: Kysely<unknown>) {
+    // Signed-in browser sessions of the admin console. The token lives only in the cookie: a stolen
+    // copy of this table signs no one in.
+    await db.schema
+      .createTable('ifw_console_session')
+      .addColumn('token_hash', 'text', (c) => c.primaryKey())
+      .addColumn('user_name', 'text', (c) => c.notNull())
+      .addColumn('csrf_token', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('last_seen_at', 'text', (c) => c.notNull())
+      .addColumn('expires_at', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('ifw_console_session_user_ix').on('ifw_console_session').column('user_name').execute();
+  },
+};
+
 export const migrations: Record<string, Migration> = {
   '001_initial': m001_initial,
   '002_rest_api': m002_rest_api,
@@ -420,6 +437,7 @@ export const migrations: Record<string, Migration> = {
   '004_security': m004_security,
   '005_rest_endpoint_pagination': m005_rest_endpoint_pagination,
   '006_kept_pagination_and_records_fetched': m006_kept_pagination_and_records_fetched,
+  '007_console_sessions': m007_console_sessions,
 };
 
 export const migrationProvider: MigrationProvider = {

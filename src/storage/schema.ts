@@ -187,6 +187,17 @@ export interface ApplicationRow {
   updated_at: string;
 }
 
+/** A signed-in console session; `token_hash` is the SHA-256 of the cookie's token. */
+export interface ConsoleSessionRow {
+  token_hash: string;
+  user_name: string;
+  csrf_token: string;
+  created_at: string;
+  last_seen_at: string;
+  /** The absolute end, whatever the activity. */
+  expires_at: string;
+}
+
 export interface DB {
   ifw_target_table: TargetTableRow;
   ifw_integration: IntegrationRow;
@@ -201,4 +212,5 @@ export interface DB {
   ifw_import_run_page: ImportRunPageRow;
   ifw_user: UserRow;
   ifw_application: ApplicationRow;
+  ifw_console_session: ConsoleSessionRow;
 }

@@ -1,0 +1,87 @@
+/**
+ * What the console's request pages read: one page of the list by keyset (newest first, so that a page
+ * costs the same with a million requests as with ten) and the counts the dashboard shows.
+ */
+import type { Kysely } from 'kysely';
+import type { DB } from '../storage/schema.js';
+import { REQUEST_COLUMNS, type RequestStatus, type RequestSummaryRow } from './model.js';
+
+export interface RequestListQuery {
+  readonly status?: RequestStatus;
+  readonly integrationSortingOrder?: number;
+  readonly submittedBy?: string;
+  /** Submitted at or after (ISO). */
+  readonly from?: string;
+  /** Submitted before (ISO). */
+  readonly to?: string;
+  /** The last row of the previous page: this page starts after it. */
+  readonly after?: { readonly submittedAt: string; readonly requestId: string };
+  readonly limit: number;
+}
+
+export type RequestListRow = RequestSummaryRow & { submitted_by: string | null };
+
+export async function listRequestPage(db: Kysely<DB>, q: RequestListQuery): Promise<RequestListRow[]> {
+  let query = db.selectFrom('ifw_bulk_import_request').select([...REQUEST_COLUMNS, 'submitted_by']);
+  if (q.status !== undefined) query = query.where('status', '=', q.status);
+  if (q.integrationSortingOrder !== undefined) query = query.where('integration_sorting_order', '=', q.integrationSortingOrder);
+  if (q.submittedBy !== undefined) query = query.where('submitted_by', '=', q.submittedBy);
+  if (q.from !== undefined) query = query.where('submitted_at', '>=', q.from);
+  if (q.to !== undefined) query = query.where('submitted_at', '<', q.to);
+  const after = q.after;
+  if (after !== undefined)
+    query = query.where((eb) =>
+      eb.or([
+        eb('submitted_at', '<', after.submittedAt),
+        eb.and([eb('submitted_at', '=', after.submittedAt), eb('request_id', '<', after.requestId)]),
+      ]),
+    );
+  return query.orderBy('submitted_at', 'desc').orderBy('request_id', 'desc').limit(q.limit).execute();
+}
+
+/** Requests submitted since `since`, per status. */
+export async function countRequestsByStatus(db: Kysely<DB>, since: string): Promise<Map<string, number>> {
+  const rows = await db
+    .selectFrom('ifw_bulk_import_request')
+    .select(['status', (eb) => eb.fn.countAll<number | string>().as('n')])
+    .where('submitted_at', '>=', since)
+    .groupBy('status')
+    .execute();
+  return new Map(rows.map((r) => [r.status, Number(r.n)]));
+}
+
+export interface MinuteCount {
+  /** `YYYY-MM-DDTHH:MM` (UTC). */
+  readonly minute: string;
+  readonly count: number;
+}
+
+/** Requests submitted per minute since `since`. */
+export async function requestsPerMinute(db: Kysely<DB>, since: string): Promise<MinuteCount[]> {
+  const rows = await db
+    .selectFrom('ifw_bulk_import_request')
+    .select([
+      (eb) => eb.fn<string>('substr', ['submitted_at', eb.val(1), eb.val(16)]).as('minute'),
+      (eb) => eb.fn.countAll<number | string>().as('n'),
+    ])
+    .where('submitted_at', '>=', since)
+    .groupBy('minute')
+    .execute();
+  return rows.map((r) => ({ minute: r.minute, count: Number(r.n) }));
+}
+
+/** Records imported (inserted or updated) per minute by requests that ended since `since`. */
+export async function recordsPerMinute(db: Kysely<DB>, since: string): Promise<MinuteCount[]> {
+  const rows = await db
+    .selectFrom('ifw_bulk_import_request')
+    .select([
+      (eb) => eb.fn<string>('substr', ['processed_at', eb.val(1), eb.val(16)]).as('minute'),
+      (eb) => eb.fn.sum<number | string>(eb('inserted_count', '+', eb.ref('updated_count'))).as('n'),
+    ])
+    // ended_at is indexed; a Completed request ended when it was processed.
+    .where('ended_at', '>=', since)
+    .where('status', '=', 'Completed')
+    .groupBy('minute')
+    .execute();
+  return rows.map((r) => ({ minute: r.minute, count: Number(r.n ?? 0) }));
+}

@@ -1,0 +1,330 @@
+/**
+ * The admin console's shell: sign-in and sign-out, the session check, the permission check, CSRF
+ * protection and the page around every page, in one place. Feature folders write the pages (their
+ * `pages.ts`) as `ConsolePages`; the composition root hands them in, as it does API routes.
+ *
+ * Every console route declares `session: true` and a permission, like an API route: the API's
+ * Authorization check skips it (http/authorize.ts) and this shell checks the session's user against
+ * the same permission sets instead. A page or button the user may not use is not offered (pages ask
+ * `ctx.can`), and its URL answers 403 here.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Authenticator } from '../auth/authenticate.js';
+import type { Directory } from '../auth/directory.js';
+import type { Principal } from '../auth/model.js';
+import { allows } from '../auth/permission-sets.js';
+import type { Permission } from '../auth/permissions.js';
+import { AppError } from '../core/errors.js';
+import type { App, RoutePlugin } from '../http/server.js';
+import { consoleAsset } from './assets.js';
+import { cookie, readCookie } from './cookies.js';
+import { html, type Html } from './html.js';
+import { layout, type Flash, type NavItem } from './layout.js';
+import { loginPage } from './login-page.js';
+import { csrfMatches, type Session, type Sessions } from './sessions.js';
+
+export interface Redirect {
+  readonly redirect: string;
+  readonly flash?: Flash;
+}
+export type PageResult = Html | Redirect;
+export const redirect = (to: string, flash?: Flash): Redirect => (flash === undefined ? { redirect: to } : { redirect: to, flash });
+
+export interface ConsoleContext {
+  readonly user: Principal;
+  readonly session: Session;
+  readonly csrfToken: string;
+  /** Whether the user holds a permission: pages offer only what it allows. */
+  can(permission: Permission): boolean;
+  /** A whole page: the layout with the sections this user may open around `body`. */
+  page(title: string, body: Html): Html;
+  /** Whether htmx asks (a live refresh or a partial update): answer the fragment, not the page. */
+  readonly partial: boolean;
+}
+
+export type PageHandler = (request: FastifyRequest, ctx: ConsoleContext) => Promise<PageResult>;
+export type FormHandler = (request: FastifyRequest, ctx: ConsoleContext, form: URLSearchParams) => Promise<PageResult>;
+
+export interface Section {
+  readonly label: string;
+  readonly href: string;
+  readonly permission: Permission;
+  /** Position in the top bar, lowest first. */
+  readonly order: number;
+}
+
+export interface ConsoleRouter {
+  section(section: Section): void;
+  get(path: string, permission: Permission, handler: PageHandler): void;
+  /** A state-changing form: the CSRF token is checked before the handler runs. */
+  post(path: string, permission: Permission, handler: FormHandler): void;
+}
+
+/** What a feature folder contributes to the console. */
+export type ConsolePages = (router: ConsoleRouter) => void;
+
+export interface ConsoleDeps {
+  readonly sessions: Sessions;
+  readonly authenticator: Authenticator;
+  readonly directory: Directory;
+  readonly pages: readonly ConsolePages[];
+}
+
+const SESSION_COOKIE = 'ifw_session';
+const LOGIN_CSRF_COOKIE = 'ifw_login';
+const FLASH_COOKIE = 'ifw_flash';
+const FORM_LIMIT_BYTES = 16 * 1024 * 1024;
+
+interface Signed {
+  readonly user: Principal;
+  readonly session: Session;
+}
+
+const signedIn = new WeakMap<FastifyRequest, Signed>();
+
+const isSecure = (request: FastifyRequest) => request.protocol === 'https';
+const isHtmx = (request: FastifyRequest) => request.headers['hx-request'] === 'true';
+
+/** A local path to return to after signing in; anything else (another origin, `//host`) goes home. */
+export function safeNext(next: string | undefined): string {
+  if (next === undefined || !next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\')) return '/';
+  return next;
+}
+
+function readFlash(request: FastifyRequest, reply: FastifyReply): Flash | undefined {
+  const raw = readCookie(request.headers.cookie, FLASH_COOKIE);
+  if (raw === undefined) return undefined;
+  reply.header('set-cookie', cookie(FLASH_COOKIE, '', { secure: isSecure(request), maxAgeSeconds: 0 }));
+  const kind = raw.startsWith('error:') ? 'error' : 'info';
+  return { kind, text: raw.slice(raw.indexOf(':') + 1) };
+}
+
+function send(request: FastifyRequest, reply: FastifyReply, result: PageResult): FastifyReply {
+  if (result instanceof Object && 'redirect' in result) {
+    if (result.flash !== undefined)
+      void reply.header('set-cookie', cookie(FLASH_COOKIE, `${result.flash.kind}:${result.flash.text}`, { secure: isSecure(request) }));
+    if (isHtmx(request)) return reply.header('hx-redirect', result.redirect).status(204).send();
+    return reply.redirect(result.redirect, 303);
+  }
+  return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(result.markup);
+}
+
+/** The page for a refusal or an error, in words, with its status. */
+function errorPage(status: number, message: string, ctx?: ConsoleContext): Html {
+  const title = status === 403 ? 'Not allowed' : status === 404 ? 'Not found' : status >= 500 ? 'Something went wrong' : 'Cannot do that';
+  const body = html`<p role="alert">${message}</p>
+    <p><a href="/">Back to the dashboard</a></p>`;
+  return ctx === undefined ? layout({ title, body }) : ctx.page(title, body);
+}
+
+export function consoleRoutes(deps: ConsoleDeps): RoutePlugin {
+  const { sessions, authenticator, directory } = deps;
+  const sections: Section[] = [];
+  const routes: { method: 'GET' | 'POST'; path: string; permission: Permission; handler: FormHandler }[] = [];
+  const router: ConsoleRouter = {
+    section: (s) => sections.push(s),
+    get: (path, permission, handler) => routes.push({ method: 'GET', path, permission, handler: (r, c) => handler(r, c) }),
+    post: (path, permission, handler) => routes.push({ method: 'POST', path, permission, handler }),
+  };
+  for (const pages of deps.pages) pages(router);
+  sections.sort((a, b) => a.order - b.order);
+
+  function contextFor(request: FastifyRequest, reply: FastifyReply, signed: Signed): ConsoleContext {
+    const can = (p: Permission) => allows(signed.user.permissionSets, p);
+    const path = request.url.split('?')[0] ?? '/';
+    const nav: NavItem[] = sections
+      .filter((s) => can(s.permission))
+      .map((s) => ({
+        label: s.label,
+        href: s.href,
+        current: s.href === '/' ? path === '/' : path === s.href || path.startsWith(`${s.href}/`),
+      }));
+    let flash: Flash | undefined;
+    let flashRead = false;
+    return {
+      user: signed.user,
+      session: signed.session,
+      csrfToken: signed.session.csrfToken,
+      can,
+      partial: isHtmx(request),
+      page(title, body) {
+        if (!flashRead) {
+          flash = readFlash(request, reply);
+          flashRead = true;
+        }
+        return layout({
+          title,
+          body,
+          nav,
+          user: { name: signed.user.name, csrfToken: signed.session.csrfToken },
+          ...(flash === undefined ? {} : { flash }),
+        });
+      },
+    };
+  }
+
+  /** The signed-in user of the request's session cookie, with its current permission sets; undefined when none. */
+  async function resume(request: FastifyRequest): Promise<Signed | undefined> {
+    const token = readCookie(request.headers.cookie, SESSION_COOKIE);
+    if (token === undefined) return undefined;
+    const session = await sessions.resume(token);
+    if (session === undefined) return undefined;
+    const user = await directory.user(session.userName);
+    if (user === undefined || !user.enabled) {
+      await sessions.end(session);
+      return undefined;
+    }
+    return { session, user: { kind: 'user', name: user.userName, permissionSets: user.permissionSets } };
+  }
+
+  return (app: App) => {
+    app.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: FORM_LIMIT_BYTES },
+      (_request, body, done) => {
+        done(null, new URLSearchParams(body.toString()));
+      },
+    );
+
+    app.setErrorHandler((err: Error, request, reply) => {
+      const signed = signedIn.get(request);
+      const ctx = signed === undefined ? undefined : contextFor(request, reply, signed);
+      if (err instanceof AppError) {
+        return reply
+          .status(err.status)
+          .headers(err.headers)
+          .type('text/html; charset=utf-8')
+          .send(errorPage(err.status, err.message, ctx).markup);
+      }
+      const status = (err as { statusCode?: number }).statusCode;
+      if (status !== undefined && status >= 400 && status < 500)
+        return reply
+          .status(status)
+          .type('text/html; charset=utf-8')
+          .send(errorPage(status, err.message, ctx).markup);
+      request.log.error({ err }, 'internal error in the console');
+      return reply
+        .status(500)
+        .type('text/html; charset=utf-8')
+        .send(errorPage(500, 'An internal error occurred; it has been logged.', ctx).markup);
+    });
+
+    // Signed in, allowed, and (for forms) the session's CSRF token and our own origin.
+    app.addHook('preHandler', async (request, reply) => {
+      const permission = request.routeOptions.config.permission;
+      if (permission === undefined || permission === 'public') return;
+      const signed = await resume(request);
+      if (signed === undefined) {
+        const next = request.method === 'GET' && !isHtmx(request) ? request.url : undefined;
+        return send(request, reply, redirect(next === undefined || next === '/' ? '/login' : `/login?next=${encodeURIComponent(next)}`));
+      }
+      signedIn.set(request, signed);
+      if (!allows(signed.user.permissionSets, permission)) {
+        throw new AppError(
+          403,
+          'forbidden',
+          `Your permission sets (${signed.user.permissionSets.join(', ') || 'none'}) do not allow this page or action.`,
+        );
+      }
+      if (request.method === 'POST') checkForm(request, signed.session);
+      return undefined;
+    });
+
+    for (const route of routes) {
+      app.route({
+        method: route.method,
+        url: route.path,
+        config: { permission: route.permission, session: true },
+        handler: async (request, reply) => {
+          const signed = signedIn.get(request);
+          if (signed === undefined) throw new AppError(401, 'unauthorized', 'Sign in first.');
+          const ctx = contextFor(request, reply, signed);
+          const form = request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
+          return send(request, reply, await route.handler(request, ctx, form));
+        },
+      });
+    }
+
+    app.get('/assets/:name', { config: { permission: 'public', session: true } }, async (request, reply) => {
+      const asset = consoleAsset((request.params as { name: string }).name);
+      if (asset === undefined) throw new AppError(404, 'notFound', 'No such asset.');
+      return reply.type(asset.contentType).header('cache-control', 'public, max-age=3600').send(asset.body);
+    });
+
+    app.get('/login', { config: { permission: 'public', session: true } }, async (request, reply) => {
+      const next = safeNext((request.query as { next?: string }).next);
+      if ((await resume(request)) !== undefined) return reply.redirect(next, 303);
+      return sendLogin(request, reply, next, undefined, 200);
+    });
+
+    app.post('/login', { config: { permission: 'public', session: true } }, async (request, reply) => {
+      const form = request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
+      const next = safeNext(form.get('next') ?? undefined);
+      const expected = readCookie(request.headers.cookie, LOGIN_CSRF_COOKIE);
+      if (!sameOrigin(request) || expected === undefined || form.get('_csrf') !== expected)
+        return sendLogin(request, reply, next, 'The sign-in form expired or came from another site; sign in again.', 403);
+      const userName = form.get('userName') ?? '';
+      let principal: Principal;
+      try {
+        principal = await authenticator.signIn(userName, form.get('password') ?? '', request.ip);
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        if (err.headers['retry-after'] !== undefined) void reply.header('retry-after', err.headers['retry-after']);
+        return sendLogin(request, reply, next, err.message, err.status, userName);
+      }
+      const { token } = await sessions.create(principal.name);
+      reply.header('set-cookie', [
+        cookie(SESSION_COOKIE, token, { secure: isSecure(request) }),
+        cookie(LOGIN_CSRF_COOKIE, '', { secure: isSecure(request), maxAgeSeconds: 0 }),
+      ]);
+      return reply.redirect(next, 303);
+    });
+
+    app.post('/logout', { config: { permission: 'public', session: true } }, async (request, reply) => {
+      const signed = await resume(request);
+      if (signed !== undefined) {
+        checkForm(request, signed.session);
+        await sessions.end(signed.session);
+      }
+      reply.header('set-cookie', cookie(SESSION_COOKIE, '', { secure: isSecure(request), maxAgeSeconds: 0 }));
+      return reply.redirect('/login', 303);
+    });
+  };
+}
+
+function sendLogin(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  next: string,
+  error: string | undefined,
+  status: number,
+  userName = '',
+): FastifyReply {
+  // A fresh token per form shown: the sign-in form is protected before any session exists (login CSRF).
+  const token = readCookie(request.headers.cookie, LOGIN_CSRF_COOKIE) ?? crypto.randomUUID();
+  reply.header('set-cookie', cookie(LOGIN_CSRF_COOKIE, token, { secure: isSecure(request) }));
+  return reply
+    .status(status)
+    .type('text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .send(loginPage({ next, error, csrfToken: token, userName }).markup);
+}
+
+/** A browser sends Origin on every POST; one that names another site is refused whatever it carries. */
+function sameOrigin(request: FastifyRequest): boolean {
+  const origin = request.headers.origin;
+  if (origin === undefined) return true;
+  return origin === `${request.protocol}://${request.headers.host ?? ''}`;
+}
+
+function checkForm(request: FastifyRequest, session: Session): void {
+  const header = request.headers['x-csrf-token'];
+  const submitted =
+    typeof header === 'string' ? header : request.body instanceof URLSearchParams ? (request.body.get('_csrf') ?? undefined) : undefined;
+  if (!sameOrigin(request) || !csrfMatches(session, submitted))
+    throw new AppError(
+      403,
+      'forbidden',
+      'This form did not come from a page of this console (its security token is missing or stale); reload the page and try again.',
+    );
+}
