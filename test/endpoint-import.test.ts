@@ -11,7 +11,8 @@ import type { ImportRun } from '../src/import-runs/model.js';
 import { DEFAULT_STAGING_LIMITS } from '../src/import-runs/page-buffer.js';
 import { declareIntegration } from '../src/integrations/service.js';
 import { FetchError } from '../src/rest-source/fetch-pages.js';
-import { loadPreviewIntegration, previewFirstPage, type PagePreview } from '../src/rest-source/preview.js';
+import { previewFirstPage, type PagePreview } from '../src/rest-source/preview.js';
+import { loadDryRunIntegration } from '../src/table-writer/dry-run.js';
 import type { SecretBox } from '../src/rest-source/secrets.js';
 import { loadConnection, loadEndpoint } from '../src/rest-source/store.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
@@ -190,7 +191,7 @@ describe('where the records are: the preview finds them as the run does', () => 
   async function preview(code: string): Promise<PagePreview> {
     const endpoint = await loadEndpoint(t.db, code);
     const connection = await loadConnection(t.db, endpoint.connectionCode, box);
-    return previewFirstPage(connection, endpoint, await loadPreviewIntegration(t.db, endpoint.integrationSortingOrder));
+    return previewFirstPage(connection, endpoint, await loadDryRunIntegration(t.db, endpoint.integrationSortingOrder));
   }
   const records = (from: number, to: number) => range(from, to).map((id) => ({ id, name: `Record ${id}` }));
   const odata = { path: '/odata/Customers', paginationType: 'nextLink', nextLinkJsonPath: '@odata.nextLink' } as const;

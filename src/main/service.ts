@@ -17,6 +17,10 @@ import { bulkImportRoutes } from '../bulk-import/routes.js';
 import { consoleRoutes } from '../console/console.js';
 import { createSessions } from '../console/sessions.js';
 import { dashboardPages } from '../dashboard/pages.js';
+import { tryPayloadPages } from '../bulk-import/try-payload-page.js';
+import { integrationPages } from '../integrations/pages.js';
+import { jobQueuePages } from '../job-queue/pages.js';
+import { tablePages } from '../tables/pages.js';
 import { createRequestWriter } from '../bulk-import/sqlite/request-writer.js';
 import { createSubmitter } from '../bulk-import/submit.js';
 import { buildServer, type App } from '../http/server.js';
@@ -110,7 +114,14 @@ export async function createService(config: Config, options: ServiceOptions = {}
         sessions,
         authenticator,
         directory,
-        pages: [dashboardPages({ db, clock }), bulkImportPages({ db: db.kysely, clock, wake })],
+        pages: [
+          dashboardPages({ db, clock }),
+          bulkImportPages({ db: db.kysely, clock, wake }),
+          integrationPages({ db, clock }),
+          tryPayloadPages(db),
+          tablePages(db),
+          jobQueuePages({ db, clock, wake }),
+        ],
       }),
     ],
   });

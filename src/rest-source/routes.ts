@@ -16,7 +16,7 @@ import type { Clock } from '../core/clock.js';
 import { notFound } from '../core/errors.js';
 import { getIntegration, listIntegrations } from '../integrations/store.js';
 import { recordsFoundBy } from './page-records.js';
-import { loadPreviewIntegration } from './preview.js';
+import { loadDryRunIntegration } from '../table-writer/dry-run.js';
 import { testConnection } from './probe.js';
 import { enginePagination } from './runtime-forms.js';
 import type { SecretBox } from './secrets.js';
@@ -317,7 +317,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
       async (request) => {
         const endpoint = await loadEndpoint(db, endpointKey(request.params.key));
         const connection = await loadConnection(db, endpoint.connectionCode, secrets);
-        const integration = await loadPreviewIntegration(db, endpoint.integrationSortingOrder);
+        const integration = await loadDryRunIntegration(db, endpoint.integrationSortingOrder);
         return probe(() => preview(connection, endpoint, integration));
       },
     );
@@ -337,7 +337,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
       async (request) => {
         const { connection, endpoint } = await resolveUnsavedEndpoint(db, withoutReadOnly(request.body), secrets);
         const sortingOrder = request.body.integrationSortingOrder;
-        const integration = sortingOrder === undefined ? undefined : await loadPreviewIntegration(db, sortingOrder);
+        const integration = sortingOrder === undefined ? undefined : await loadDryRunIntegration(db, sortingOrder);
         return probe(() => preview(connection, endpoint, integration));
       },
     );

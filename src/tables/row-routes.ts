@@ -37,7 +37,7 @@ const FILTER_TYPES: Readonly<Record<Exclude<FieldType, 'option'>, FilterProperty
   datetime: 'datetime',
 };
 
-function filterProperties(table: TargetTable): Record<string, FilterPropertyType> {
+export function filterProperties(table: TargetTable): Record<string, FilterPropertyType> {
   return Object.fromEntries(
     table.fields.map((f) => [f.name, f.type === 'option' ? { oneOf: f.options ?? [] } : FILTER_TYPES[f.type]] as const),
   );

@@ -104,15 +104,15 @@ interface AxeViolation {
 export async function expectAccessible(page: Page): Promise<void> {
   await page.addScriptTag({ path: AXE });
   // A string, so that this file needs no DOM types: it runs in the page.
-  const violations = (await page.evaluate(`axe.run().then((r) => r.violations.map((v) => ({
-    id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target) })))`)) as AxeViolation[];
+  const violations = await page.evaluate<AxeViolation[]>(`axe.run().then((r) => r.violations.map((v) => ({
+    id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target) })))`);
   expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
 }
 
 /** Every link, button and form control of the page can take the keyboard focus (none has tabindex=-1 or is hidden from it). */
 export async function expectKeyboardReachable(page: Page): Promise<void> {
-  const unreachable = (await page.evaluate(`Array.from(document.querySelectorAll(
+  const unreachable = await page.evaluate<string[]>(`Array.from(document.querySelectorAll(
     'a[href], button:not([disabled]), input:not([type=hidden]), select, textarea'))
-    .filter((el) => el.tabIndex < 0).map((el) => el.outerHTML.slice(0, 120))`)) as string[];
+    .filter((el) => el.tabIndex < 0).map((el) => el.outerHTML.slice(0, 120))`);
   expect(unreachable).toEqual([]);
 }

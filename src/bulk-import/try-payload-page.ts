@@ -1,0 +1,137 @@
+/**
+ * "Try a payload" on an integration's card: a pasted payload goes through the integration exactly as
+ * a bulk import request would (records path, mapping, conversions, related keys), and the page shows
+ * the rows it would write or each record's errors. Nothing is written, nothing is queued.
+ */
+import type { FastifyRequest } from 'fastify';
+import { AppError } from '../core/errors.js';
+import type { ConsoleContext, ConsolePages } from '../console/console.js';
+import { html, path, type Html } from '../console/html.js';
+import { getIntegration } from '../integrations/store.js';
+import { extractRecords } from '../mapping/payload.js';
+import type { Database } from '../storage/database.js';
+import { loadDryRunIntegration, mapSample, type DryRunRow } from '../table-writer/dry-run.js';
+
+/** Records mapped and shown; the count of all records is shown either way. */
+const TRIED_RECORDS = 200;
+
+function sortingOrderOf(request: FastifyRequest): number {
+  const raw = (request.params as { no: string }).no;
+  const n = Number(raw);
+  if (!/^-?\d{1,15}$/.test(raw) || !Number.isSafeInteger(n)) throw new AppError(404, 'notFound', `No integration ${raw}.`);
+  return n;
+}
+
+function form(no: number, ctx: ConsoleContext, payload: string): Html {
+  return html`<form method="post" action="${path(['integrations', no, 'try'])}">
+    <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
+    <div class="field">
+      <label for="payload">Payload (JSON, as a caller sends it in "payload")</label>
+      <textarea id="payload" name="payload" rows="10" required>${payload}</textarea>
+    </div>
+    <button type="submit">Try it</button> <span class="hint">Nothing is written.</span>
+  </form>`;
+}
+
+function result(rows: readonly DryRunRow[], total: number): Html {
+  const ok = rows.filter((r) => 'row' in r);
+  const bad = rows.filter((r) => 'errors' in r);
+  const columns = ok.length > 0 && 'row' in ok[0]! ? Object.keys(ok[0].row) : [];
+  return html`<section aria-label="Result" id="try-result">
+    <h2>Result</h2>
+    <p role="status">
+      ${total} record${total === 1 ? '' : 's'} found${total > TRIED_RECORDS ? html`; the first ${TRIED_RECORDS} were tried` : ''}:
+      ${ok.length} would be written, ${bad.length} ha${bad.length === 1 ? 's' : 've'} errors.
+    </p>
+    ${
+      bad.length === 0
+        ? ''
+        : html`<h3>Errors</h3>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col" class="num">Record</th>
+                  <th scope="col">Message</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${bad.flatMap((r) =>
+                  'errors' in r
+                    ? r.errors.map(
+                        (e) =>
+                          html`<tr>
+                            <td class="num">${r.recordNo}</td>
+                            <td>${e}</td>
+                          </tr>`,
+                      )
+                    : [],
+                )}
+              </tbody>
+            </table>`
+    }
+    ${
+      ok.length === 0
+        ? ''
+        : html`<h3>Rows it would write</h3>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col" class="num">Record</th>
+                  ${columns.map((c) => html`<th scope="col">${c}</th>`)}
+                </tr>
+              </thead>
+              <tbody>
+                ${ok.map((r) =>
+                  'row' in r
+                    ? html`<tr>
+                        <td class="num">${r.recordNo}</td>
+                        ${columns.map((c) => html`<td>${r.row[c] === null ? html`<span class="muted">null</span>` : String(r.row[c])}</td>`)}
+                      </tr>`
+                    : '',
+                )}
+              </tbody>
+            </table>`
+    }
+  </section>`;
+}
+
+export function tryPayloadPages(db: Database): ConsolePages {
+  return (router) => {
+    router.get('/integrations/:no/try', 'configure', async (request, ctx) => {
+      const no = sortingOrderOf(request);
+      const integration = await getIntegration(db.kysely, no);
+      if (integration === undefined) throw new AppError(404, 'notFound', `No integration ${no}.`);
+      return ctx.page(
+        `Try a payload: integration ${no} ${integration.name}`,
+        html`<p><a href="${path(['integrations', no])}">← Integration ${no}</a></p>
+          ${form(no, ctx, '')}`,
+      );
+    });
+
+    router.post('/integrations/:no/try', 'configure', async (request, ctx, body) => {
+      const no = sortingOrderOf(request);
+      const integration = await loadDryRunIntegration(db, no);
+      if (integration === undefined) throw new AppError(404, 'notFound', `No integration ${no}.`);
+      const payload = body.get('payload') ?? '';
+      const title = `Try a payload: integration ${no}`;
+      const back = html`<p><a href="${path(['integrations', no])}">← Integration ${no}</a></p>`;
+      const { mapping } = integration;
+      if ('error' in mapping)
+        return ctx.page(
+          title,
+          html`${back}
+            <div class="flash error" role="alert">The integration cannot run: ${mapping.error}</div>
+            ${form(no, ctx, payload)}`,
+        );
+      const records = extractRecords(payload, integration.recordsPath, mapping.records);
+      if (!Array.isArray(records))
+        return ctx.page(
+          title,
+          html`${back}${form(no, ctx, payload)}
+            <div class="flash error" role="alert">${records.message}</div>`,
+        );
+      const rows = await mapSample(mapping, integration.relationExists, records.slice(0, TRIED_RECORDS));
+      return ctx.page(title, html`${back}${form(no, ctx, payload)}${result(rows, records.length)}`);
+    });
+  };
+}

@@ -1,0 +1,122 @@
+/**
+ * The console's Job Queue Entries: each entry's status, interval, last and next run and last error,
+ * refreshed live, with Set On Hold, Set Ready and Run now for those allowed to control the queue.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { Clock } from '../core/clock.js';
+import { AppError } from '../core/errors.js';
+import { redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
+import { html, path, type Html } from '../console/html.js';
+import { actionButton, statusBadge, time } from '../console/widgets.js';
+import type { Database } from '../storage/database.js';
+import { listEntries, getEntry, type JobQueueEntry } from './entries.js';
+import { holdEntry } from './hold-entry.js';
+import { readyEntry } from './ready-entry.js';
+import { runEntryNow } from './run-entry-now.js';
+
+export interface JobQueuePagesDeps {
+  readonly db: Database;
+  readonly clock: Clock;
+  readonly wake: () => void;
+}
+
+function every(seconds: number): string {
+  if (seconds === 0) return 'when woken';
+  if (seconds % 3600 === 0) return `every ${seconds / 3600} h`;
+  if (seconds % 60 === 0) return `every ${seconds / 60} min`;
+  return `every ${seconds} s`;
+}
+
+function table(entries: readonly JobQueueEntry[], ctx: ConsoleContext): Html {
+  const control = ctx.can('jobQueue');
+  const action = (id: string, verb: string) => path(['job-queue', id, verb]);
+  return html`<div id="job-queue" hx-get="/job-queue" hx-trigger="every 3s" hx-swap="outerHTML">
+    <table>
+      <thead>
+        <tr>
+          <th scope="col">Entry</th>
+          <th scope="col">Status</th>
+          <th scope="col">Interval</th>
+          <th scope="col">Last run</th>
+          <th scope="col">Last ended</th>
+          <th scope="col">Next run</th>
+          <th scope="col">Last error</th>
+          ${control ? html`<th scope="col">Actions</th>` : ''}
+        </tr>
+      </thead>
+      <tbody>
+        ${entries.map(
+          (e) =>
+            html`<tr data-entry="${e.id}">
+              <td>${e.description}<br /><code class="muted">${e.id}</code></td>
+              <td>${statusBadge(e.status)}</td>
+              <td>${every(e.recurrenceSeconds)}</td>
+              <td>${time(e.lastRunAt)}</td>
+              <td>${time(e.lastEndedAt)}</td>
+              <td>${time(e.nextRunAt)}</td>
+              <td>${e.lastError}</td>
+              ${
+                control
+                  ? html`<td>
+                      ${actionButton({ action: action(e.id, 'hold'), label: 'Set On Hold', csrfToken: ctx.csrfToken, enabled: e.status !== 'On Hold', confirm: `Put ${e.description} On Hold? Nothing of it runs until it is set Ready.` })}
+                      ${actionButton({ action: action(e.id, 'ready'), label: 'Set Ready', csrfToken: ctx.csrfToken, enabled: e.status === 'On Hold' || e.status === 'Error' })}
+                      ${actionButton({ action: action(e.id, 'run'), label: 'Run now', csrfToken: ctx.csrfToken, enabled: e.status !== 'On Hold' })}
+                    </td>`
+                  : ''
+              }
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </div>`;
+}
+
+export function jobQueuePages(deps: JobQueuePagesDeps): ConsolePages {
+  const { db, clock } = deps;
+
+  async function entryOf(request: FastifyRequest): Promise<JobQueueEntry> {
+    const id = (request.params as { id: string }).id;
+    const entry = await getEntry(db, id);
+    if (entry === undefined) throw new AppError(404, 'notFound', `No job queue entry '${id}'.`);
+    return entry;
+  }
+
+  return (router) => {
+    router.section({ label: 'Job Queue', href: '/job-queue', permission: 'read', order: 60 });
+
+    router.get('/job-queue', 'read', async (_request, ctx) => {
+      const body = table(await listEntries(db), ctx);
+      return ctx.partial
+        ? body
+        : ctx.page(
+            'Job Queue Entries',
+            html`<p class="hint">
+                On Hold: nothing of the entry runs (bulk import requests stay Pending). Error: its last run failed; it runs again at its
+                next time.
+              </p>
+              ${body}`,
+          );
+    });
+
+    router.post('/job-queue/:id/hold', 'jobQueue', async (request) => {
+      const entry = await entryOf(request);
+      await holdEntry(db, { id: entry.id, now: clock() });
+      return redirect('/job-queue', { kind: 'info', text: `${entry.description} is On Hold.` });
+    });
+
+    router.post('/job-queue/:id/ready', 'jobQueue', async (request) => {
+      const entry = await entryOf(request);
+      await readyEntry(db, { id: entry.id, now: clock() });
+      deps.wake();
+      return redirect('/job-queue', { kind: 'info', text: `${entry.description} is Ready.` });
+    });
+
+    router.post('/job-queue/:id/run', 'jobQueue', async (request) => {
+      const entry = await entryOf(request);
+      if (!(await runEntryNow(db, { id: entry.id, now: clock() })))
+        return redirect('/job-queue', { kind: 'error', text: `${entry.description} is On Hold; set it Ready to run it.` });
+      deps.wake();
+      return redirect('/job-queue', { kind: 'info', text: `${entry.description} is due now.` });
+    });
+  };
+}
