@@ -63,6 +63,8 @@ const read: Record<string, { env?: NodeJS.ProcessEnv; value: (c: Config) => numb
   IFW_SCHEDULER_TICK_MS: { value: (c) => c.schedulerTickMs },
   IFW_OAUTH_CLOCK_SKEW_SECONDS: { value: (c) => c.tokenClockSkewSeconds },
   IFW_DIRECTORY_CACHE_MS: { value: (c) => c.directoryCacheMs },
+  IFW_CONSOLE_IDLE_MINUTES: { value: (c) => c.consoleIdleMinutes },
+  IFW_CONSOLE_SESSION_HOURS: { value: (c) => c.consoleSessionHours },
 };
 
 function refusal(env: NodeJS.ProcessEnv): string {

@@ -16,7 +16,7 @@ import {
 
 const available = browserAvailable();
 
-describe.runIf(available)('admin console: integrations, target tables and the job queue in the browser', () => {
+describe.runIf(available)('admin console: integrations, target tables and the job queue in the browser', { timeout: 90_000 }, () => {
   let c: ConsoleFixture;
 
   beforeAll(async () => {

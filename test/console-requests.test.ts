@@ -16,7 +16,7 @@ import {
 
 const available = browserAvailable();
 
-describe.runIf(available)('admin console: bulk import requests in the browser', () => {
+describe.runIf(available)('admin console: bulk import requests in the browser', { timeout: 90_000 }, () => {
   let c: ConsoleFixture;
 
   beforeAll(async () => {

@@ -106,8 +106,8 @@ describe('REST API imports through the service', () => {
   });
 
   it('keeps processing bulk import requests while a REST import waits on a slow API', async () => {
-    // Page 2 of the offset-limit route hangs until the connection's timeout (3 s, no retries).
-    expect((await call('PATCH', "restApiConnections('paging')", { timeoutMs: 3000, maxRetries: 0 })).status).toBe(200);
+    // Page 2 of the offset-limit route hangs until the connection's timeout (10 s, no retries).
+    expect((await call('PATCH', "restApiConnections('paging')", { timeoutMs: 10_000, maxRetries: 0 })).status).toBe(200);
     server.setFaults([{ kind: 'hang', page: 2, times: 1 }]);
     const started = await call('POST', "restApiEndpoints('items')/Microsoft.NAV.run");
     expect(started.status).toBe(202);
@@ -116,17 +116,14 @@ describe('REST API imports through the service', () => {
       what: 'page 1 fetched',
     });
 
-    const submittedAt = Date.now();
     const submitted = await call('POST', 'bulkImportRequests', { integrationSortingOrder: 10, payload: '[{"no":"Q1","name":"Quick"}]' });
     expect(submitted.status).toBe(202);
     await until(async () => (await call('GET', `bulkImportRequests(${submitted.body.requestId})`)).body as { status: string }, {
       holds: (body) => body.status === 'Completed',
       what: 'the bulk import request Completed',
     });
-    const done = Date.now();
-    // Completed long before the REST import's page 2 times out.
-    expect(done - submittedAt).toBeLessThan(2000);
-    expect((await call('GET', `importRuns(${started.body.runId})`)).body.status).toBe('Running');
+    // Completed while the REST import still waits on page 2: the two lanes do not hold each other up.
+    expect((await call('GET', `importRuns(${started.body.runId})`)).body).toMatchObject({ status: 'Running', pagesFetched: 1 });
 
     const failed = await until(
       async () => (await call('GET', `importRuns(${started.body.runId})`)).body as { status: string; errorMessage: string },

@@ -21,6 +21,9 @@ import { tryPayloadPages } from '../bulk-import/try-payload-page.js';
 import { integrationPages } from '../integrations/pages.js';
 import { jobQueuePages } from '../job-queue/pages.js';
 import { tablePages } from '../tables/pages.js';
+import { importRunPages } from '../import-runs/pages.js';
+import { connectionPages } from '../rest-source/connection-pages.js';
+import { endpointPages } from '../rest-source/endpoint-pages.js';
 import { createRequestWriter } from '../bulk-import/sqlite/request-writer.js';
 import { createSubmitter } from '../bulk-import/submit.js';
 import { buildServer, type App } from '../http/server.js';
@@ -120,6 +123,9 @@ export async function createService(config: Config, options: ServiceOptions = {}
           integrationPages({ db, clock }),
           tryPayloadPages(db),
           tablePages(db),
+          connectionPages({ db, clock, secrets }),
+          endpointPages({ db, clock, secrets }),
+          importRunPages({ db, clock, wake }),
           jobQueuePages({ db, clock, wake }),
         ],
       }),
