@@ -10,6 +10,7 @@ import {
   expectAccessible,
   expectKeyboardReachable,
   screenshot,
+  signIn,
   startConsole,
   type ConsoleFixture,
 } from './helpers/browser.js';
@@ -130,6 +131,62 @@ describe.runIf(available)('admin console: integrations, target tables and the jo
     await page.context().close();
   });
 
+  it('lets SUPER create a user, grant permission sets, reset the password and disable the user', async () => {
+    const page = await c.signedIn('SUPER');
+    await page.goto(`${c.base}/users`);
+    await page.getByRole('link', { name: 'New user' }).click();
+    await page.getByLabel('User name').fill('new.operator');
+    await page.getByLabel('Password').fill('first-password-123');
+    await page.getByLabel('VENDOR IF STANDARD').check();
+    await page.getByRole('button', { name: 'Create user' }).click();
+    await page.getByRole('status').getByText('User new.operator created.').waitFor();
+    expect(await page.content()).not.toContain('first-password-123');
+
+    await page.getByLabel('VENDOR IF STANDARD').uncheck();
+    await page.getByLabel('VENDOR IF ALL').check();
+    await page.getByRole('button', { name: 'Save permission sets' }).click();
+    await page.getByRole('status').getByText('Permission sets saved.').waitFor();
+    expect((await c.t.service.accounts.getUser('new.operator')).permissionSets).toEqual(['VENDOR IF ALL']);
+
+    // The new user signs in with the first password; a reset ends that session.
+    const other = await c.browser.newContext();
+    const userPage = await other.newPage();
+    await signIn(userPage, c.base, 'new.operator', 'first-password-123');
+    await page.getByLabel('New password').fill('second-password-456');
+    await page.getByRole('button', { name: 'Reset password' }).click();
+    await page
+      .getByRole('status')
+      .getByText(/Password of new.operator reset/)
+      .waitFor();
+    await userPage.goto(`${c.base}/integrations`);
+    expect(new URL(userPage.url()).pathname).toBe('/login');
+    await signIn(userPage, c.base, 'new.operator', 'second-password-456');
+
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Disable' }).click();
+    await page.getByRole('status').getByText('new.operator is disabled.').waitFor();
+    await userPage.goto(`${c.base}/integrations`);
+    expect(new URL(userPage.url()).pathname).toBe('/login');
+    await expectAccessible(page);
+    await expectKeyboardReachable(page);
+    await screenshot(page, 'user-card');
+
+    // Applications are registered the same way.
+    await page.goto(`${c.base}/users`);
+    await page.getByRole('link', { name: 'New application' }).click();
+    await page.getByLabel('Client id').fill('erp-nightly');
+    await page.getByLabel('Display name').fill('ERP nightly load');
+    await page.getByLabel('VENDOR IF STANDARD').check();
+    await page.getByRole('button', { name: 'Register application' }).click();
+    await page.getByRole('status').getByText('Application erp-nightly registered.').waitFor();
+    await page.goto(`${c.base}/users`);
+    await page.getByRole('cell', { name: 'ERP nightly load' }).waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'users');
+    await other.close();
+    await page.context().close();
+  });
+
   it('offers a VENDOR IF STANDARD user the integrations to read, without editing, trying or job queue actions', async () => {
     const page = await c.signedIn('VENDOR IF STANDARD');
     await page.goto(`${c.base}/integrations/20`);
@@ -139,6 +196,9 @@ describe.runIf(available)('admin console: integrations, target tables and the jo
     expect((await page.goto(`${c.base}/integrations/new`))?.status()).toBe(403);
     await page.goto(`${c.base}/job-queue`);
     expect(await page.getByRole('button', { name: 'Run now' }).count()).toBe(0);
+    expect(await page.getByRole('link', { name: 'Users' }).count()).toBe(0);
+    expect((await page.goto(`${c.base}/users`))?.status()).toBe(403);
+    expect((await page.goto(`${c.base}/users/ui-super`))?.status()).toBe(403);
     await page.context().close();
   });
 });

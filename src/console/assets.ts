@@ -56,6 +56,7 @@ dl.fields dt { font-weight:600; color:var(--muted); } dl.fields dd { margin:0; w
 .muted { color:var(--muted); } .pager { display:flex; gap:12px; margin:8px 0; }
 pre { background:var(--panel); padding:8px; overflow:auto; max-height:24rem; }
 .hint { color:var(--muted); font-size:.9em; margin:2px 0 0; }
+.check { display:flex; gap:8px; align-items:baseline; margin:4px 0; } .check label { display:inline; }
 .field { margin:0 0 12px; } .field-error { color:var(--bad); font-size:.9em; }
 svg.chart text { font-size:11px; fill:var(--muted); }
 .visually-hidden { position:absolute; width:1px; height:1px; overflow:hidden; clip:rect(0 0 0 0); }

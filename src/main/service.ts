@@ -15,6 +15,7 @@ import type { IssuerConfig } from '../auth/issuers.js';
 import { bulkImportPages } from '../bulk-import/pages.js';
 import { bulkImportRoutes } from '../bulk-import/routes.js';
 import { consoleRoutes } from '../console/console.js';
+import { accountPages } from '../accounts/pages.js';
 import { createSessions } from '../console/sessions.js';
 import { dashboardPages } from '../dashboard/pages.js';
 import { tryPayloadPages } from '../bulk-import/try-payload-page.js';
@@ -127,6 +128,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
           endpointPages({ db, clock, secrets }),
           importRunPages({ db, clock, wake }),
           jobQueuePages({ db, clock, wake }),
+          accountPages({ accounts, endSessionsOf: sessions.endAllOf }),
         ],
       }),
     ],

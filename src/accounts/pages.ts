@@ -1,0 +1,384 @@
+/**
+ * The console's Users and applications, for SUPER (permission `administer`): the lists, a new user or
+ * application, and a card for each where an administrator grants permission sets, disables or
+ * enables, resets a user's password and deletes. The rules are the API's (`accounts.ts`): the same
+ * validation and messages, and no change may leave the service without an enabled SUPER holder.
+ * Passwords are write-only here as everywhere: no page ever shows one or its hash.
+ */
+import type { FastifyRequest } from 'fastify';
+import { AppError } from '../core/errors.js';
+import { redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
+import { html, path, type Html } from '../console/html.js';
+import { actionButton, fields, statusBadge, time } from '../console/widgets.js';
+import { PERMISSION_SET_NAMES } from '../auth/permission-sets.js';
+import type { Application, User } from '../auth/model.js';
+import type { Accounts } from './accounts.js';
+
+export interface AccountPagesDeps {
+  readonly accounts: Accounts;
+  /** Signs a user out of every console session (after a password reset, a disable or a delete). */
+  readonly endSessionsOf: (userName: string) => Promise<void>;
+}
+
+const SET_HELP: Readonly<Record<(typeof PERMISSION_SET_NAMES)[number], string>> = {
+  'VENDOR IF ALL': 'read, submit, configure integrations and REST sources, control the job queue',
+  'VENDOR IF STANDARD': 'read and submit bulk import requests only',
+  SUPER: 'everything, including users and applications',
+};
+
+const enabledBadge = (enabled: boolean): Html => statusBadge(enabled ? 'Enabled' : 'Disabled');
+
+/** Checkboxes of the permission sets, with what each allows. */
+function setChoices(selected: readonly string[], disabled = false): Html {
+  return html`<fieldset>
+    <legend>Permission sets</legend>
+    ${PERMISSION_SET_NAMES.map((name) => {
+      const id = `set-${name.replace(/\s+/g, '-')}`;
+      return html`<div class="check">
+        <input
+          type="checkbox"
+          id="${id}"
+          name="permissionSets"
+          value="${name}"
+          ${selected.includes(name) ? html` checked` : ''}${disabled ? html` disabled` : ''}
+        />
+        <label for="${id}">${name}</label> <span class="hint">${SET_HELP[name]}</span>
+      </div>`;
+    })}
+  </fieldset>`;
+}
+
+const errorBox = (error: string | undefined): Html | string =>
+  error === undefined ? '' : html`<div class="flash error" role="alert">${error}</div>`;
+
+/** Runs an account change; a refusal (4xx) comes back as its message for the page to show. */
+async function attempt(change: () => Promise<unknown>): Promise<string | undefined> {
+  try {
+    await change();
+    return undefined;
+  } catch (err) {
+    if (err instanceof AppError && err.status < 500) return err.message;
+    throw err;
+  }
+}
+
+const keyOf = (request: FastifyRequest): string => (request.params as { key: string }).key;
+
+function lists(users: readonly User[], applications: readonly Application[]): Html {
+  return html`<p>
+      <a class="button" href="/users/new">New user</a>
+      <a class="button" href="/applications/new">New application</a>
+    </p>
+    <h2>Users</h2>
+    <p class="hint">People who sign in here or call the API with Basic authentication.</p>
+    <table>
+      <thead>
+        <tr>
+          <th scope="col">User name</th>
+          <th scope="col">Status</th>
+          <th scope="col">Permission sets</th>
+          <th scope="col">Password changed</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${users.map(
+          (u) =>
+            html`<tr>
+              <td><a href="${path(['users', u.userName])}">${u.userName}</a></td>
+              <td>${enabledBadge(u.enabled)}</td>
+              <td>${u.permissionSets.join(', ') || '—'}</td>
+              <td>${time(u.passwordChangedAt)}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+    <h2>Applications</h2>
+    <p class="hint">Systems that call the API with a bearer token; the client id is the one their tokens carry.</p>
+    ${
+      applications.length === 0
+        ? html`<p>No applications yet.</p>`
+        : html`<table>
+            <thead>
+              <tr>
+                <th scope="col">Client id</th>
+                <th scope="col">Display name</th>
+                <th scope="col">Status</th>
+                <th scope="col">Permission sets</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${applications.map(
+                (a) =>
+                  html`<tr>
+                    <td><a href="${path(['applications', a.clientId])}">${a.clientId}</a></td>
+                    <td>${a.displayName}</td>
+                    <td>${enabledBadge(a.enabled)}</td>
+                    <td>${a.permissionSets.join(', ') || '—'}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`
+    }`;
+}
+
+function newUserForm(ctx: ConsoleContext, form?: URLSearchParams, error?: string): Html {
+  return html`${errorBox(error)}
+    <form method="post" action="/users/new" class="card-form">
+      <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
+      <div class="field">
+        <label for="userName">User name</label
+        ><input
+          id="userName"
+          name="userName"
+          value="${form?.get('userName') ?? ''}"
+          required
+          maxlength="64"
+          aria-describedby="userName-hint"
+        />
+        <p class="hint" id="userName-hint">1 to 64 letters, digits, '.', '_', '@' or '-'; it cannot change later.</p>
+      </div>
+      <div class="field">
+        <label for="password">Password</label
+        ><input id="password" name="password" type="password" autocomplete="new-password" required aria-describedby="password-hint" />
+        <p class="hint" id="password-hint">At least 12 characters. Tell it to the user another way; it is never shown again.</p>
+      </div>
+      ${setChoices(form?.getAll('permissionSets') ?? [])}
+      <button type="submit">Create user</button>
+    </form>`;
+}
+
+function newApplicationForm(ctx: ConsoleContext, form?: URLSearchParams, error?: string): Html {
+  return html`${errorBox(error)}
+    <form method="post" action="/applications/new" class="card-form">
+      <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
+      <div class="field">
+        <label for="clientId">Client id</label
+        ><input
+          id="clientId"
+          name="clientId"
+          value="${form?.get('clientId') ?? ''}"
+          required
+          maxlength="200"
+          aria-describedby="clientId-hint"
+        />
+        <p class="hint" id="clientId-hint">
+          The client id your identity provider puts in the application's tokens (azp, appid or client_id); it cannot change later.
+        </p>
+      </div>
+      <div class="field">
+        <label for="displayName">Display name</label
+        ><input id="displayName" name="displayName" value="${form?.get('displayName') ?? ''}" maxlength="200" />
+      </div>
+      ${setChoices(form?.getAll('permissionSets') ?? [])}
+      <button type="submit">Register application</button>
+    </form>`;
+}
+
+function userCard(user: User, ctx: ConsoleContext, error?: string): Html {
+  const base = path(['users', user.userName]);
+  const self = user.userName === ctx.user.name;
+  return html`${errorBox(error)}
+    ${fields([
+      ['User name', user.userName],
+      ['Status', enabledBadge(user.enabled)],
+      ['Created', time(user.createdAt)],
+      ['Changed', time(user.updatedAt)],
+      ['Password changed', time(user.passwordChangedAt)],
+      ['Password', 'set (never shown)'],
+    ])}
+    <h2>Permission sets</h2>
+    <form method="post" action="${base}/permission-sets" class="card-form">
+      <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
+      ${setChoices(user.permissionSets)}
+      <button type="submit">Save permission sets</button>
+    </form>
+    <h2>Reset password</h2>
+    <form method="post" action="${base}/password" class="card-form">
+      <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
+      <div class="field">
+        <label for="newPassword">New password</label
+        ><input id="newPassword" name="password" type="password" autocomplete="new-password" required aria-describedby="newPassword-hint" />
+        <p class="hint" id="newPassword-hint">
+          At least 12 characters.
+          ${self ? 'Every console session of yours ends, this one too: sign in again with the new password.' : 'The user is signed out of the console everywhere.'}
+        </p>
+      </div>
+      <button type="submit">Reset password</button>
+    </form>
+    <h2>Access</h2>
+    <p>
+      ${
+        user.enabled
+          ? actionButton({
+              action: `${base}/disable`,
+              label: 'Disable',
+              csrfToken: ctx.csrfToken,
+              danger: true,
+              confirm: `Disable ${user.userName}? They can no longer sign in or call the API, and are signed out now.`,
+            })
+          : actionButton({ action: `${base}/enable`, label: 'Enable', csrfToken: ctx.csrfToken })
+      }
+      ${actionButton({
+        action: `${base}/delete`,
+        label: 'Delete user',
+        csrfToken: ctx.csrfToken,
+        danger: true,
+        confirm: `Delete ${user.userName}? This cannot be undone.`,
+      })}
+    </p>`;
+}
+
+function applicationCard(application: Application, ctx: ConsoleContext, error?: string): Html {
+  const base = path(['applications', application.clientId]);
+  return html`${errorBox(error)}
+    ${fields([
+      ['Client id', application.clientId],
+      ['Status', enabledBadge(application.enabled)],
+      ['Created', time(application.createdAt)],
+      ['Changed', time(application.updatedAt)],
+    ])}
+    <form method="post" action="${base}" class="card-form">
+      <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
+      <div class="field">
+        <label for="displayName">Display name</label
+        ><input id="displayName" name="displayName" value="${application.displayName}" maxlength="200" />
+      </div>
+      ${setChoices(application.permissionSets)}
+      <button type="submit">Save</button>
+    </form>
+    <h2>Access</h2>
+    <p>
+      ${
+        application.enabled
+          ? actionButton({
+              action: `${base}/disable`,
+              label: 'Disable',
+              csrfToken: ctx.csrfToken,
+              danger: true,
+              confirm: `Disable ${application.clientId}? Its tokens are refused from now on.`,
+            })
+          : actionButton({ action: `${base}/enable`, label: 'Enable', csrfToken: ctx.csrfToken })
+      }
+      ${actionButton({
+        action: `${base}/delete`,
+        label: 'Delete application',
+        csrfToken: ctx.csrfToken,
+        danger: true,
+        confirm: `Delete ${application.clientId}? This cannot be undone.`,
+      })}
+    </p>`;
+}
+
+export function accountPages(deps: AccountPagesDeps): ConsolePages {
+  const { accounts, endSessionsOf } = deps;
+
+  async function showUser(ctx: ConsoleContext, userName: string, error?: string) {
+    const user = await accounts.getUser(userName);
+    return ctx.page(`User ${user.userName}`, userCard(user, ctx, error));
+  }
+
+  async function showApplication(ctx: ConsoleContext, clientId: string, error?: string) {
+    const application = await accounts.getApplication(clientId);
+    return ctx.page(`Application ${application.clientId}`, applicationCard(application, ctx, error));
+  }
+
+  return (router) => {
+    router.section({ label: 'Users', href: '/users', permission: 'administer', order: 90 });
+
+    router.get('/users', 'administer', async (_request, ctx) =>
+      ctx.page('Users and applications', lists(await accounts.listUsers(), await accounts.listApplications())),
+    );
+
+    router.get('/users/new', 'administer', async (_request, ctx) => ctx.page('New user', newUserForm(ctx)));
+
+    router.post('/users/new', 'administer', async (_request, ctx, form) => {
+      const userName = form.get('userName') ?? '';
+      const error = await attempt(() =>
+        accounts.createUser({ userName, password: form.get('password') ?? '', permissionSets: form.getAll('permissionSets') }),
+      );
+      if (error !== undefined) return ctx.page('New user', newUserForm(ctx, form, error));
+      return redirect(path(['users', userName]), { kind: 'info', text: `User ${userName} created.` });
+    });
+
+    router.get('/users/:key', 'administer', async (request, ctx) => showUser(ctx, keyOf(request)));
+
+    router.post('/users/:key/permission-sets', 'administer', async (request, ctx, form) => {
+      const userName = keyOf(request);
+      const error = await attempt(() => accounts.changeUser(userName, { permissionSets: form.getAll('permissionSets') }));
+      if (error !== undefined) return showUser(ctx, userName, error);
+      return redirect(path(['users', userName]), { kind: 'info', text: 'Permission sets saved.' });
+    });
+
+    router.post('/users/:key/password', 'administer', async (request, ctx, form) => {
+      const userName = keyOf(request);
+      const error = await attempt(() => accounts.changeUser(userName, { password: form.get('password') ?? '' }));
+      if (error !== undefined) return showUser(ctx, userName, error);
+      await endSessionsOf(userName);
+      if (userName === ctx.user.name) return redirect('/login', { kind: 'info', text: 'Password reset; sign in with the new one.' });
+      return redirect(path(['users', userName]), { kind: 'info', text: `Password of ${userName} reset; their console sessions ended.` });
+    });
+
+    for (const [verb, enabled] of [
+      ['disable', false],
+      ['enable', true],
+    ] as const) {
+      router.post(`/users/:key/${verb}`, 'administer', async (request, ctx) => {
+        const userName = keyOf(request);
+        const error = await attempt(() => accounts.changeUser(userName, { enabled }));
+        if (error !== undefined) return showUser(ctx, userName, error);
+        if (!enabled) await endSessionsOf(userName);
+        return redirect(path(['users', userName]), { kind: 'info', text: `${userName} is ${enabled ? 'enabled' : 'disabled'}.` });
+      });
+      router.post(`/applications/:key/${verb}`, 'administer', async (request, ctx) => {
+        const clientId = keyOf(request);
+        const error = await attempt(() => accounts.changeApplication(clientId, { enabled }));
+        if (error !== undefined) return showApplication(ctx, clientId, error);
+        return redirect(path(['applications', clientId]), { kind: 'info', text: `${clientId} is ${enabled ? 'enabled' : 'disabled'}.` });
+      });
+    }
+
+    router.post('/users/:key/delete', 'administer', async (request, ctx) => {
+      const userName = keyOf(request);
+      const error = await attempt(() => accounts.deleteUser(userName));
+      if (error !== undefined) return showUser(ctx, userName, error);
+      await endSessionsOf(userName);
+      return redirect('/users', { kind: 'info', text: `User ${userName} deleted.` });
+    });
+
+    router.get('/applications/new', 'administer', async (_request, ctx) => ctx.page('New application', newApplicationForm(ctx)));
+
+    router.post('/applications/new', 'administer', async (_request, ctx, form) => {
+      const clientId = form.get('clientId') ?? '';
+      const error = await attempt(() =>
+        accounts.createApplication({
+          clientId,
+          displayName: form.get('displayName') ?? '',
+          permissionSets: form.getAll('permissionSets'),
+        }),
+      );
+      if (error !== undefined) return ctx.page('New application', newApplicationForm(ctx, form, error));
+      return redirect(path(['applications', clientId]), { kind: 'info', text: `Application ${clientId} registered.` });
+    });
+
+    router.get('/applications/:key', 'administer', async (request, ctx) => showApplication(ctx, keyOf(request)));
+
+    router.post('/applications/:key', 'administer', async (request, ctx, form) => {
+      const clientId = keyOf(request);
+      const error = await attempt(() =>
+        accounts.changeApplication(clientId, {
+          displayName: form.get('displayName') ?? '',
+          permissionSets: form.getAll('permissionSets'),
+        }),
+      );
+      if (error !== undefined) return showApplication(ctx, clientId, error);
+      return redirect(path(['applications', clientId]), { kind: 'info', text: 'Application saved.' });
+    });
+
+    router.post('/applications/:key/delete', 'administer', async (request, ctx) => {
+      const clientId = keyOf(request);
+      const error = await attempt(() => accounts.deleteApplication(clientId));
+      if (error !== undefined) return showApplication(ctx, clientId, error);
+      return redirect('/users', { kind: 'info', text: `Application ${clientId} deleted.` });
+    });
+  };
+}
