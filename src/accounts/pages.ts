@@ -289,7 +289,7 @@ export function accountPages(deps: AccountPagesDeps): ConsolePages {
       ctx.page('Users and applications', lists(await accounts.listUsers(), await accounts.listApplications())),
     );
 
-    router.get('/users/new', 'administer', async (_request, ctx) => ctx.page('New user', newUserForm(ctx)));
+    router.get('/users/new', 'administer', (_request, ctx) => Promise.resolve(ctx.page('New user', newUserForm(ctx))));
 
     router.post('/users/new', 'administer', async (_request, ctx, form) => {
       const userName = form.get('userName') ?? '';
@@ -345,7 +345,7 @@ export function accountPages(deps: AccountPagesDeps): ConsolePages {
       return redirect('/users', { kind: 'info', text: `User ${userName} deleted.` });
     });
 
-    router.get('/applications/new', 'administer', async (_request, ctx) => ctx.page('New application', newApplicationForm(ctx)));
+    router.get('/applications/new', 'administer', (_request, ctx) => Promise.resolve(ctx.page('New application', newApplicationForm(ctx))));
 
     router.post('/applications/new', 'administer', async (_request, ctx, form) => {
       const clientId = form.get('clientId') ?? '';
