@@ -430,6 +430,21 @@ const m007_console_sessions: Migration = {
   },
 };
 
+const m008_request_list_indexes: Migration = {
+  async up(db: Kysely<unknown>) {
+    // The console's request list filters by status, integration or submitter, newest first, and pages
+    // by keyset: with one of these indexes a page reads its 50 rows whatever the table holds, also when
+    // the matching requests are few and old (without one, the newest-first scan walks the whole table).
+    for (const [name, column] of [
+      ['ifw_bulk_import_request_status_list_idx', 'status'],
+      ['ifw_bulk_import_request_integration_list_idx', 'integration_sorting_order'],
+      ['ifw_bulk_import_request_submitter_list_idx', 'submitted_by'],
+    ] as const) {
+      await db.schema.createIndex(name).on('ifw_bulk_import_request').columns([column, 'submitted_at', 'request_id']).execute();
+    }
+  },
+};
+
 export const migrations: Record<string, Migration> = {
   '001_initial': m001_initial,
   '002_rest_api': m002_rest_api,
@@ -438,6 +453,7 @@ export const migrations: Record<string, Migration> = {
   '005_rest_endpoint_pagination': m005_rest_endpoint_pagination,
   '006_kept_pagination_and_records_fetched': m006_kept_pagination_and_records_fetched,
   '007_console_sessions': m007_console_sessions,
+  '008_request_list_indexes': m008_request_list_indexes,
 };
 
 export const migrationProvider: MigrationProvider = {
