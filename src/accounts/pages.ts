@@ -21,8 +21,8 @@ export interface AccountPagesDeps {
 }
 
 const SET_HELP: Readonly<Record<(typeof PERMISSION_SET_NAMES)[number], string>> = {
-  'VENDOR IF ALL': 'read, submit, configure integrations and REST sources, control the job queue',
-  'VENDOR IF STANDARD': 'read and submit bulk import requests only',
+  'VENDOR IF ALL': 'bulk import requests, integrations, REST APIs and runs, the job queue; not users',
+  'VENDOR IF STANDARD': 'REST API connections, endpoints and runs; reads integrations and tables',
   SUPER: 'everything, including users and applications',
 };
 
