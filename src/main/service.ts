@@ -128,7 +128,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
           endpointPages({ db, clock, secrets }),
           importRunPages({ db, clock, wake }),
           jobQueuePages({ db, clock, wake }),
-          accountPages({ accounts, endSessionsOf: sessions.endAllOf }),
+          accountPages({ accounts, endSessionsOf: (userName) => sessions.endAllOf(userName) }),
         ],
       }),
     ],
