@@ -19,8 +19,9 @@ import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticate.js';
 import { authorizeRequests } from './authorize.js';
 import { enforcePermissions } from './permissions.js';
-import { installErrorHandling } from './errors.js';
-import { rewriteODataUrl } from './odata.js';
+import { AppError } from '../core/errors.js';
+import { clientErrorHandler, frameworkErrors, installErrorHandling, MAX_PATH_PARAM_LENGTH } from './errors.js';
+import { API_BASE, rewriteODataUrl } from './odata.js';
 import { metadataRoutes, recordRouteShapes } from './metadata.js';
 
 export type App = FastifyInstance<
@@ -67,7 +68,63 @@ function acceptEmptyJsonBodies(app: App): void {
       done(null, undefined);
       return;
     }
-    void parseJson(request, body.toString(), done);
+    const text = body.toString();
+    void parseJson(request, text, (err, value) => {
+      if (err === null) return done(null, value);
+      // Valid JSON that fastify refuses: a "__proto__" or "constructor.prototype" key. Say so by name.
+      if (isJson(text))
+        return done(
+          new AppError(
+            400,
+            'invalidRequest',
+            'The request body uses the key "__proto__" or "constructor"."prototype", which the service refuses; rename it.',
+          ),
+          undefined,
+        );
+      return done(err, undefined);
+    });
+  });
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A body encoded with `Content-Encoding` (gzip, deflate, br) is refused with 415 rather than read as if it
+ * were plain JSON. `identity` is the same as none.
+ */
+function refuseEncodedBodies(app: App): void {
+  app.addHook('onRequest', (request, _reply, done) => {
+    const encoding = request.headers['content-encoding'];
+    if (encoding === undefined || encoding.trim().toLowerCase() === 'identity' || encoding.trim() === '') return done();
+    done(new AppError(415, 'unsupportedMediaType', `Content-Encoding "${encoding}" is not supported; send the body uncompressed.`));
+  });
+}
+
+/**
+ * An API route that declares no query parameters refuses any, as the routes that declare some refuse
+ * the others (their schemas allow no more): an ignored `$filter` would answer a question the caller
+ * did not ask.
+ */
+function refuseUndeclaredQueryOptions(app: App): void {
+  app.addHook('preValidation', (request, _reply, done) => {
+    if (request.routeOptions.schema?.querystring !== undefined || request.routeOptions.config.session === true) return done();
+    if (!request.url.startsWith(API_BASE)) return done();
+    const names = Object.keys(request.query as object);
+    if (names.length === 0) return done();
+    done(
+      new AppError(
+        400,
+        'invalidQuery',
+        `${request.method} ${request.routeOptions.url ?? ''} takes no query options; got ${names.map((n) => `"${n}"`).join(', ')}.`,
+      ),
+    );
   });
 }
 
@@ -82,11 +139,16 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     // allowed and what was sent.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, verbose: true } },
     return503OnClosing: true,
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
+    frameworkErrors,
+    clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   // JSON only: a body of any other type is answered 415 instead of reaching validation as a string.
   app.removeContentTypeParser('text/plain');
   acceptEmptyJsonBodies(app);
+  refuseEncodedBodies(app);
+  refuseUndeclaredQueryOptions(app);
   enforcePermissions(app);
   installErrorHandling(app);
   authorizeRequests(app, options.authenticator);
