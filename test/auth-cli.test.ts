@@ -3,10 +3,11 @@
  * directory, as real processes: what the CLI changes in the database reaches the running service
  * (within its directory cache, IFW_DIRECTORY_CACHE_MS: 5 s by default, 100 ms for the service here,
  * and changes are polled for, never slept on), and bad input ends with a non-zero exit and one
- * `ifw: …` line, never a stack trace.
+ * `ifw: …` line, never a stack trace. Each test starts several processes, so on a busy 2-core machine
+ * a test may take longer than the default 30 s: the file allows 90 s per test.
  *
- * All Basic requests come from 127.0.0.1, whose failed sign-ins the service throttles after 5: the
- * tests below cause two (an old password refused after each password change), no more.
+ * All Basic requests come from 127.0.0.1, whose failed sign-ins the service slows after 5 per user:
+ * the tests below cause two (an old password refused after each password change), no more.
  */
 import fs from 'node:fs';
 import { createServer } from 'node:http';
@@ -91,7 +92,7 @@ async function errorOf(method: 'GET' | 'POST', headers: Headers): Promise<{ stat
   return { status: res.status, error: ((await res.json()) as { error: { code: string; message: string } }).error };
 }
 
-describe('ifw users', () => {
+describe('ifw users', { timeout: 90_000 }, () => {
   it('adds a user whose password comes from stdin; that user calls the service with Basic', async () => {
     const added = await ifw(['users', 'add', 'alice', '-p', 'VENDOR IF ALL', '--password-stdin'], 'alice-password-0001\n');
     expectSuccess(added);
@@ -175,7 +176,7 @@ describe('ifw users', () => {
   });
 });
 
-describe('ifw apps and ifw token', () => {
+describe('ifw apps and ifw token', { timeout: 90_000 }, () => {
   it('a token for a registered application is accepted; a disabled application is refused with 403', async () => {
     const added = await ifw(['apps', 'add', 'erp', '-p', 'VENDOR IF ALL', '--name', 'ERP connector']);
     expectSuccess(added);
@@ -243,7 +244,7 @@ describe('ifw apps and ifw token', () => {
   });
 });
 
-describe('invalid input to ifw users and ifw apps', () => {
+describe('invalid input to ifw users and ifw apps', { timeout: 90_000 }, () => {
   it.each([
     {
       what: 'an unknown permission set',
@@ -330,7 +331,7 @@ describe('invalid input to ifw users and ifw apps', () => {
   });
 });
 
-describe('ifw submit and ifw status with credentials', () => {
+describe('ifw submit and ifw status with credentials', { timeout: 90_000 }, () => {
   it('submits with IFW_USER and IFW_PASSWORD and reads the status back', async () => {
     const client = { IFW_USER: 'admin', IFW_PASSWORD: ADMIN_PASSWORD };
     const submitted = await runIfw(

@@ -344,22 +344,27 @@ describe('Basic authentication', () => {
     }
   });
 
-  it('throttles a user after 5 failures: the 6th attempt gets 429 with Retry-After, even with the right password and from another address', async () => {
+  it('slows a user after 5 failures from one address: the next attempt there gets 429 with Retry-After, even with the right password', async () => {
     for (let i = 0; i < 5; i += 1) errorOf(await listAs(basic('tess', `wrong password ${i}`), '198.51.100.20'), 401, 'unauthorized');
-    for (const address of ['198.51.100.20', '198.51.100.21']) {
-      const res = await listAs(basic('tess', PASSWORD), address);
-      expect(errorOf(res, 429, 'tooManyRequests')).toMatch(/try again in \d+ seconds/);
-      expect(res.headers['retry-after']).toMatch(/^\d+$/);
-      expect(Number(res.headers['retry-after'])).toBeGreaterThan(14 * 60);
-      expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(15 * 60);
-    }
+    const res = await listAs(basic('tess', PASSWORD), '198.51.100.20');
+    expect(errorOf(res, 429, 'tooManyRequests')).toMatch(/try again in \d+ seconds/);
+    expect(res.headers['retry-after']).toMatch(/^\d+$/);
+    expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
   });
 
-  it('throttles an address trying one password against many user names, leaving those users free elsewhere', async () => {
-    for (let i = 0; i < 5; i += 1) errorOf(await listAs(basic(`guess-${i}`, 'Winter2024!!'), '198.51.100.30'), 401, 'unauthorized');
-    const locked = await listAs(basic('alice', PASSWORD), '198.51.100.30');
-    errorOf(locked, 429, 'tooManyRequests');
-    expect(locked.headers['retry-after']).toMatch(/^\d+$/);
+  it('never locks a user out: the real user signs in from another address while an attacker keeps failing', async () => {
+    for (let i = 0; i < 5; i += 1) errorOf(await listAs(basic('admin', `attacker guess ${i}`), '203.0.113.66'), 401, 'unauthorized');
+    errorOf(await listAs(basic('admin', 'attacker guess 5'), '203.0.113.66'), 429, 'tooManyRequests');
+    expect((await listAs(basic('admin', ADMIN_PASSWORD), '198.51.100.22')).statusCode).toBe(200);
+    errorOf(await listAs(basic('admin', 'attacker guess 6'), '203.0.113.66'), 429, 'tooManyRequests');
+    expect((await listAs(basic('admin', ADMIN_PASSWORD), '198.51.100.22')).statusCode).toBe(200);
+  });
+
+  it('slows an address trying one password against many user names, leaving those users free elsewhere', async () => {
+    for (let i = 0; i < 20; i += 1) errorOf(await listAs(basic(`guess-${i}`, 'Winter2024!!'), '198.51.100.30'), 401, 'unauthorized');
+    const slowed = await listAs(basic('alice', PASSWORD), '198.51.100.30');
+    errorOf(slowed, 429, 'tooManyRequests');
+    expect(slowed.headers['retry-after']).toMatch(/^\d+$/);
     expect((await listAs(basic('alice', PASSWORD), '198.51.100.31')).statusCode).toBe(200);
   });
 

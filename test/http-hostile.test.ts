@@ -52,7 +52,15 @@ describe('hostile HTTP requests', { timeout: 60_000 }, () => {
     const text = await r.text();
     return { status: r.status, text, json: (text === '' ? {} : JSON.parse(text)) as { error?: { code: string; message: string } } };
   };
-  const requestCount = () => (t.service.db.sqlite.prepare('select count(*) as n from ifw_bulk_import_request').get() as { n: number }).n;
+  const requestCount = async () =>
+    Number(
+      (
+        await t.service.db.kysely
+          .selectFrom('ifw_bulk_import_request')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   it('answers a malformed percent-escape in the URL with 400 and the error body', async () => {
     for (const key of ['%zz', '%ED%A0%80', '%']) {
@@ -118,7 +126,7 @@ describe('hostile HTTP requests', { timeout: 60_000 }, () => {
   });
 
   it('refuses a body with a "__proto__" key by name, as valid JSON it is, and creates nothing', async () => {
-    const before = requestCount();
+    const before = await requestCount();
     const answer = await call('POST', `${API}/bulkImportRequests`, {
       body: '{"integrationSortingOrder":10,"payload":"[]","__proto__":{"admin":true}}',
       headers: { 'content-type': 'application/json' },
@@ -126,18 +134,18 @@ describe('hostile HTTP requests', { timeout: 60_000 }, () => {
     expect(answer.status).toBe(400);
     expect(answer.json.error?.message).toContain('__proto__');
     expect(answer.json.error?.message).not.toMatch(/not valid JSON/);
-    expect(requestCount()).toBe(before);
+    expect(await requestCount()).toBe(before);
   });
 
   it('refuses a compressed body with 415 instead of reading it as plain JSON, and stores nothing', async () => {
-    const before = requestCount();
+    const before = await requestCount();
     const answer = await call('POST', `${API}/bulkImportRequests`, {
       body: JSON.stringify({ integrationSortingOrder: 10, payload: '[]' }),
       headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
     });
     expect(answer.status).toBe(415);
     expect(answer.json.error?.code).toBe('unsupportedMediaType');
-    expect(requestCount()).toBe(before);
+    expect(await requestCount()).toBe(before);
     const identity = await call('POST', `${API}/bulkImportRequests`, {
       body: JSON.stringify({ integrationSortingOrder: 10, payload: '[]' }),
       headers: { 'content-type': 'application/json', 'content-encoding': 'identity' },

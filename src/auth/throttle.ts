@@ -1,63 +1,79 @@
 /**
- * Throttle on failed logins, counted per key: one key for the user name and one for the client
- * address, so that guessing many passwords for one user and trying one password against many users
- * are both slowed down. In memory, bounded, with an injected clock.
- *
- * Lockout is fixed (not exponential): after `maxFailures` failures inside `windowMs` a key is locked
- * for `lockoutMs`, then starts afresh. With the defaults that is at most 5 guesses per 15 minutes per
- * user and per address, which is slow enough against passwords of 12+ characters, while a legitimate
- * user locked out by someone else's guessing never waits longer than 15 minutes.
+ * Throttle on failed sign-ins, without lock-out (OWASP's authentication guidance): failures are counted
+ * per user name *and address* pair, and per address, and past a number of free failures each further
+ * failure makes that key wait longer before the next attempt is verified: 1 s, 2 s, 4 s, … up to
+ * 15 minutes. So guessing one user's password from one address slows to one guess per 15 minutes,
+ * spraying one password over many users from one address is slowed by the address key, and nobody can
+ * lock a user out: the same user from another address has keys of its own. In memory, bounded, with
+ * an injected clock.
  */
 import { createHash, type BinaryLike } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Clock } from '../core/clock.js';
 
-export type ThrottleKey = `user:${string}` | `ip:${string}`;
+export type ThrottleKey = `pair:${string}` | `ip:${string}`;
 
 export type ThrottleDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
 export interface LoginThrottle {
-  /** Whether an attempt may be verified now; refused while any of the keys is locked. */
+  /** Whether an attempt may be verified now; refused while any of the keys is waiting. */
   check(keys: readonly ThrottleKey[]): ThrottleDecision;
   recordFailure(keys: readonly ThrottleKey[]): void;
   /**
-   * Clears the user keys only. Address keys keep counting: otherwise someone holding one valid
-   * account could reset their address's count between guesses against other accounts.
+   * Clears the user-and-address keys only. Address keys keep counting: otherwise someone holding one
+   * valid account could reset their address's count between guesses against other accounts.
    */
   recordSuccess(keys: readonly ThrottleKey[]): void;
 }
 
 export interface LoginThrottleOptions {
   clock: Clock;
-  /** Failures within the window that lock a key. Default 5. */
-  maxFailures?: number;
-  /** Window in which failures are counted, from the first one. Default 15 minutes. */
-  windowMs?: number;
-  /** How long a key stays locked. Default 15 minutes. */
-  lockoutMs?: number;
-  /** Most keys remembered; beyond it expired entries, then the oldest, are dropped. Default 10 000. */
+  /** Failures of one user name from one address before the first delay. Default 5. */
+  pairFreeFailures?: number;
+  /** Failures from one address, over every user name, before the first delay. Default 20. */
+  addressFreeFailures?: number;
+  /** The first delay; each further failure doubles it. Default 1 second. */
+  firstDelayMs?: number;
+  /** The longest delay. Default 15 minutes. */
+  maxDelayMs?: number;
+  /** A key is forgotten this long after its last failure (once it no longer waits). Default 1 hour. */
+  forgetAfterMs?: number;
+  /** Most keys remembered; beyond it forgotten entries, then the oldest, are dropped. Default 10 000. */
   maxKeys?: number;
 }
 
 interface Entry {
   failures: number;
-  windowStart: number;
-  lockedUntil: number | null;
+  lastFailure: number;
+  /** No attempt is verified before this time (ms); 0: none is waiting. */
+  waitUntil: number;
 }
 
 const MINUTE = 60_000;
 
 export function createLoginThrottle(options: LoginThrottleOptions): LoginThrottle {
-  const { clock, maxFailures = 5, windowMs = 15 * MINUTE, lockoutMs = 15 * MINUTE, maxKeys = 10_000 } = options;
+  const {
+    clock,
+    pairFreeFailures = 5,
+    addressFreeFailures = 20,
+    firstDelayMs = 1000,
+    maxDelayMs = 15 * MINUTE,
+    forgetAfterMs = 60 * MINUTE,
+    maxKeys = 10_000,
+  } = options;
   const entries = new Map<ThrottleKey, Entry>();
   const now = (): number => clock().getTime();
 
-  const expired = (e: Entry, at: number): boolean => (e.lockedUntil === null ? at - e.windowStart >= windowMs : at >= e.lockedUntil);
+  const forgotten = (e: Entry, at: number): boolean => at >= e.waitUntil && at - e.lastFailure >= forgetAfterMs;
+  const freeFailures = (key: ThrottleKey): number => (key.startsWith('ip:') ? addressFreeFailures : pairFreeFailures);
+  /** The wait after the n-th failure: none within the free failures, then doubling up to the maximum. */
+  const delayAfter = (failures: number, free: number): number =>
+    failures < free ? 0 : Math.min(maxDelayMs, firstDelayMs * 2 ** Math.min(failures - free, 40));
 
-  /** The live entry for a key, dropping it once its window or lockout is over. */
+  /** The live entry for a key, dropping it once it is forgotten. */
   function live(key: ThrottleKey, at: number): Entry | undefined {
     const e = entries.get(key);
-    if (e !== undefined && expired(e, at)) {
+    if (e !== undefined && forgotten(e, at)) {
       entries.delete(key);
       return undefined;
     }
@@ -66,8 +82,8 @@ export function createLoginThrottle(options: LoginThrottleOptions): LoginThrottl
 
   function makeRoom(at: number): void {
     if (entries.size < maxKeys) return;
-    for (const [key, e] of entries) if (expired(e, at)) entries.delete(key);
-    // Map iteration is insertion order, and an entry is inserted when its window starts.
+    for (const [key, e] of entries) if (forgotten(e, at)) entries.delete(key);
+    // Map iteration is insertion order, and an entry is inserted at its first failure.
     for (const key of entries.keys()) {
       if (entries.size < maxKeys) break;
       entries.delete(key);
@@ -77,13 +93,10 @@ export function createLoginThrottle(options: LoginThrottleOptions): LoginThrottl
   return {
     check(keys) {
       const at = now();
-      let lockedUntil: number | null = null;
-      for (const key of keys) {
-        const until = live(key, at)?.lockedUntil ?? null;
-        if (until !== null) lockedUntil = Math.max(lockedUntil ?? until, until);
-      }
-      if (lockedUntil === null) return { allowed: true };
-      return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((lockedUntil - at) / 1000)) };
+      let waitUntil = 0;
+      for (const key of keys) waitUntil = Math.max(waitUntil, live(key, at)?.waitUntil ?? 0);
+      if (waitUntil <= at) return { allowed: true };
+      return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((waitUntil - at) / 1000)) };
     },
     recordFailure(keys) {
       const at = now();
@@ -91,16 +104,18 @@ export function createLoginThrottle(options: LoginThrottleOptions): LoginThrottl
         let e = live(key, at);
         if (e === undefined) {
           makeRoom(at);
-          e = { failures: 0, windowStart: at, lockedUntil: null };
+          e = { failures: 0, lastFailure: at, waitUntil: 0 };
           entries.set(key, e);
         }
-        if (e.lockedUntil !== null) continue; // already locked: further failures do not extend it
+        if (e.waitUntil > at) continue; // refused attempts are not verified, so not counted
         e.failures += 1;
-        if (e.failures >= maxFailures) e.lockedUntil = at + lockoutMs;
+        e.lastFailure = at;
+        const delay = delayAfter(e.failures, freeFailures(key));
+        if (delay > 0) e.waitUntil = at + delay;
       }
     },
     recordSuccess(keys) {
-      for (const key of keys) if (key.startsWith('user:')) entries.delete(key);
+      for (const key of keys) if (key.startsWith('pair:')) entries.delete(key);
     },
   };
 }
@@ -109,8 +124,10 @@ export function createLoginThrottle(options: LoginThrottleOptions): LoginThrottl
 const MAX_NAME_IN_KEY = 128;
 const digest = (s: BinaryLike): string => createHash('sha256').update(s).digest('hex');
 
-export function userKey(username: string): ThrottleKey {
-  return `user:${username.length > MAX_NAME_IN_KEY ? `sha256:${digest(username)}` : username}`;
+/** The key of one user name tried from one address (the address as `addressKey` counts it). */
+export function pairKey(username: string, address: string): ThrottleKey {
+  const name = username.length > MAX_NAME_IN_KEY ? `sha256:${digest(username)}` : username;
+  return `pair:${addressKey(address).slice('ip:'.length)}|${name}`;
 }
 
 /**
@@ -127,7 +144,7 @@ export function addressKey(address: string): ThrottleKey {
 }
 
 export function throttleKeys(username: string, address: string): ThrottleKey[] {
-  return [userKey(username), addressKey(address)];
+  return [pairKey(username, address), addressKey(address)];
 }
 
 /** The first four groups of an IPv6 address, expanded and lower-case; null for forms not handled. */
