@@ -28,7 +28,7 @@ import { ITEMS, ITEMS_INTEGRATION, itemTable } from './helpers/import-fixtures.j
 import { startPagingServer, type PagingServer } from './helpers/paging-server.js';
 
 const PREVIOUS = '004_security';
-const LATER = ['005_rest_endpoint_pagination', '006_kept_pagination_and_records_fetched', '007_console_sessions'];
+const LATER = ['005_rest_endpoint_pagination', '006_kept_pagination_and_records_fetched', '007_console_sessions', '008_payload_chunks'];
 const clock = manualClock('2025-01-01T00:00:00Z');
 const box = createSecretBox({ secretKey: 'migration-test', dataDir: os.tmpdir() });
 
@@ -453,7 +453,7 @@ describe.each(BACKENDS)('pagination storage migration on $name', (backend) => {
         db.kysely,
       );
 
-      expect(await migrate(db)).toEqual(['006_kept_pagination_and_records_fetched', '007_console_sessions']);
+      expect(await migrate(db)).toEqual(['006_kept_pagination_and_records_fetched', '007_console_sessions', '008_payload_chunks']);
 
       expect(await storedPagination(db, 'blank')).toEqual({ ...link, responseDataPath: null });
       expect(await storedPagination(db, 'value')).toEqual({ ...link, responseDataPath: 'value' });

@@ -41,6 +41,7 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
             '005_rest_endpoint_pagination',
             '006_kept_pagination_and_records_fetched',
             '007_console_sessions',
+            '008_payload_chunks',
           ]);
           expect(await migrate(db)).toEqual([]);
           const entries = await db.kysely.selectFrom('ifw_job_queue_entry').select(['id', 'recurrence_seconds']).orderBy('id').execute();
