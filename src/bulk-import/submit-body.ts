@@ -1,7 +1,7 @@
 /**
  * Reads a submission's JSON body as its bytes arrive, without holding it whole. The body is a JSON
  * object whose `payload` member is a string holding a JSON text; that string is unescaped as it
- * arrives and handed on as UTF-8 bytes (`onPayload`), in pieces, whatever the boundaries of the pieces
+ * arrives and handed on as UTF-8 bytes (`onPayload`, gathered per piece received), whatever the boundaries of the pieces
  * that came in (an escape, a `\uXXXX` or a surrogate pair may be cut anywhere). Every other member is
  * small (`integrationSortingOrder`, OData annotations, or a mistake): its text is kept, up to a limit,
  * and parsed with JSON.parse once complete, so that the route's schema judges it as it judges a small
@@ -82,6 +82,10 @@ export class SubmitBodyScanner {
   private hex = 0;
   private hexLeft = 0;
   private pendingHigh = 0;
+  // Unescaped payload bytes gathered and handed on together: an escape every few characters must not
+  // cost a call each.
+  private readonly out = Buffer.allocUnsafe(64 * 1024);
+  private outLen = 0;
 
   constructor(
     private readonly events: SubmitBodyEvents,
@@ -114,12 +118,13 @@ export class SubmitBodyScanner {
           }
           if (j > i) {
             this.flushHigh();
-            this.events.onPayload(bytes.subarray(i, j));
+            this.putRange(bytes, i, j);
           }
           if (j === n) return this.advance(n);
           const c = bytes[j]!;
           if (c === 0x22) {
             this.flushHigh();
+            this.flushOut();
             this.events.onPayloadEnd();
             this.state = S.After;
           } else if (c === 0x5c) {
@@ -137,7 +142,7 @@ export class SubmitBodyScanner {
             const out = SIMPLE_ESCAPES[b];
             if (out === undefined) throw this.unexpected(b, i);
             this.flushHigh();
-            this.events.onPayload(Uint8Array.of(out));
+            this.putByte(out);
             this.state = S.Payload;
           }
           i++;
@@ -254,7 +259,49 @@ export class SubmitBodyScanner {
   }
 
   private advance(n: number): void {
+    this.flushOut();
     this.position += n;
+  }
+
+  private flushOut(): void {
+    if (this.outLen === 0) return;
+    const length = this.outLen;
+    this.outLen = 0;
+    this.events.onPayload(this.out.subarray(0, length));
+  }
+
+  private put(bytes: Uint8Array): void {
+    if (bytes.length > this.out.length - this.outLen) {
+      this.flushOut();
+      if (bytes.length > this.out.length) {
+        this.events.onPayload(bytes);
+        return;
+      }
+    }
+    this.out.set(bytes, this.outLen);
+    this.outLen += bytes.length;
+  }
+
+  /** `bytes[from, to)`, copied without making a view of them. */
+  private putRange(bytes: Buffer, from: number, to: number): void {
+    const length = to - from;
+    if (length > this.out.length - this.outLen) {
+      this.flushOut();
+      if (length > this.out.length) {
+        this.events.onPayload(bytes.subarray(from, to));
+        return;
+      }
+    }
+    if (length < 16) for (let k = from; k < to; k++) this.out[this.outLen++] = bytes[k]!;
+    else {
+      bytes.copy(this.out, this.outLen, from, to);
+      this.outLen += length;
+    }
+  }
+
+  private putByte(b: number): void {
+    if (this.outLen === this.out.length) this.flushOut();
+    this.out[this.outLen++] = b;
   }
 
   private endKey(i: number): void {
@@ -326,7 +373,7 @@ export class SubmitBodyScanner {
   private flushHigh(): void {
     if (this.pendingHigh !== 0) {
       this.pendingHigh = 0;
-      this.events.onPayload(REPLACEMENT);
+      this.put(REPLACEMENT);
     }
   }
 
@@ -334,12 +381,13 @@ export class SubmitBodyScanner {
     if (this.pendingHigh !== 0 && unit >= 0xdc00 && unit <= 0xdfff) {
       const code = 0x10000 + ((this.pendingHigh - 0xd800) << 10) + (unit - 0xdc00);
       this.pendingHigh = 0;
-      this.events.onPayload(utf8(code));
+      this.put(utf8(code));
       return;
     }
     this.flushHigh();
     if (unit >= 0xd800 && unit <= 0xdbff) this.pendingHigh = unit;
-    else if (unit >= 0xdc00 && unit <= 0xdfff) this.events.onPayload(REPLACEMENT);
-    else this.events.onPayload(utf8(unit));
+    else if (unit >= 0xdc00 && unit <= 0xdfff) this.put(REPLACEMENT);
+    else if (unit < 0x80) this.putByte(unit);
+    else this.put(utf8(unit));
   }
 }
