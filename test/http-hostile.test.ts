@@ -135,6 +135,16 @@ describe('hostile HTTP requests', { timeout: 60_000 }, () => {
     expect(answer.json.error?.message).toContain('__proto__');
     expect(answer.json.error?.message).not.toMatch(/not valid JSON/);
     expect(await requestCount()).toBe(before);
+    // The same body streamed (chunked, as large bodies are read): refused by name too, nothing stored.
+    const streamed = await fetch(`${base}${API}/bulkImportRequests`, {
+      method: 'POST',
+      headers: { ...t.headers, 'content-type': 'application/json' },
+      body: new Blob(['{"__proto__":{"integrationSortingOrder":10},', '"payload":"[]"}']).stream(),
+      duplex: 'half',
+    });
+    expect(streamed.status).toBe(400);
+    expect(((await streamed.json()) as { error: { message: string } }).error.message).toContain('__proto__');
+    expect(await requestCount()).toBe(before);
   });
 
   it('refuses a compressed body with 415 instead of reading it as plain JSON, and stores nothing', async () => {

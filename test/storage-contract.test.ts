@@ -42,6 +42,7 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
             '006_kept_pagination_and_records_fetched',
             '007_console_sessions',
             '008_request_list_indexes',
+            '009_payload_chunks',
           ]);
           expect(await migrate(db)).toEqual([]);
           const entries = await db.kysely.selectFrom('ifw_job_queue_entry').select(['id', 'recurrence_seconds']).orderBy('id').execute();

@@ -21,6 +21,8 @@ interface ClaimedRow {
   request_id: string;
   integration_sorting_order: number;
   payload: string;
+  payload_chunks: number;
+  payload_length: number | null;
   attempts: number;
   lease_owner: string;
   lease_expires_at: string;
@@ -41,13 +43,17 @@ export async function claimNextRequest(db: Database, { owner, now, leaseMs }: Cl
                           limit 1
                           ${claimLock(db)})
        and status = 'Pending'
-    returning request_id, integration_sorting_order, payload, attempts, lease_owner, lease_expires_at`.execute(db.kysely);
+    returning request_id, integration_sorting_order, payload, payload_chunks, payload_length, attempts, lease_owner, lease_expires_at`.execute(
+    db.kysely,
+  );
   const row = rows[0];
   if (row === undefined) return undefined;
   return {
     requestId: row.request_id,
     integrationSortingOrder: row.integration_sorting_order,
     payload: row.payload,
+    payloadChunks: Number(row.payload_chunks),
+    payloadLength: row.payload_length === null ? null : Number(row.payload_length),
     attempts: row.attempts,
     leaseOwner: row.lease_owner,
     leaseExpiresAt: row.lease_expires_at,

@@ -14,7 +14,11 @@ export interface ImportJob {
   /** The lease token the final status write is fenced by. */
   readonly owner: string;
   readonly leaseMs: number;
+  /** The import; its payload is the stored text, or '' when it is in `payloadChunks` chunks (read by each dialect's import). */
   readonly input: ImportInput;
+  readonly payloadChunks: number;
+  /** The length of a chunked payload in characters: about its size in bytes, for estimates. */
+  readonly payloadLength: number | null;
   readonly time: () => Date;
   readonly log: Logger;
 }

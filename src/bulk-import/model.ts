@@ -49,7 +49,12 @@ export function toApiRequest(row: RequestSummaryRow): BulkImportRequest {
 export interface ClaimedRequest {
   readonly requestId: string;
   readonly integrationSortingOrder: number;
+  /** The payload, or '' when it is stored in chunks. */
   readonly payload: string;
+  /** How many chunks hold the payload (0: `payload` is it). */
+  readonly payloadChunks: number;
+  /** The length of a payload stored in chunks, in characters (null for one stored whole). */
+  readonly payloadLength: number | null;
   /** How many times the request has been claimed, this claim included. */
   readonly attempts: number;
   readonly leaseOwner: string;

@@ -93,7 +93,16 @@ async function processRequest(ctx: ProcessorContext, claimed: ClaimedRequest, ti
     }
 
     const started = Date.now();
-    const job: ImportJob = { requestId, owner, leaseMs: ctx.leaseMs, input: { plan, tables, payload: claimed.payload }, time, log };
+    const job: ImportJob = {
+      requestId,
+      owner,
+      leaseMs: ctx.leaseMs,
+      input: { plan, tables, payload: claimed.payload },
+      payloadChunks: claimed.payloadChunks,
+      payloadLength: claimed.payloadLength,
+      time,
+      log,
+    };
     const imported = await importInTransaction(ctx, job);
     if (!imported.committed) {
       log.warn('lease lost while importing (cancelled, reset or taken over); the import was rolled back');

@@ -70,7 +70,8 @@ export async function findRequestDetails(db: Kysely<DB>, requestId: string): Pro
       'updated_count',
       'skipped_count',
       'error_message',
-      (eb) => eb.fn<number>('length', ['payload']).as('payload_length'),
+      // A payload stored in chunks has its length recorded; one stored whole is measured.
+      (eb) => eb.fn.coalesce('payload_length', eb.fn<number>('length', ['payload'])).as('payload_length'),
     ])
     .where('request_id', '=', requestId)
     .executeTakeFirst();

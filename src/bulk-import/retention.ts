@@ -1,6 +1,6 @@
 /**
  * Retention cleanup: Completed, Failed and Cancelled requests are deleted retentionDays after they
- * ended, with their per-record errors; Pending and Processing never are. It deletes in small batches,
+ * ended, with their per-record errors and payload chunks; Pending and Processing never are. It deletes in small batches,
  * each its own transaction, so the write lock is never held long enough to stall submissions.
  */
 import { sql } from 'kysely';
@@ -30,6 +30,7 @@ export async function runRetentionCleanup(db: Database, { now, retentionDays, ba
       const ids = rows.map((r) => r.request_id);
       if (ids.length === 0) return 0;
       await trx.deleteFrom('ifw_bulk_import_error').where('request_id', 'in', ids).execute();
+      await trx.deleteFrom('ifw_bulk_import_payload_chunk').where('request_id', 'in', ids).execute();
       const result = await trx
         .deleteFrom('ifw_bulk_import_request')
         .where('request_id', 'in', ids)
@@ -38,6 +39,26 @@ export async function runRetentionCleanup(db: Database, { now, retentionDays, ba
       return Number(result.numDeletedRows);
     });
     deleted += batch;
-    if (batch < batchSize) return deleted;
+    if (batch < batchSize) break;
   }
+  await deleteAbandonedChunks(db, now);
+  return deleted;
+}
+
+/**
+ * Chunks of a payload whose request was never stored: the service stopped while the body was arriving
+ * (a refused or cut-off body removes its own). Request ids are time-ordered (UUIDv7), so a chunk whose
+ * id is older than a day and has no request is from an upload that ended long ago.
+ */
+async function deleteAbandonedChunks(db: Database, now: Date): Promise<void> {
+  const hex = Math.max(0, now.getTime() - DAY_MS)
+    .toString(16)
+    .padStart(12, '0');
+  const bound = `${hex.slice(0, 8)}-${hex.slice(8)}-0000-0000-000000000000`;
+  await sql`
+    delete from ifw_bulk_import_payload_chunk
+     where request_id < ${bound}
+       and not exists (select 1 from ifw_bulk_import_request r where r.request_id = ifw_bulk_import_payload_chunk.request_id)`.execute(
+    db.kysely,
+  );
 }

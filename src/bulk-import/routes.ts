@@ -10,11 +10,14 @@ import { resetRequest } from './reset-request.js';
 import { toApiRequest, type RequestSummaryRow } from './model.js';
 import { findRequest, findRequestDetails, listRequests, REQUEST_FILTERS } from './queries.js';
 import type { Submitter } from './submit.js';
+import { acceptStreamedBodies, RECEIVED, type ReceivedBody } from './submit-route.js';
 import { principalLabel } from '../auth/model.js';
 import { ErrorSchema, KeyParams } from '../http/schemas.js';
 
 export interface BulkImportRouteDeps {
   readonly db: Database;
+  /** The largest body accepted (the server's body limit): a streamed body is held to it as it arrives. */
+  readonly bodyLimitBytes: number;
   readonly clock: Clock;
   readonly submitter: Submitter;
   readonly maxPageSize: number;
@@ -97,32 +100,44 @@ function requestKey(raw: string): string {
 
 export function bulkImportRoutes(deps: BulkImportRouteDeps): RoutePlugin {
   const db = deps.db.kysely;
-  return (app) => {
-    app.post(
-      SET,
-      {
-        config: { permission: 'bulkImport' },
-        schema: {
-          summary: 'Submit a bulk import request',
-          description: 'Answers 202 once the request is durably stored as Pending; the job queue processes it in the background.',
-          tags: ['Bulk Import API'],
-          body: SubmitBody,
-          response: {
-            202: Type.Object({ requestId: Type.String(), status: Type.Literal('Pending'), submittedAt: Type.String() }),
-            400: ErrorSchema,
-            413: ErrorSchema,
+  return async (app) => {
+    // The submit route reads its body as a stream (submit-route.ts): its own scope, its own JSON parser.
+    await app.register((plain, _options, registered) => {
+      const scope = plain as unknown as typeof app;
+      acceptStreamedBodies(scope, deps.submitter, deps.bodyLimitBytes);
+      scope.post(
+        SET,
+        {
+          config: { permission: 'bulkImport' },
+          schema: {
+            summary: 'Submit a bulk import request',
+            description:
+              'Answers 202 once the request is durably stored as Pending; the job queue processes it in the background. The body is read as it arrives: a large payload is stored in chunks and never held whole.',
+            tags: ['Bulk Import API'],
+            body: SubmitBody,
+            response: {
+              202: Type.Object({ requestId: Type.String(), status: Type.Literal('Pending'), submittedAt: Type.String() }),
+              400: ErrorSchema,
+              413: ErrorSchema,
+            },
           },
         },
-      },
-      async (request, reply) => {
-        const accepted = await deps.submitter.submit({
-          integrationSortingOrder: request.body.integrationSortingOrder,
-          payload: request.body.payload,
-          submittedBy: request.principal === undefined ? null : principalLabel(request.principal),
-        });
-        return reply.status(202).header('location', `${SET}(${accepted.requestId})`).send(accepted);
-      },
-    );
+        async (request, reply) => {
+          const submittedBy = request.principal === undefined ? null : principalLabel(request.principal);
+          const received = (request.body as ReceivedBody)[RECEIVED];
+          const accepted =
+            received === undefined
+              ? await deps.submitter.submit({
+                  integrationSortingOrder: request.body.integrationSortingOrder,
+                  payload: request.body.payload,
+                  submittedBy,
+                })
+              : await deps.submitter.submitReceived(request.body.integrationSortingOrder, received, submittedBy);
+          return reply.status(202).header('location', `${SET}(${accepted.requestId})`).send(accepted);
+        },
+      );
+      registered();
+    });
 
     app.get(
       `${SET}/:key`,

@@ -6,7 +6,7 @@
  * synchronous=FULL, and submissions that arrive together share one commit (group commit). A batch
  * is flushed on the next turn of the event loop, so a lone request waits for nothing but its fsync.
  */
-import type { Kysely } from 'kysely';
+import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import type { Clock } from '../core/clock.js';
 import { AppError, badRequest } from '../core/errors.js';
 import type { Integration } from '../integrations/model.js';
@@ -15,10 +15,27 @@ import type { DB } from '../storage/schema.js';
 import { newTimeOrderedId } from '../core/uuid7.js';
 import type { NewRequestRow } from './sqlite/writer-messages.js';
 
+export type { NewRequestRow } from './sqlite/writer-messages.js';
+
 export interface Submission {
   readonly integrationSortingOrder: number;
   readonly payload: string;
   readonly submittedBy?: string | null;
+}
+
+/** A payload received in chunks (upload.ts): its chunks are stored under `requestId` already, or it is short and `text`. */
+export interface ReceivedPayload {
+  readonly requestId: string;
+  /** The payload when it fitted in one chunk: stored in the request row, as a small submission. */
+  readonly text: string | null;
+  readonly chunks: number;
+  /** UTF-8 bytes and characters. */
+  readonly bytes: number;
+  readonly length: number;
+  /** Null when the payload is a JSON text; otherwise why it is not. */
+  readonly notJson: string | null;
+  /** Resolves when every chunk is written (rejects when one could not be). */
+  readonly written: Promise<void>;
 }
 
 export interface Accepted {
@@ -29,11 +46,11 @@ export interface Accepted {
 
 export type IntegrationLookup = (sortingOrder: number) => Promise<Integration | undefined>;
 
-/** The checks of a submission, in the order a caller can fix them. Throws AppError. */
-export async function checkSubmission(lookup: IntegrationLookup, submission: Submission): Promise<Integration> {
-  const integration = await lookup(submission.integrationSortingOrder);
+/** The checks of the integration a submission names: it exists and accepts bulk requests. Throws AppError. */
+export async function checkIntegration(lookup: IntegrationLookup, sortingOrder: number): Promise<Integration> {
+  const integration = await lookup(sortingOrder);
   if (integration === undefined) {
-    throw badRequest('unknownIntegration', `No integration has Sorting Order ${submission.integrationSortingOrder}.`);
+    throw badRequest('unknownIntegration', `No integration has Sorting Order ${sortingOrder}.`);
   }
   if (!integration.acceptBulkImportRequests) {
     throw badRequest(
@@ -41,20 +58,30 @@ export async function checkSubmission(lookup: IntegrationLookup, submission: Sub
       `Integration ${integration.sortingOrder} ("${integration.name}") does not accept bulk import requests; enable Accept Bulk Import Requests on it.`,
     );
   }
-  if (integration.maxPayloadSizeKb !== null) {
-    const bytes = Buffer.byteLength(submission.payload, 'utf8');
-    if (bytes > integration.maxPayloadSizeKb * 1024) {
-      throw new AppError(
-        413,
-        'payloadTooLarge',
-        `The payload is ${Math.ceil(bytes / 1024)} KB; integration ${integration.sortingOrder} accepts at most ${integration.maxPayloadSizeKb} KB (Max Payload Size). Split it into smaller requests.`,
-      );
-    }
-  }
+  return integration;
+}
+
+/** Max Payload Size: 413 when `bytes` exceed it (`more`: the payload is still arriving, there is more than that). */
+export function checkPayloadSize(integration: Integration, bytes: number, more = false): void {
+  if (integration.maxPayloadSizeKb === null || bytes <= integration.maxPayloadSizeKb * 1024) return;
+  throw new AppError(
+    413,
+    'payloadTooLarge',
+    `The payload is ${more ? 'more than ' : ''}${Math.ceil(bytes / 1024)} KB; integration ${integration.sortingOrder} accepts at most ${integration.maxPayloadSizeKb} KB (Max Payload Size). Split it into smaller requests.`,
+  );
+}
+
+export const payloadNotJson = (reason: string): AppError =>
+  badRequest('payloadNotJson', `payload must be a string holding a JSON text: ${reason}.`);
+
+/** The checks of a submission, in the order a caller can fix them. Throws AppError. */
+export async function checkSubmission(lookup: IntegrationLookup, submission: Submission): Promise<Integration> {
+  const integration = await checkIntegration(lookup, submission.integrationSortingOrder);
+  if (integration.maxPayloadSizeKb !== null) checkPayloadSize(integration, Buffer.byteLength(submission.payload, 'utf8'));
   try {
     JSON.parse(submission.payload);
   } catch (err) {
-    throw badRequest('payloadNotJson', `payload must be a string holding a JSON text: ${(err as Error).message}.`);
+    throw payloadNotJson((err as Error).message);
   }
   return integration;
 }
@@ -68,25 +95,54 @@ interface Waiting {
 /** Rows per commit at most; a batch is what arrived while the previous commit was on its way to disk. */
 const MAX_BATCH = 1000;
 
-/** Stores a batch of new requests durably (one transaction); resolves once they are committed. */
-export type PersistRequests = (rows: readonly NewRequestRow[]) => Promise<void>;
+/**
+ * Where submissions are stored. `insert` stores a batch of new requests durably (one transaction) and
+ * resolves once they are committed. `writeChunk` stores a piece of a large payload before its request
+ * exists, in a commit that need not reach the disk: the request's own durable commit, which comes after
+ * its chunks, makes them durable too (both databases write one log in order and sync it up to that
+ * commit). `discardChunks` removes the chunks of a payload whose request was refused or cut off.
+ */
+export interface RequestStore {
+  insert(rows: readonly NewRequestRow[]): Promise<void>;
+  writeChunk(requestId: string, seq: number, data: Uint8Array): Promise<void>;
+  discardChunks(requestId: string): Promise<void>;
+}
 
-/** The portable way to persist: one multi-row insert through Kysely. */
-export function insertRequests(db: Kysely<DB>): PersistRequests {
-  return async (rows) => {
-    await db
-      .insertInto('ifw_bulk_import_request')
-      .values(
-        rows.map((r) => ({
-          request_id: r.requestId,
-          integration_sorting_order: r.integrationSortingOrder,
-          payload: r.payload,
-          status: 'Pending',
-          submitted_at: r.submittedAt,
-          submitted_by: r.submittedBy,
-        })),
-      )
-      .execute();
+/** The portable store: Kysely on the service's own pool (PostgreSQL; SQLite uses the writer thread). */
+export function kyselyRequestStore(db: Kysely<DB>): RequestStore {
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  return {
+    async insert(rows) {
+      await db
+        .insertInto('ifw_bulk_import_request')
+        .values(
+          rows.map((r) => ({
+            request_id: r.requestId,
+            integration_sorting_order: r.integrationSortingOrder,
+            payload: r.payload,
+            payload_chunks: r.payloadChunks,
+            payload_length: r.payloadLength,
+            status: 'Pending',
+            submitted_at: r.submittedAt,
+            submitted_by: r.submittedBy,
+          })),
+        )
+        .execute();
+    },
+    async writeChunk(requestId, seq, data) {
+      const row = { request_id: requestId, seq, data };
+      if (!postgres) {
+        await db.insertInto('ifw_bulk_import_payload_chunk').values(row).execute();
+        return;
+      }
+      await db.transaction().execute(async (tx) => {
+        await sql`set local synchronous_commit = off`.execute(tx);
+        await tx.insertInto('ifw_bulk_import_payload_chunk').values(row).execute();
+      });
+    },
+    async discardChunks(requestId) {
+      await db.deleteFrom('ifw_bulk_import_payload_chunk').where('request_id', '=', requestId).execute();
+    },
   };
 }
 
@@ -113,22 +169,36 @@ function memoizeForOneTurn(lookup: IntegrationLookup): IntegrationLookup {
 
 export interface Submitter {
   submit(submission: Submission): Promise<Accepted>;
-  /** Resolves when every submission handed in so far is committed (or failed). */
+  /** The checks of the integration a submission names (one lookup per turn of the event loop). Throws AppError. */
+  integration(sortingOrder: number): Promise<Integration>;
+  /** A new request's id, for a payload about to be received in chunks. */
+  newRequestId(): string;
+  /** Where the chunks of a payload being received go. */
+  readonly chunks: Pick<RequestStore, 'writeChunk'>;
+  /**
+   * Accepts a payload received in chunks (upload.ts): the checks of a submission, then, once every
+   * chunk is written, the request row (group commit, durable). Whatever fails, its chunks are removed.
+   */
+  submitReceived(integrationSortingOrder: number, payload: ReceivedPayload, submittedBy: string | null): Promise<Accepted>;
+  /** Removes the chunks of a payload that will not become a request (after those being written). */
+  discard(payload: Pick<ReceivedPayload, 'requestId' | 'written'>): Promise<void>;
+  /** Resolves when every submission handed in so far is committed (or failed), and every discard done. */
   drain(): Promise<void>;
 }
 
-export function createSubmitter(db: Kysely<DB>, options: { clock: Clock; persist?: PersistRequests; onCommitted?: () => void }): Submitter {
+export function createSubmitter(db: Kysely<DB>, options: { clock: Clock; store?: RequestStore; onCommitted?: () => void }): Submitter {
   const lookup = memoizeForOneTurn(prepareIntegrationLookup(db));
-  const persist = options.persist ?? insertRequests(db);
+  const store = options.store ?? kyselyRequestStore(db);
   let waiting: Waiting[] = [];
   let flushing: Promise<void> | undefined;
+  const discarding = new Set<Promise<void>>();
 
   async function flush(): Promise<void> {
     while (waiting.length > 0) {
       const batch = waiting.slice(0, MAX_BATCH);
       waiting = waiting.slice(batch.length);
       try {
-        await persist(batch.map((w) => w.row));
+        await store.insert(batch.map((w) => w.row));
         for (const w of batch) w.resolve();
         options.onCommitted?.();
       } catch (err) {
@@ -152,30 +222,68 @@ export function createSubmitter(db: Kysely<DB>, options: { clock: Clock; persist
     });
   }
 
+  async function commit(row: NewRequestRow): Promise<Accepted> {
+    await new Promise<void>((resolve, reject) => {
+      waiting.push({ row, resolve, reject });
+      schedule();
+    });
+    return { requestId: row.requestId, status: 'Pending', submittedAt: row.submittedAt };
+  }
+
+  function discard(payload: Pick<ReceivedPayload, 'requestId' | 'written'>): Promise<void> {
+    const done = payload.written
+      .catch(() => undefined)
+      .then(() => store.discardChunks(payload.requestId))
+      .catch(() => undefined)
+      .finally(() => discarding.delete(done));
+    discarding.add(done);
+    return done;
+  }
+
   return {
     async submit(submission) {
       await checkSubmission(lookup, submission);
       const now = options.clock();
-      const requestId = newTimeOrderedId(now.getTime());
-      const submittedAt = now.toISOString();
-      await new Promise<void>((resolve, reject) => {
-        waiting.push({
-          row: {
-            requestId,
-            integrationSortingOrder: submission.integrationSortingOrder,
-            payload: submission.payload,
-            submittedAt,
-            submittedBy: submission.submittedBy ?? null,
-          },
-          resolve,
-          reject,
-        });
-        schedule();
+      return commit({
+        requestId: newTimeOrderedId(now.getTime()),
+        integrationSortingOrder: submission.integrationSortingOrder,
+        payload: submission.payload,
+        payloadChunks: 0,
+        payloadLength: null,
+        submittedAt: now.toISOString(),
+        submittedBy: submission.submittedBy ?? null,
       });
-      return { requestId, status: 'Pending', submittedAt };
     },
+    integration: (sortingOrder) => checkIntegration(lookup, sortingOrder),
+    newRequestId: () => newTimeOrderedId(options.clock().getTime()),
+    chunks: store,
+    async submitReceived(integrationSortingOrder, payload, submittedBy) {
+      try {
+        const integration = await checkIntegration(lookup, integrationSortingOrder);
+        checkPayloadSize(integration, payload.bytes);
+        if (payload.notJson !== null) throw payloadNotJson(payload.notJson);
+        await payload.written;
+        const now = options.clock();
+        return await commit({
+          requestId: payload.requestId,
+          integrationSortingOrder,
+          payload: payload.text ?? '',
+          payloadChunks: payload.chunks,
+          payloadLength: payload.text === null ? payload.length : null,
+          submittedAt: now.toISOString(),
+          submittedBy,
+        });
+      } catch (err) {
+        void discard(payload);
+        throw err;
+      }
+    },
+    discard,
     async drain() {
-      while (flushing !== undefined) await flushing;
+      while (flushing !== undefined || discarding.size > 0) {
+        if (flushing !== undefined) await flushing;
+        await Promise.all([...discarding]);
+      }
     },
   };
 }

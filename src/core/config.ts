@@ -191,7 +191,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     logLevel: logLevel as Config['logLevel'],
     workers: bool(env, 'IFW_WORKERS', true),
     workerConcurrency: int(env, 'IFW_WORKER_CONCURRENCY', 1, 1, 256),
-    bodyLimitBytes: int(env, 'IFW_BODY_LIMIT_MB', 64, 1, 1024) * 1024 * 1024,
+    bodyLimitBytes: int(env, 'IFW_BODY_LIMIT_MB', 150, 1, 1024) * 1024 * 1024,
     leaseSeconds: int(env, 'IFW_LEASE_SECONDS', 300, 1, 86_400),
     maxAttempts: int(env, 'IFW_MAX_ATTEMPTS', 3, 1, 100),
     retentionDays: int(env, 'IFW_RETENTION_DAYS', 30, 1, 36_500),

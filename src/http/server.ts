@@ -6,6 +6,7 @@
  */
 import Fastify, {
   LogController,
+  type FastifyRequest,
   type FastifyBaseLogger,
   type FastifyInstance,
   type RawReplyDefaultExpression,
@@ -58,32 +59,40 @@ function documentODataKeys(document: { paths?: Record<string, unknown> }): { pat
  * (errors.ts). A body that is present and not JSON is still refused by fastify's own parser.
  */
 function acceptEmptyJsonBodies(app: App): void {
-  const parseJson = app.getDefaultJsonParser(
-    app.initialConfig.onProtoPoisoning ?? 'error',
-    app.initialConfig.onConstructorPoisoning ?? 'error',
-  );
+  const parseJson = jsonParser(app);
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body.length === 0) {
       done(null, undefined);
       return;
     }
-    const text = body.toString();
+    parseJson(request, body.toString(), done);
+  });
+}
+
+/** A body with a `__proto__` key (or `constructor` holding `prototype`): valid JSON, refused by name. */
+export const forbiddenKeyError = (): AppError =>
+  new AppError(400, 'invalidRequest', 'The request body uses the key "__proto__" or "constructor"."prototype", which the service refuses; rename it.');
+
+export type JsonParser = (request: FastifyRequest, text: string, done: (err: Error | null, body?: unknown) => void) => void;
+
+/**
+ * fastify's JSON parser (which refuses `__proto__` and `constructor.prototype` keys), except that a body
+ * refused for such a key, valid JSON as it is, is refused by name rather than called "not valid JSON".
+ * Every JSON body parser of the service uses it.
+ */
+export function jsonParser(app: App): JsonParser {
+  const parseJson = app.getDefaultJsonParser(
+    app.initialConfig.onProtoPoisoning ?? 'error',
+    app.initialConfig.onConstructorPoisoning ?? 'error',
+  );
+  return (request, text, done) => {
     void parseJson(request, text, (err, value) => {
       if (err === null) return done(null, value);
-      // Valid JSON that fastify refuses: a "__proto__" or "constructor.prototype" key. Say so by name.
-      if (isJson(text))
-        return done(
-          new AppError(
-            400,
-            'invalidRequest',
-            'The request body uses the key "__proto__" or "constructor"."prototype", which the service refuses; rename it.',
-          ),
-          undefined,
-        );
-      return done(err, undefined);
+      if (isJson(text)) return done(forbiddenKeyError());
+      return done(err);
     });
-  });
+  };
 }
 
 function isJson(text: string): boolean {

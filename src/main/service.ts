@@ -81,7 +81,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   };
   // On SQLite the commit (and its fsync) of accepted submissions happens on a writer thread.
   const writer = config.database.kind === 'sqlite' ? createRequestWriter(config.database.file, logger) : undefined;
-  const submitter = createSubmitter(db.kysely, { clock, persist: writer && ((rows) => writer.persist(rows)), onCommitted: wake });
+  const submitter = createSubmitter(db.kysely, { clock, store: writer, onCommitted: wake });
 
   const directory = createDirectory(db.kysely, clock, config.directoryCacheMs);
   const accounts = createAccounts(db.kysely, { clock, onChange: () => directory.invalidate() });
@@ -106,7 +106,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     authenticator,
     routes: [
       healthRoutes({ db, queue }),
-      bulkImportRoutes({ db, clock, submitter, maxPageSize: config.maxPageSize, wake }),
+      bulkImportRoutes({ db, clock, submitter, bodyLimitBytes: config.bodyLimitBytes, maxPageSize: config.maxPageSize, wake }),
       targetTableRoutes({ db, clock }),
       targetTableRowRoutes({ db, maxPageSize: config.maxPageSize }),
       integrationRoutes({ db, clock }),

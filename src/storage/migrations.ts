@@ -2,7 +2,7 @@
  * Migrations, in order, run at start (and by `ifw migrate`). They use only what SQLite and PostgreSQL
  * both understand, so one list serves both dialects. Never edit a released migration: add a new one.
  */
-import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 
 const m001_initial: Migration = {
   async up(db: Kysely<unknown>) {
@@ -445,6 +445,34 @@ const m008_request_list_indexes: Migration = {
   },
 };
 
+/**
+ * Large payloads are stored in chunks of bytes instead of one text value, so that neither the submit
+ * path nor the processor holds a payload whole (src/bulk-import/upload.ts, payload-chunks.ts). A
+ * request says how many chunks it has (`payload_chunks`, 0: the payload is the `payload` text, as
+ * before) and how long its payload is in characters (`payload_length`, null for requests stored before).
+ */
+const m009_payload_chunks: Migration = {
+  async up(db: Kysely<unknown>) {
+    const bytes = db.getExecutor().adapter instanceof PostgresAdapter ? sql`bytea` : sql`blob`;
+    const change = async (tx: Kysely<unknown>): Promise<void> => {
+      await tx.schema
+        .createTable('ifw_bulk_import_payload_chunk')
+        .addColumn('request_id', 'text', (c) => c.notNull())
+        .addColumn('seq', 'integer', (c) => c.notNull())
+        .addColumn('data', bytes, (c) => c.notNull())
+        .addPrimaryKeyConstraint('ifw_bulk_import_payload_chunk_pk', ['request_id', 'seq'])
+        .execute();
+      await tx.schema
+        .alterTable('ifw_bulk_import_request')
+        .addColumn('payload_chunks', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await tx.schema.alterTable('ifw_bulk_import_request').addColumn('payload_length', 'integer').execute();
+    };
+    if (db.isTransaction) await change(db);
+    else await db.transaction().execute(change);
+  },
+};
+
 export const migrations: Record<string, Migration> = {
   '001_initial': m001_initial,
   '002_rest_api': m002_rest_api,
@@ -454,6 +482,7 @@ export const migrations: Record<string, Migration> = {
   '006_kept_pagination_and_records_fetched': m006_kept_pagination_and_records_fetched,
   '007_console_sessions': m007_console_sessions,
   '008_request_list_indexes': m008_request_list_indexes,
+  '009_payload_chunks': m009_payload_chunks,
 };
 
 export const migrationProvider: MigrationProvider = {

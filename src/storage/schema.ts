@@ -60,6 +60,17 @@ export interface BulkImportRequestRow {
   started_at: string | null;
   ended_at: string | null;
   submitted_by: string | null;
+  /** How many rows of ifw_bulk_import_payload_chunk hold the payload; 0: the payload is `payload`. */
+  payload_chunks: Generated<number>;
+  /** The payload's length in characters; null for requests stored before chunks existed. */
+  payload_length: number | null;
+}
+
+/** A piece of a large payload: its UTF-8 bytes, in order of `seq` (0, 1, …). */
+export interface BulkImportPayloadChunkRow {
+  request_id: string;
+  seq: number;
+  data: Uint8Array;
 }
 
 export interface BulkImportErrorRow {
@@ -205,6 +216,7 @@ export interface DB {
   ifw_integration_mapping: IntegrationMappingRow;
   ifw_bulk_import_request: BulkImportRequestRow;
   ifw_bulk_import_error: BulkImportErrorRow;
+  ifw_bulk_import_payload_chunk: BulkImportPayloadChunkRow;
   ifw_job_queue_entry: JobQueueEntryRow;
   ifw_rest_connection: RestConnectionRow;
   ifw_rest_endpoint: RestEndpointRow;

@@ -12,8 +12,19 @@ export interface ImportTarget {
 }
 
 export interface ImportInput extends ImportTarget {
-  /** The JSON text. */
-  readonly payload: string;
+  /** The JSON text, whole, or its stored chunks read as the import goes. */
+  readonly payload: string | ChunkedPayload;
+}
+
+/**
+ * A payload stored in chunks (its UTF-8 bytes in order). `chunks()` reads them from the start; it is
+ * called a second time only when no record was found, to tell an empty array from a wrong records path.
+ * SQLite's importer needs a synchronous reader (it runs inside a synchronous transaction).
+ */
+export interface ChunkedPayload {
+  /** The payload's size in bytes. */
+  readonly bytes: number;
+  readonly chunks: () => Iterable<Uint8Array> | AsyncIterable<Uint8Array>;
 }
 
 /**

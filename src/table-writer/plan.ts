@@ -7,7 +7,8 @@ import { AppError } from '../core/errors.js';
 import { compileMapping, type CompiledMapping } from '../mapping/engine.js';
 import { payloadError, type RecordError } from '../mapping/messages.js';
 import { extractRecords } from '../mapping/payload.js';
-import type { ImportInput, ImportTarget } from './model.js';
+import { recordBatches, recordBatchesAsync } from '../mapping/payload-stream.js';
+import type { ChunkedPayload, ImportInput, ImportTarget } from './model.js';
 
 /** Finds the records once the mapping is known (the payload's records path is part of it). */
 export type RecordSource<B> = (mapping: CompiledMapping) => B | RecordError;
@@ -32,13 +33,42 @@ export function compileImport<B extends object>(input: ImportTarget, source: Rec
   return { mapping, batches };
 }
 
-/** The records of a JSON payload, as one batch. */
+/** Records per batch read from a chunked payload, at least (a batch is what the chunks read so far completed). */
+const STREAM_BATCH = 1000;
+
+/** The records of a JSON payload: as one batch when the payload is a text, read in batches from its chunks otherwise. */
 export const payloadSource =
-  (input: ImportInput): RecordSource<readonly (readonly unknown[])[]> =>
+  (input: ImportInput): RecordSource<Iterable<readonly unknown[]>> =>
   (mapping) => {
-    const records = extractRecords(input.payload, input.plan.integration.recordsPath, mapping.records);
+    const { recordsPath } = input.plan.integration;
+    if (typeof input.payload !== 'string') {
+      const open = syncChunks(input.payload);
+      return recordBatches(open, recordsPath, STREAM_BATCH, (text) => extractRecords(text, recordsPath, mapping.records));
+    }
+    const records = extractRecords(input.payload, recordsPath, mapping.records);
     return Array.isArray(records) ? [records] : records;
   };
+
+/** The same for an importer that may read asynchronously (PostgreSQL). */
+export const payloadSourceAsync =
+  (input: ImportInput): RecordSource<Iterable<readonly unknown[]> | AsyncIterable<readonly unknown[]>> =>
+  (mapping) => {
+    const { recordsPath } = input.plan.integration;
+    if (typeof input.payload === 'string') return payloadSource(input)(mapping);
+    const { chunks } = input.payload;
+    const open = async function* (): AsyncGenerator<Uint8Array> {
+      yield* chunks();
+    };
+    return recordBatchesAsync(open, recordsPath, STREAM_BATCH, (text) => extractRecords(text, recordsPath, mapping.records));
+  };
+
+function syncChunks(payload: ChunkedPayload): () => Iterable<Uint8Array> {
+  return () => {
+    const chunks = payload.chunks();
+    if (!(Symbol.iterator in chunks)) throw new Error('this importer reads a chunked payload synchronously');
+    return chunks;
+  };
+}
 
 /** "cannot write to table …": the declared table (or a column, or a related table) is missing in the database. */
 export const tableNotWritable = (mapping: CompiledMapping, reason: string): RecordError =>

@@ -116,7 +116,15 @@ function importAsStaged(
 
 /** The records of `input` in pages, or undefined when they cannot be staged at all (see importAsStaged). */
 function stageable(input: ImportInput | RecordBatchesInput): readonly (readonly unknown[])[] | undefined {
-  const compiled = compileImport(input, 'payload' in input ? payloadSource(input) : () => [...input.batches]);
+  const compiled = compileImport(
+    input,
+    'payload' in input
+      ? (mapping) => {
+          const batches = payloadSource(input)(mapping);
+          return isRecordError(batches) ? batches : [...batches];
+        }
+      : () => [...input.batches],
+  );
   return isRecordError(compiled) ? undefined : compiled.batches;
 }
 

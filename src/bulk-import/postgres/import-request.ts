@@ -9,6 +9,7 @@ import { inLeasedTransaction, LEASE_LOST } from '../../storage/postgres/leased-t
 import { importPayloadPg } from '../../table-writer/postgres/importer.js';
 import { finishRequest } from '../finish-request.js';
 import { heartbeatRequest } from '../heartbeat-request.js';
+import { postgresChunks } from '../payload-chunks.js';
 import type { ImportFnPg, ImportJob, Imported } from '../import-job.js';
 
 export interface PostgresImportOptions {
@@ -40,7 +41,12 @@ export async function importRequestOnPostgres(
       (finishing) =>
         importer(
           client,
-          job.input,
+          job.payloadChunks === 0
+            ? job.input
+            : {
+                ...job.input,
+                payload: { bytes: job.payloadLength ?? 0, chunks: postgresChunks(onClient(client), requestId, job.payloadChunks) },
+              },
           async (outcome) => finishing() && (await finishRequest(onClient(client), { requestId, owner, now: time(), outcome })),
         ),
       (err) => (broken = err),

@@ -6,9 +6,17 @@
 import type { SqliteDatabase } from '../../storage/database.js';
 import { importPayload } from '../../table-writer/sqlite/importer.js';
 import { finishRequest } from '../finish-request.js';
+import { sqliteChunks } from '../payload-chunks.js';
 import type { ImportFn, ImportJob, Imported } from '../import-job.js';
 
 export function importRequestOnSqlite(db: SqliteDatabase, job: ImportJob, importer: ImportFn = importPayload): Imported {
   const { requestId, owner, time } = job;
-  return importer(db.sqlite, job.input, (outcome) => finishRequest(db, { requestId, owner, now: time(), outcome }));
+  const input =
+    job.payloadChunks === 0
+      ? job.input
+      : {
+          ...job.input,
+          payload: { bytes: 0, chunks: sqliteChunks({ dialect: 'sqlite', sqlite: db.sqlite }, requestId, job.payloadChunks) },
+        };
+  return importer(db.sqlite, input, (outcome) => finishRequest(db, { requestId, owner, now: time(), outcome }));
 }

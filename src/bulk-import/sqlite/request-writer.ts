@@ -6,10 +6,10 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { AppError } from '../../core/errors.js';
 import { threadEntry } from '../../core/threads.js';
-import type { NewRequestRow, WriterData, WriterMessage, WriterReply } from './writer-messages.js';
+import type { RequestStore } from '../submit.js';
+import type { WriterData, WriterMessage, WriterReply } from './writer-messages.js';
 
-export interface RequestWriter {
-  persist(rows: readonly NewRequestRow[]): Promise<void>;
+export interface RequestWriter extends RequestStore {
   close(): Promise<void>;
 }
 
@@ -58,17 +58,25 @@ export function createRequestWriter(file: string, logger: Logger): RequestWriter
     });
   }
 
+  async function send(message: WriterMessage, transfer: ArrayBuffer[] = []): Promise<void> {
+    if (closing) throw new AppError(503, 'serviceUnavailable', 'The service is shutting down.');
+    worker ??= start();
+    const w = await worker;
+    await new Promise<void>((resolve, reject) => {
+      pending.set(message.type === 'stop' ? 0 : message.id, { resolve, reject });
+      w.postMessage(message, transfer);
+    });
+  }
+
   return {
-    async persist(rows) {
-      if (closing) throw new AppError(503, 'serviceUnavailable', 'The service is shutting down.');
-      worker ??= start();
-      const w = await worker;
-      const id = nextId++;
-      await new Promise<void>((resolve, reject) => {
-        pending.set(id, { resolve, reject });
-        w.postMessage({ type: 'insert', id, rows } satisfies WriterMessage);
-      });
-    },
+    insert: (rows) => send({ type: 'insert', id: nextId++, rows }),
+    // The chunk's memory moves to the thread instead of being copied, when the chunk is the whole of it.
+    writeChunk: (requestId, seq, data) =>
+      send(
+        { type: 'chunk', id: nextId++, requestId, seq, data },
+        data.byteOffset === 0 && data.byteLength === data.buffer.byteLength && data.buffer instanceof ArrayBuffer ? [data.buffer] : [],
+      ),
+    discardChunks: (requestId) => send({ type: 'discard', id: nextId++, requestId }),
     async close() {
       closing = true;
       const w = await worker?.catch(() => undefined);

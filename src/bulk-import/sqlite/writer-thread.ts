@@ -2,6 +2,10 @@
  * Entry of the submission writer thread. Each batch of accepted requests is inserted in one
  * transaction and committed with synchronous=FULL; the fsync happens here, so the HTTP thread keeps
  * parsing the next submissions (which form the next batch) while the disk works.
+ *
+ * The chunks of a large payload arrive here as they are received, each inserted in a commit that does
+ * not wait for the disk (synchronous=NORMAL). They become durable with the commit of their request's
+ * row, which comes after them: in WAL mode that commit's fsync covers every frame written before it.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openSqliteFile } from '../../storage/sqlite/dialect.js';
@@ -12,13 +16,24 @@ const port = parentPort;
 const { file, busyTimeoutMs } = workerData as WriterData;
 const db = openSqliteFile(file, busyTimeoutMs);
 const insert = db.prepare(
-  `insert into ifw_bulk_import_request (request_id, integration_sorting_order, payload, status, submitted_at, submitted_by)
-   values (?, ?, ?, 'Pending', ?, ?)`,
+  `insert into ifw_bulk_import_request
+     (request_id, integration_sorting_order, payload, payload_chunks, payload_length, status, submitted_at, submitted_by)
+   values (?, ?, ?, ?, ?, 'Pending', ?, ?)`,
 );
 const insertAll = db.transaction((rows: readonly NewRequestRow[]) => {
-  for (const r of rows) insert.run(r.requestId, r.integrationSortingOrder, r.payload, r.submittedAt, r.submittedBy);
+  for (const r of rows)
+    insert.run(r.requestId, r.integrationSortingOrder, r.payload, r.payloadChunks, r.payloadLength, r.submittedAt, r.submittedBy);
 });
+const insertChunk = db.prepare('insert into ifw_bulk_import_payload_chunk (request_id, seq, data) values (?, ?, ?)');
+const discard = db.prepare('delete from ifw_bulk_import_payload_chunk where request_id = ?');
 const reply = (message: WriterReply) => port.postMessage(message);
+
+let durable = true;
+function durability(full: boolean): void {
+  if (durable === full) return;
+  db.pragma(full ? 'synchronous = FULL' : 'synchronous = NORMAL');
+  durable = full;
+}
 
 port.on('message', (message: WriterMessage) => {
   if (message.type === 'stop') {
@@ -27,7 +42,16 @@ port.on('message', (message: WriterMessage) => {
     return;
   }
   try {
-    insertAll.immediate(message.rows);
+    if (message.type === 'insert') {
+      durability(true);
+      insertAll.immediate(message.rows);
+    } else if (message.type === 'chunk') {
+      durability(false);
+      insertChunk.run(message.requestId, message.seq, message.data);
+    } else {
+      durability(false);
+      discard.run(message.requestId);
+    }
     reply({ type: 'done', id: message.id });
   } catch (err) {
     const code = (err as { code?: unknown }).code;

@@ -14,7 +14,8 @@
 import type { CompiledMapping } from '../../mapping/engine.js';
 import type { RecordError } from '../../mapping/messages.js';
 import type { ImportInput, ImportOutcome, ImportResult, ImportTarget } from '../model.js';
-import { compileImport, isRecordError, payloadSource, tableNotWritable, type RecordSource } from '../plan.js';
+import { PayloadProblem } from '../../mapping/payload-stream.js';
+import { compileImport, isRecordError, payloadSourceAsync, tableNotWritable, type RecordSource } from '../plan.js';
 import { failedOutcome } from '../tally.js';
 import { isMissingObjectPgError, release, rollbackAndRelease, rollbackTo, savepoint, type PgClient } from './client.js';
 import { chunkRecordsFor, writeRecordsPg, type RecordBatches } from './records.js';
@@ -56,7 +57,7 @@ async function runImport(
   input: ImportTarget,
   source: RecordSource<RecordBatches>,
   finish: ImportFinishPg,
-  expectedRecords?: (batches: RecordBatches) => number | undefined,
+  expectedRecords?: (batches: RecordBatches) => number | (() => number | undefined) | undefined,
 ): Promise<ImportResult> {
   // Compiling the plan and parsing a payload need no database: done before the first statement.
   const compiled = compileImport(input, source);
@@ -68,11 +69,18 @@ async function runImport(
       outcome = failedOutcome([compiled], 1);
     } else {
       const unwritable = await probeTable(client, compiled.mapping);
-      const chunkRecords = chunkRecordsFor(expectedRecords?.(compiled.batches));
-      outcome =
-        unwritable !== null
-          ? failedOutcome([unwritable], 1)
-          : await writeRecordsPg(client, compiled.mapping, compiled.batches, writeMode, onRecordError, chunkRecords);
+      const expected = expectedRecords?.(compiled.batches);
+      const chunkRecords = typeof expected === 'function' ? () => chunkRecordsFor(expected()) : chunkRecordsFor(expected);
+      try {
+        outcome =
+          unwritable !== null
+            ? failedOutcome([unwritable], 1)
+            : await writeRecordsPg(client, compiled.mapping, compiled.batches, writeMode, onRecordError, chunkRecords);
+      } catch (err) {
+        // A payload read in chunks may turn out not to be JSON (or to lack its records) part-way.
+        if (!(err instanceof PayloadProblem)) throw err;
+        outcome = failedOutcome([err.error], 1);
+      }
       if (!outcome.ok) await rollbackTo(client, 'ifw_import');
     }
     if (!(await finish(outcome))) {
@@ -97,10 +105,41 @@ async function runImport(
  * error propagates; in every case the caller's transaction stays usable and is the caller's to end.
  */
 export async function importPayloadPg(client: PgClient, input: ImportInput, finish: ImportFinishPg): Promise<ImportResult> {
+  const { payload } = input;
+  if (typeof payload !== 'string') {
+    // Read in chunks: the number of records is estimated from the first batch (records per byte read).
+    let firstBatch: { records: number; bytes: number } | undefined;
+    let bytesRead = 0;
+    const counted: ImportInput = {
+      ...input,
+      payload: {
+        bytes: payload.bytes,
+        chunks: async function* () {
+          for await (const chunk of payload.chunks()) {
+            bytesRead += chunk.length;
+            yield chunk;
+          }
+        },
+      },
+    };
+    const source: RecordSource<RecordBatches> = (mapping) => {
+      const batches = payloadSourceAsync(counted)(mapping);
+      if (isRecordError(batches)) return batches;
+      return (async function* () {
+        for await (const batch of batches) {
+          firstBatch ??= { records: batch.length, bytes: bytesRead };
+          yield batch;
+        }
+      })();
+    };
+    const estimate = (): number | undefined =>
+      firstBatch === undefined || firstBatch.bytes === 0 ? undefined : Math.ceil((firstBatch.records / firstBatch.bytes) * payload.bytes);
+    return runImport(client, input, source, finish, () => estimate);
+  }
   // A payload's records are in memory: their number is known.
   const count = (batches: RecordBatches): number | undefined =>
     Array.isArray(batches) ? (batches as readonly (readonly unknown[])[]).reduce((n, b) => n + b.length, 0) : undefined;
-  return runImport(client, input, payloadSource(input), finish, count);
+  return runImport(client, input, payloadSourceAsync(input), finish, count);
 }
 
 /** The same import over record arrays in batches (sync or async); record numbers continue across batches. */

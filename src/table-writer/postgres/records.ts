@@ -40,9 +40,11 @@ export async function writeRecordsPg(
   batches: RecordBatches,
   writeMode: WriteMode,
   onRecordError: OnRecordError,
-  chunkRecords: number = CHUNK_RECORDS,
+  chunkRecords: number | (() => number) = CHUNK_RECORDS,
 ): Promise<ImportOutcome> {
   const tally = new Tally();
+  // A function is asked once the first batch is in (an estimate of the number of records needs it).
+  let size = typeof chunkRecords === 'number' ? chunkRecords : undefined;
   const write = chunkWriter(client, mapping, writeMode);
   let chunk: unknown[] = [];
   let firstRecordNo = 1;
@@ -52,11 +54,12 @@ export async function writeRecordsPg(
     chunk = [];
   };
   for await (const records of batches) {
+    size ??= (chunkRecords as () => number)();
     for (let start = 0; start < records.length;) {
-      const take = Math.min(chunkRecords - chunk.length, records.length - start);
+      const take = Math.min(size - chunk.length, records.length - start);
       for (let i = start; i < start + take; i++) chunk.push(records[i]);
       start += take;
-      if (chunk.length === chunkRecords) await flush();
+      if (chunk.length === size) await flush();
     }
   }
   if (chunk.length > 0) await flush();

@@ -4,7 +4,8 @@
  * a savepoint, and the caller's `finish` (the queue's lease-fenced status write) runs in the same
  * transaction, so "Completed" and "rows present" commit together or not at all.
  *
- * Three entry points share that core: `importPayload` (a JSON text, parsed before the lock),
+ * Three entry points share that core: `importPayload` (a JSON text, parsed before the lock, or its
+ * stored chunks, parsed a record at a time inside the transaction),
  * `importRecordBatches` (parsed record arrays in batches) and `importStagedRows` (the records of a REST
  * API run, mapped as their pages arrived and staged on the connection: staged-rows.ts).
  *
@@ -13,6 +14,7 @@
 import BetterSqlite3 from 'better-sqlite3';
 import type { CompiledMapping } from '../../mapping/engine.js';
 import type { RecordError } from '../../mapping/messages.js';
+import { PayloadProblem } from '../../mapping/payload-stream.js';
 import type { ImportFinish, ImportInput, ImportOutcome, ImportResult, ImportTarget, RecordBatchesInput } from '../model.js';
 import { compileImport, isRecordError, payloadSource, tableNotWritable, type RecordSource } from '../plan.js';
 import { mapRecords, writeRecords, type FillRow, type Writers } from './records.js';
@@ -96,7 +98,13 @@ function runImport<T>(
       outcome = failedOutcome([prepared], 1);
     } else {
       sqlite.exec(`SAVEPOINT ${SAVEPOINT}`);
-      outcome = write(prepared, input);
+      try {
+        outcome = write(prepared, input);
+      } catch (err) {
+        // A payload read in chunks may turn out not to be JSON (or to lack its records) part-way.
+        if (!(err instanceof PayloadProblem)) throw err;
+        outcome = failedOutcome([err.error], 1);
+      }
       if (!outcome.ok) sqlite.exec(`ROLLBACK TO ${SAVEPOINT}`);
       sqlite.exec(`RELEASE ${SAVEPOINT}`);
     }

@@ -1,0 +1,33 @@
+/**
+ * Reading a request's payload stored in chunks (upload.ts wrote them), in order, one chunk at a time:
+ * synchronously on SQLite's worker connection, asynchronously on the PostgreSQL client of the import
+ * transaction. A missing chunk is an internal error: the request is failed and says so.
+ */
+import { sql } from 'kysely';
+import { select, type PostgresConnection, type SqliteConnection } from '../storage/connection.js';
+
+const missing = (requestId: string, seq: number, count: number): Error =>
+  new Error(`chunk ${seq + 1} of ${count} of the payload of request ${requestId} is missing`);
+
+const chunkQuery = (requestId: string, seq: number) =>
+  sql<{ data: Uint8Array }>`select data from ifw_bulk_import_payload_chunk where request_id = ${requestId} and seq = ${seq}`;
+
+export function sqliteChunks(conn: SqliteConnection, requestId: string, count: number): () => Iterable<Uint8Array> {
+  return function* () {
+    for (let seq = 0; seq < count; seq++) {
+      const data = select(conn, chunkQuery(requestId, seq))[0]?.data;
+      if (data === undefined) throw missing(requestId, seq, count);
+      yield data;
+    }
+  };
+}
+
+export function postgresChunks(conn: PostgresConnection, requestId: string, count: number): () => AsyncIterable<Uint8Array> {
+  return async function* () {
+    for (let seq = 0; seq < count; seq++) {
+      const data = (await select(conn, chunkQuery(requestId, seq)))[0]?.data;
+      if (data === undefined) throw missing(requestId, seq, count);
+      yield data;
+    }
+  };
+}

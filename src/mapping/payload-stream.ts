@@ -1,0 +1,223 @@
+/**
+ * The records of a payload that is read in pieces (its stored chunks, in order), one at a time, at the
+ * integration's records path, with a streaming JSON parser (@streamparser/json): a record is handed on
+ * as soon as it is complete and then forgotten, and nothing outside the records is kept either, so the
+ * memory an import needs does not grow with the payload. Same outcome and messages as extractRecords
+ * (payload.ts) on the whole text: a payload that is not JSON, or whose records path does not point to
+ * an array, is a payload-level error.
+ */
+import { JSONParser } from '@streamparser/json';
+import { parsePath } from '../json-path/paths.js';
+import { payloadError, type RecordError } from './messages.js';
+
+/** Thrown by the record readers below: the payload-level error that fails the import. */
+export class PayloadProblem extends Error {
+  constructor(readonly error: RecordError) {
+    super(error.message);
+  }
+}
+
+const notJson = (reason: string): PayloadProblem =>
+  new PayloadProblem(payloadError('is not valid JSON', `payload is not valid JSON: ${reason}`));
+
+const notArray = (recordsPath: string): PayloadProblem =>
+  new PayloadProblem(
+    recordsPath === ''
+      ? payloadError('is not an array', "payload: the root is not an array (set the integration's records path)")
+      : payloadError('is not an array', `payload: records path "${recordsPath}" does not point to an array`),
+  );
+
+/**
+ * The parser's selector for the items at `recordsPath` ('$.a.b.*'), or null when the path cannot be
+ * said in the parser's dotted selectors (a name holding a dot or naming the wildcard).
+ */
+export function streamSelector(recordsPath: string): string | null {
+  const segments = parsePath(recordsPath);
+  const names = segments.map((s) => (s.kind === 'name' ? s.name : String(s.index)));
+  if (names.some((n) => n === '' || n.includes('.') || n === '*')) return null;
+  return ['$', ...names, '*'].join('.');
+}
+
+/** Reads records from bytes written in order; `take()` hands over those completed so far. */
+export class RecordStream {
+  private readonly parser: JSONParser;
+  private records: unknown[] = [];
+  private failure: PayloadProblem | null = null;
+  private ended = false;
+  /** Records seen in all: none at the end asks whether the path held an empty array (see `endWithout`). */
+  count = 0;
+
+  constructor(
+    private readonly recordsPath: string,
+    selector: string,
+  ) {
+    this.parser = new JSONParser({ paths: [selector], keepStack: false });
+    this.parser.onValue = ({ value, parent }) => {
+      if (this.failure !== null) return;
+      if (!Array.isArray(parent)) {
+        this.failure = notArray(this.recordsPath);
+        return;
+      }
+      this.count++;
+      this.records.push(value);
+    };
+    this.parser.onError = (err) => {
+      this.failure ??= notJson(err.message);
+    };
+    this.parser.onEnd = () => {
+      this.ended = true;
+    };
+  }
+
+  /** Feeds the next bytes; throws PayloadProblem as soon as the payload is known to be wrong. */
+  write(bytes: Uint8Array): void {
+    if (this.failure === null) {
+      if (this.ended) {
+        // The root value is complete: only whitespace may follow.
+        for (const b of bytes)
+          if (b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09) this.failure = notJson('unexpected data after the JSON text');
+      } else this.parser.write(bytes);
+    }
+    if (this.failure !== null) throw this.failure;
+  }
+
+  /** The records completed since the last call. */
+  take(): unknown[] {
+    const taken = this.records;
+    this.records = [];
+    return taken;
+  }
+
+  end(): void {
+    if (this.failure === null && !this.ended) {
+      try {
+        this.parser.end();
+      } catch (err) {
+        this.failure = notJson((err as Error).message);
+      }
+      if (!this.ended) this.failure ??= notJson('unexpected end of the JSON text');
+    }
+    if (this.failure !== null) throw this.failure;
+  }
+}
+
+/**
+ * When a whole payload yielded no record, whether the path held an empty array: the value at the path
+ * is parsed from a second reading (it holds no item, so it is small), and anything but an array is
+ * the same error as extractRecords gives.
+ */
+class EmptyArrayCheck {
+  private readonly parser: JSONParser;
+  found = false;
+  private isArray = false;
+
+  constructor(
+    private readonly recordsPath: string,
+    selector: string,
+  ) {
+    this.parser = new JSONParser({ paths: [selector.slice(0, -2)], keepStack: false });
+    this.parser.onValue = ({ value }) => {
+      this.found = true;
+      this.isArray = Array.isArray(value);
+    };
+    this.parser.onError = () => undefined;
+    this.parser.onEnd = () => undefined;
+  }
+
+  write(chunk: Uint8Array): void {
+    if (!this.found) this.parser.write(chunk);
+  }
+
+  end(): void {
+    if (!this.found || !this.isArray) throw notArray(this.recordsPath);
+  }
+}
+
+function checkEmptyArray(chunks: Iterable<Uint8Array>, recordsPath: string, selector: string): void {
+  const check = new EmptyArrayCheck(recordsPath, selector);
+  for (const chunk of chunks) {
+    check.write(chunk);
+    if (check.found) break;
+  }
+  check.end();
+}
+
+async function checkEmptyArrayAsync(chunks: AsyncIterable<Uint8Array>, recordsPath: string, selector: string): Promise<void> {
+  const check = new EmptyArrayCheck(recordsPath, selector);
+  for await (const chunk of chunks) {
+    check.write(chunk);
+    if (check.found) break;
+  }
+  check.end();
+}
+
+/** The whole text, for a records path the streaming selectors cannot express (kept whole: rare). */
+function wholeText(chunks: Iterable<Uint8Array>): string {
+  return Buffer.concat([...chunks]).toString('utf8');
+}
+
+/**
+ * The records of stored chunks in batches of about `batchSize`, read as the batches are consumed.
+ * `open()` reads the chunks from the start (called again only to tell an empty array from a wrong path).
+ * Throws PayloadProblem.
+ */
+export function* recordBatches(
+  open: () => Iterable<Uint8Array>,
+  recordsPath: string,
+  batchSize: number,
+  whole: (text: string) => unknown[] | RecordError,
+): Generator<unknown[]> {
+  const selector = streamSelector(recordsPath);
+  if (selector === null) {
+    const records = whole(wholeText(open()));
+    if (!Array.isArray(records)) throw new PayloadProblem(records);
+    yield records;
+    return;
+  }
+  const stream = new RecordStream(recordsPath, selector);
+  let pending: unknown[] = [];
+  for (const chunk of open()) {
+    stream.write(chunk);
+    pending = pending.length === 0 ? stream.take() : pending.concat(stream.take());
+    if (pending.length >= batchSize) {
+      yield pending;
+      pending = [];
+    }
+  }
+  stream.end();
+  pending = pending.concat(stream.take());
+  if (stream.count === 0) checkEmptyArray(open(), recordsPath, selector);
+  if (pending.length > 0) yield pending;
+}
+
+/** The same over chunks read asynchronously (PostgreSQL). */
+export async function* recordBatchesAsync(
+  open: () => AsyncIterable<Uint8Array>,
+  recordsPath: string,
+  batchSize: number,
+  whole: (text: string) => unknown[] | RecordError,
+): AsyncGenerator<unknown[]> {
+  const selector = streamSelector(recordsPath);
+  if (selector === null) {
+    const all: Uint8Array[] = [];
+    for await (const chunk of open()) all.push(chunk);
+    const records = whole(wholeText(all));
+    if (!Array.isArray(records)) throw new PayloadProblem(records);
+    yield records;
+    return;
+  }
+  const stream = new RecordStream(recordsPath, selector);
+  let pending: unknown[] = [];
+  for await (const chunk of open()) {
+    stream.write(chunk);
+    pending = pending.length === 0 ? stream.take() : pending.concat(stream.take());
+    if (pending.length >= batchSize) {
+      yield pending;
+      pending = [];
+    }
+  }
+  stream.end();
+  pending = pending.concat(stream.take());
+  if (stream.count === 0) await checkEmptyArrayAsync(open(), recordsPath, selector);
+  if (pending.length > 0) yield pending;
+}
