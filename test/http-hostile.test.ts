@@ -147,6 +147,37 @@ describe('hostile HTTP requests', { timeout: 60_000 }, () => {
     expect(await requestCount()).toBe(before);
   });
 
+  it('refuses a payload nested deeper than 256 levels at submit, streamed or not, and stores nothing', async () => {
+    const nested = (depth: number) => `${'['.repeat(depth - 1)}[{"no":"D-1","name":"deep"}]${']'.repeat(depth - 1)}`;
+    const submit = (payload: string, streamed = false) =>
+      fetch(`${base}${API}/bulkImportRequests`, {
+        method: 'POST',
+        headers: { ...t.headers, 'content-type': 'application/json' },
+        body: streamed
+          ? new Blob([JSON.stringify({ integrationSortingOrder: 10, payload })]).stream()
+          : JSON.stringify({ integrationSortingOrder: 10, payload }),
+        duplex: 'half',
+      });
+    const before = await requestCount();
+    for (const [payload, streamed] of [
+      [nested(257), false],
+      [nested(17_500), false],
+      [nested(300), true],
+      [`[{"no":"D-2","name":"x","deep":${'['.repeat(20_000)}${']'.repeat(20_000)}}]`, true],
+    ] as const) {
+      const answer = await submit(payload, streamed);
+      expect(answer.status).toBe(400);
+      const body = (await answer.json()) as { error: { code: string; message: string } };
+      expect(body.error.code).toBe('payloadTooDeep');
+      expect(body.error.message).toMatch(/more than 256 levels/);
+    }
+    expect(await requestCount()).toBe(before);
+    // Brackets inside strings are text, not nesting.
+    const brackets = await submit(JSON.stringify([{ no: 'D-3', name: '['.repeat(1000) }]));
+    expect(brackets.status).toBe(202);
+    expect((await submit('[[[{"no":"D-4","name":"three levels"}]]]')).status).toBe(202);
+  });
+
   it('refuses a compressed body with 415 instead of reading it as plain JSON, and stores nothing', async () => {
     const before = await requestCount();
     const answer = await call('POST', `${API}/bulkImportRequests`, {

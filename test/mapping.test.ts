@@ -563,3 +563,12 @@ describe('messages', () => {
     expect(recordError(12, null, null, 'CHECK constraint failed: x').message).toBe('record 12: CHECK constraint failed: x');
   });
 });
+
+describe('describeValue on values nested deeper than the stack', () => {
+  it('describes the value instead of failing', () => {
+    let deep: unknown = [];
+    for (let i = 0; i < 200_000; i++) deep = [deep];
+    expect(describeValue(deep)).toBe('[…]');
+    expect(describeValue({ a: deep })).toBe('{…}');
+  });
+});

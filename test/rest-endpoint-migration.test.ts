@@ -459,7 +459,12 @@ describe.each(BACKENDS)('pagination storage migration on $name', (backend) => {
         db.kysely,
       );
 
-      expect(await migrate(db)).toEqual(['006_kept_pagination_and_records_fetched', '007_console_sessions', '008_request_list_indexes', '009_payload_chunks']);
+      expect(await migrate(db)).toEqual([
+        '006_kept_pagination_and_records_fetched',
+        '007_console_sessions',
+        '008_request_list_indexes',
+        '009_payload_chunks',
+      ]);
 
       expect(await storedPagination(db, 'blank')).toEqual({ ...link, responseDataPath: null });
       expect(await storedPagination(db, 'value')).toEqual({ ...link, responseDataPath: 'value' });

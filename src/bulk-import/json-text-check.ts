@@ -50,6 +50,9 @@ const isDigit = (b: number): boolean => b >= 0x30 && b <= 0x39;
 const isHex = (b: number): boolean => isDigit(b) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66);
 
 export class JsonTextCheck {
+  /** `maxDepth`: arrays and objects nested deeper than this fail the check (`tooDeep`). */
+  constructor(private readonly maxDepth = Number.POSITIVE_INFINITY) {}
+
   private state = S.Value;
   private readonly stack: number[] = [];
   /** Whether the string being read is an object key. */
@@ -60,6 +63,9 @@ export class JsonTextCheck {
   private num = N.Minus;
   private position = 0;
   private error: string | null = null;
+
+  /** Whether the check failed because arrays and objects nest deeper than `maxDepth`. */
+  tooDeep = false;
 
   /** The reason the text is not JSON, once known; null while it may still be. */
   get failure(): string | null {
@@ -188,17 +194,27 @@ export class JsonTextCheck {
   }
 
   private failAt(b: number, i: number): false {
-    this.fail(b, this.position + i);
+    if (this.error === null) this.fail(b, this.position + i);
     return false;
+  }
+
+  private open(container: number): boolean {
+    if (this.stack.length >= this.maxDepth) {
+      this.tooDeep = true;
+      this.error = `arrays and objects nest more than ${this.maxDepth} levels deep`;
+      return false;
+    }
+    this.stack.push(container);
+    return true;
   }
 
   private startValue(b: number): boolean {
     this.key = false;
     if (b === 0x7b) {
-      this.stack.push(OBJECT);
+      if (!this.open(OBJECT)) return false;
       this.state = S.KeyOrEnd;
     } else if (b === 0x5b) {
-      this.stack.push(ARRAY);
+      if (!this.open(ARRAY)) return false;
       this.state = S.ValueOrEnd;
     } else if (b === 0x22) {
       this.state = S.Str;

@@ -34,6 +34,8 @@ export interface ReceivedPayload {
   readonly length: number;
   /** Null when the payload is a JSON text; otherwise why it is not. */
   readonly notJson: string | null;
+  /** Set when `notJson` says the payload nests deeper than MAX_PAYLOAD_DEPTH. */
+  readonly tooDeep?: boolean;
   /** Resolves when every chunk is written (rejects when one could not be). */
   readonly written: Promise<void>;
 }
@@ -74,6 +76,32 @@ export function checkPayloadSize(integration: Integration, bytes: number, more =
 export const payloadNotJson = (reason: string): AppError =>
   badRequest('payloadNotJson', `payload must be a string holding a JSON text: ${reason}.`);
 
+/**
+ * The deepest nesting of arrays and objects a payload may have. Records nest a few levels; thousands of
+ * levels only serve to exhaust a stack further down (mapping, messages), so they are refused at submit.
+ */
+export const MAX_PAYLOAD_DEPTH = 256;
+
+export const payloadTooDeep = (): AppError =>
+  badRequest('payloadTooDeep', `payload nests arrays and objects more than ${MAX_PAYLOAD_DEPTH} levels deep; flatten the records.`);
+
+/** Whether a JSON text nests arrays and objects deeper than `max` (brackets inside strings do not count). */
+export function nestsDeeperThan(json: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
 /** The checks of a submission, in the order a caller can fix them. Throws AppError. */
 export async function checkSubmission(lookup: IntegrationLookup, submission: Submission): Promise<Integration> {
   const integration = await checkIntegration(lookup, submission.integrationSortingOrder);
@@ -83,6 +111,7 @@ export async function checkSubmission(lookup: IntegrationLookup, submission: Sub
   } catch (err) {
     throw payloadNotJson((err as Error).message);
   }
+  if (nestsDeeperThan(submission.payload, MAX_PAYLOAD_DEPTH)) throw payloadTooDeep();
   return integration;
 }
 
@@ -261,7 +290,7 @@ export function createSubmitter(db: Kysely<DB>, options: { clock: Clock; store?:
       try {
         const integration = await checkIntegration(lookup, integrationSortingOrder);
         checkPayloadSize(integration, payload.bytes);
-        if (payload.notJson !== null) throw payloadNotJson(payload.notJson);
+        if (payload.notJson !== null) throw payload.tooDeep === true ? payloadTooDeep() : payloadNotJson(payload.notJson);
         await payload.written;
         const now = options.clock();
         return await commit({

@@ -19,7 +19,7 @@ import { forbiddenKeyError } from '../http/server.js';
 import type { Integration } from '../integrations/model.js';
 import { JsonTextCheck } from './json-text-check.js';
 import { SubmitBodyScanner } from './submit-body.js';
-import { checkPayloadSize, payloadNotJson, type ReceivedPayload, type Submitter } from './submit.js';
+import { checkPayloadSize, MAX_PAYLOAD_DEPTH, payloadNotJson, payloadTooDeep, type ReceivedPayload, type Submitter } from './submit.js';
 
 /** Bytes per stored chunk. */
 export const CHUNK_BYTES = 1 << 20;
@@ -60,7 +60,7 @@ export function receiveBody(
     }
     const requestId = submitter.newRequestId();
     const members: Record<string, unknown> = {};
-    const check = new JsonTextCheck();
+    const check = new JsonTextCheck(MAX_PAYLOAD_DEPTH);
     let received = 0;
     let payloadBytes = 0;
     let payloadChars = 0;
@@ -83,6 +83,7 @@ export function receiveBody(
       bytes: payloadBytes,
       length: payloadChars,
       notJson: check.failure,
+      tooDeep: check.tooDeep,
       written,
     });
 
@@ -141,7 +142,7 @@ export function receiveBody(
       if (!check.write(bytes)) {
         // Not a JSON text: nothing more is worth storing. Refused at once when the integration is
         // known to accept it, else at the end (the integration's own refusal comes first).
-        if (integration !== undefined) throw payloadNotJson(check.failure!);
+        if (integration !== undefined) throw check.tooDeep ? payloadTooDeep() : payloadNotJson(check.failure!);
         return;
       }
       let from = 0;

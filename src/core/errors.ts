@@ -5,6 +5,7 @@
 export type ErrorCode =
   | 'malformedBody'
   | 'payloadNotJson'
+  | 'payloadTooDeep'
   | 'unknownIntegration'
   | 'bulkImportNotEnabled'
   | 'payloadTooLarge'

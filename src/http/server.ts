@@ -72,7 +72,11 @@ function acceptEmptyJsonBodies(app: App): void {
 
 /** A body with a `__proto__` key (or `constructor` holding `prototype`): valid JSON, refused by name. */
 export const forbiddenKeyError = (): AppError =>
-  new AppError(400, 'invalidRequest', 'The request body uses the key "__proto__" or "constructor"."prototype", which the service refuses; rename it.');
+  new AppError(
+    400,
+    'invalidRequest',
+    'The request body uses the key "__proto__" or "constructor"."prototype", which the service refuses; rename it.',
+  );
 
 export type JsonParser = (request: FastifyRequest, text: string, done: (err: Error | null, body?: unknown) => void) => void;
 

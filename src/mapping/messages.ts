@@ -30,7 +30,13 @@ export function describeValue(value: unknown): string {
   if (typeof value === 'string') {
     return JSON.stringify(value.length > MAX_VALUE_CHARS ? `${value.slice(0, MAX_VALUE_CHARS)}…` : value);
   }
-  const json = JSON.stringify(value) ?? String(value);
+  let json: string;
+  try {
+    json = JSON.stringify(value) ?? String(value);
+  } catch {
+    // Nested deeper than the stack allows (a remote API's record can be): described, not serialised.
+    return Array.isArray(value) ? '[…]' : '{…}';
+  }
   return json.length > MAX_VALUE_CHARS ? `${json.slice(0, MAX_VALUE_CHARS)}…` : json;
 }
 
