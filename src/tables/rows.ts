@@ -10,6 +10,8 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { DB } from '../storage/schema.js';
 import { filterCondition, type FilterClause } from '../storage/filter.js';
+import { missingRelation } from '../storage/relation-errors.js';
+import { AppError } from '../core/errors.js';
 import { isFieldRequired, type TargetTable } from './model.js';
 
 export interface RowOrder {
@@ -50,13 +52,28 @@ function orderClause(table: TargetTable, orderBy: readonly RowOrder[]): RawBuild
   );
 }
 
+/** A read of a table that was dropped or changed after its declaration was looked up: 404 or 409, not 500. */
+async function reading<T>(table: TargetTable, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (err) {
+    const missing = missingRelation(err);
+    if (missing === 'table') throw new AppError(404, 'notFound', `Target table "${table.name}" was deleted while it was being read.`);
+    if (missing === 'column')
+      throw new AppError(409, 'conflict', `Target table "${table.name}" was changed while it was being read; read it again.`);
+    throw err;
+  }
+}
+
 export async function readTableRows(db: Kysely<DB>, table: TargetTable, query: RowQuery): Promise<Record<string, unknown>[]> {
   const columns = sql.join(table.fields.map((f) => sql.id(f.name)));
   const where = filterCondition(storedFilter(table, query.filter), columnsOf(table));
-  const { rows } = await sql<Record<string, unknown>>`select ${columns} from ${sql.id(table.name)} where ${where} order by ${orderClause(
-    table,
-    query.orderBy,
-  )} limit ${query.limit} offset ${query.skip}`.execute(db);
+  const { rows } = await reading(table, () =>
+    sql<Record<string, unknown>>`select ${columns} from ${sql.id(table.name)} where ${where} order by ${orderClause(
+      table,
+      query.orderBy,
+    )} limit ${query.limit} offset ${query.skip}`.execute(db),
+  );
   const booleans = table.fields.filter((f) => f.type === 'boolean').map((f) => f.name);
   if (booleans.length > 0) {
     for (const row of rows) for (const name of booleans) if (row[name] !== null) row[name] = row[name] === 1;
@@ -67,6 +84,8 @@ export async function readTableRows(db: Kysely<DB>, table: TargetTable, query: R
 /** The number of rows matching the filter, on all pages (`@odata.count`). */
 export async function countTableRows(db: Kysely<DB>, table: TargetTable, filter: readonly FilterClause[]): Promise<number> {
   const where = filterCondition(storedFilter(table, filter), columnsOf(table));
-  const { rows } = await sql<{ n: number | string }>`select count(*) as n from ${sql.id(table.name)} where ${where}`.execute(db);
+  const { rows } = await reading(table, () =>
+    sql<{ n: number | string }>`select count(*) as n from ${sql.id(table.name)} where ${where}`.execute(db),
+  );
   return Number(rows[0]?.n ?? 0);
 }
