@@ -3,7 +3,7 @@ import type { IntegrationPlan } from '../src/integrations/model.js';
 import { compileMapping } from '../src/mapping/engine.js';
 import { FetchError } from '../src/rest-source/fetch-pages.js';
 import { previewFirstPage, type PreviewIntegration } from '../src/rest-source/preview.js';
-import { testConnection } from '../src/rest-source/probe.js';
+import { forProbe, PROBE_BUDGET_MS, testConnection } from '../src/rest-source/probe.js';
 import type { TargetTable } from '../src/tables/model.js';
 import { connectionTo, endpointAt, fakeTime, paging, startPagingServer, type PagingServer } from './helpers/paging-server.js';
 
@@ -247,13 +247,48 @@ describe('previewFirstPage', () => {
     expect(preview.next.kind === 'fail' && preview.next.error).toContain('points to another origin (https://elsewhere.example)');
   });
 
-  it('throws FetchError when page 1 fails', async () => {
+  it('throws FetchError when page 1 fails (a probe retries once at most)', async () => {
     const preview = previewFirstPage(connectionTo(server.origin), endpointAt('/status/500', paging.none()), undefined, {
       ...fakeTime().options,
     });
     await expect(preview).rejects.toBeInstanceOf(FetchError);
     await expect(preview).rejects.toThrow(
-      `page 1 (GET ${server.origin}/status/500): the service answered 500 Internal Server Error after 4 attempts: {"error":"as requested"}`,
+      `page 1 (GET ${server.origin}/status/500): the service answered 500 Internal Server Error after 2 attempts: {"error":"as requested"}`,
     );
+  });
+});
+
+describe('the probe time budget', () => {
+  it('caps what a probe uses of the connection: no request longer than the budget, at most one retry', () => {
+    const slow = connectionTo(server.origin, { timeoutMs: 600_000, retry: { maxRetries: 10, initialDelayMs: 60_000 } });
+    expect(forProbe(slow)).toMatchObject({ timeoutMs: PROBE_BUDGET_MS, retry: { maxRetries: 1, initialDelayMs: 60_000 } });
+    const quick = connectionTo(server.origin, { timeoutMs: 2_000, retry: { maxRetries: 0, initialDelayMs: 10 } });
+    expect(forProbe(quick)).toMatchObject({ timeoutMs: 2_000, retry: { maxRetries: 0 } });
+  });
+
+  it('answers Test connection with what happened when the budget runs out, whatever the connection allows', async () => {
+    server.setFaults([{ kind: 'hang', page: 1, times: 5 }]);
+    const patient = connectionTo(`${server.origin}/next-absolute`, { timeoutMs: 600_000, retry: { maxRetries: 10, initialDelayMs: 1 } });
+    const result = await testConnection(patient, fakeTime().options, 300);
+    expect(result).toMatchObject({ ok: false, status: null });
+    expect(result.message).toMatch(/^no answer within 0.3 s, the time a test or preview may take/);
+  });
+
+  it('ends Preview first page with a page-1 error when the budget runs out', async () => {
+    server.setFaults([{ kind: 'hang', page: 1, times: 5 }]);
+    const patient = connectionTo(server.origin, { timeoutMs: 600_000, retry: { maxRetries: 10, initialDelayMs: 1 } });
+    const err = await previewFirstPage(
+      patient,
+      endpointAt('next-absolute', paging.nextLink('next')),
+      undefined,
+      fakeTime().options,
+      300,
+    ).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(FetchError);
+    expect((err as FetchError).pageNo).toBe(1);
+    expect((err as FetchError).message).toMatch(/^no answer within 0.3 s/);
   });
 });

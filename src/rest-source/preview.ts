@@ -10,7 +10,10 @@ import { mapSample, type DryRunIntegration, type DryRunRow } from '../table-writ
 import { fetchJsonPage, pageError, pageResponse, paginatorFor, withSession, type FetchOptions } from './fetch-pages.js';
 import type { RestConnection, RestEndpoint } from './model.js';
 import { findRecords } from './page-records.js';
+import { FetchError } from './http-client.js';
+import { budgetMessage, forProbe, PROBE_BUDGET_MS, withinBudget } from './probe.js';
 import { redactText, redactUrl } from './redact.js';
+import { setQueryParams } from '../pagination/url.js';
 
 /** What pagination would do after page 1. */
 export type PreviewNext =
@@ -53,6 +56,24 @@ export function previewFirstPage(
   endpoint: RestEndpoint,
   integration: PreviewIntegration | undefined,
   options: FetchOptions = {},
+  budgetMs = PROBE_BUDGET_MS,
+): Promise<PagePreview> {
+  // A probe answers within its budget (probe.ts): at most one retry, and no request longer than it.
+  return withinBudget(
+    options,
+    (budgeted) => previewOnce(forProbe(connection), endpoint, integration, budgeted),
+    () => {
+      throw new FetchError(1, redactUrl(setQueryParams(connection.baseUrl, connection.query)), budgetMessage(budgetMs), null);
+    },
+    budgetMs,
+  );
+}
+
+function previewOnce(
+  connection: RestConnection,
+  endpoint: RestEndpoint,
+  integration: PreviewIntegration | undefined,
+  options: FetchOptions,
 ): Promise<PagePreview> {
   return withSession(connection, options, async (session) => {
     const { paginator, locator } = paginatorFor(session, endpoint, integration?.recordsPath ?? '');
