@@ -7,8 +7,10 @@
  * and parsed with JSON.parse once complete, so that the route's schema judges it as it judges a small
  * body. A body that is not an object is kept the same way.
  *
- * Lone surrogates (`\uD800` without its pair) become U+FFFD, as when JSON.parse's string is written
- * out as UTF-8. Malformed JSON is an AppError (400 malformedBody), as fastify's parser says it.
+ * A lone surrogate (`\uD800` without its pair), which UTF-8 cannot hold, is written into the payload
+ * text as its escape `\uD800`, which means the same in the payload's JSON: the value reaches the
+ * mapping as sent, and is refused there with a record error, never altered. Malformed JSON is an
+ * AppError (400 malformedBody), as fastify's parser says it.
  */
 import { AppError } from '../core/errors.js';
 
@@ -45,7 +47,8 @@ const enum S {
 
 const isWs = (b: number): boolean => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 
-const REPLACEMENT = Buffer.from([0xef, 0xbf, 0xbd]);
+/** `\uXXXX` as ASCII bytes: a lone surrogate kept in the payload's JSON text. */
+const escapeOf = (unit: number): Uint8Array => Buffer.from(`\\u${unit.toString(16).padStart(4, '0')}`, 'latin1');
 
 const SIMPLE_ESCAPES: Record<number, number> = {
   0x22: 0x22,
@@ -369,11 +372,12 @@ export class SubmitBodyScanner {
     this.state = S.After;
   }
 
-  /** A high surrogate not followed by its low half is written as U+FFFD. */
+  /** A high surrogate not followed by its low half is written as its escape. */
   private flushHigh(): void {
     if (this.pendingHigh !== 0) {
+      const unit = this.pendingHigh;
       this.pendingHigh = 0;
-      this.put(REPLACEMENT);
+      this.put(escapeOf(unit));
     }
   }
 
@@ -386,7 +390,7 @@ export class SubmitBodyScanner {
     }
     this.flushHigh();
     if (unit >= 0xd800 && unit <= 0xdbff) this.pendingHigh = unit;
-    else if (unit >= 0xdc00 && unit <= 0xdfff) this.put(REPLACEMENT);
+    else if (unit >= 0xdc00 && unit <= 0xdfff) this.put(escapeOf(unit));
     else if (unit < 0x80) this.putByte(unit);
     else this.put(utf8(unit));
   }

@@ -6,7 +6,8 @@
  * A received payload whose request is not accepted (the schema refused the body) is removed.
  */
 import { AppError } from '../core/errors.js';
-import { jsonParser, type App } from '../http/server.js';
+import { isUtf8 } from 'node:buffer';
+import { jsonParser, notUtf8Error, type App } from '../http/server.js';
 import type { Submitter } from './submit.js';
 import { bodyTooLarge, CHUNK_BYTES, RECEIVED, receiveBody, REFUSED, type ReceivedBody } from './upload.js';
 
@@ -38,7 +39,9 @@ export function acceptStreamedBodies(scope: App, submitter: Submitter, bodyLimit
           done(null, undefined);
           return;
         }
-        parseJson(request, Buffer.concat(parts, received).toString('utf8'), done);
+        const bytes = Buffer.concat(parts, received);
+        if (!isUtf8(bytes)) return done(notUtf8Error(), undefined);
+        parseJson(request, bytes.toString('utf8'), done);
       });
       return;
     }

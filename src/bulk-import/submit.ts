@@ -102,6 +102,19 @@ export function nestsDeeperThan(json: string, max: number): boolean {
   return false;
 }
 
+const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/**
+ * A payload text holding a lone surrogate (half a pair, which UTF-8 cannot hold) would be stored with
+ * U+FFFD in its place by either database: the data changed without a word. Written as its escape
+ * (`\ud800`) instead, it means the same to JSON and reaches the mapping as sent, which refuses it with a
+ * record error. Payloads without one (nearly all) are returned as they are.
+ */
+export function keepLoneSurrogates(payload: string): string {
+  if (isWellFormed(payload)) return payload;
+  return payload.replace(/[\ud800-\udfff]/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** The checks of a submission, in the order a caller can fix them. Throws AppError. */
 export async function checkSubmission(lookup: IntegrationLookup, submission: Submission): Promise<Integration> {
   const integration = await checkIntegration(lookup, submission.integrationSortingOrder);
@@ -276,7 +289,7 @@ export function createSubmitter(db: Kysely<DB>, options: { clock: Clock; store?:
       return commit({
         requestId: newTimeOrderedId(now.getTime()),
         integrationSortingOrder: submission.integrationSortingOrder,
-        payload: submission.payload,
+        payload: keepLoneSurrogates(submission.payload),
         payloadChunks: 0,
         payloadLength: null,
         submittedAt: now.toISOString(),

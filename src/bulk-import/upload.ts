@@ -14,8 +14,9 @@
  * route's schema, the chunks written so far are removed (Submitter.discard).
  */
 import type { Readable } from 'node:stream';
+import { TextDecoder } from 'node:util';
 import { AppError } from '../core/errors.js';
-import { forbiddenKeyError } from '../http/server.js';
+import { forbiddenKeyError, notUtf8Error } from '../http/server.js';
 import type { Integration } from '../integrations/model.js';
 import { JsonTextCheck } from './json-text-check.js';
 import { SubmitBodyScanner } from './submit-body.js';
@@ -203,11 +204,15 @@ export function receiveBody(
       MAX_MEMBER_BYTES,
     );
 
+    // The body must be UTF-8 as it arrives (a sequence may be cut between pieces): invalid bytes would
+    // otherwise reach the stored payload and read back as U+FFFD.
+    const utf8 = new TextDecoder('utf-8', { fatal: true });
     const onData = (data: Buffer): void => {
       if (settled) return;
       received += data.length;
       try {
         if (received > bodyLimitBytes) throw bodyTooLarge();
+        checkUtf8(utf8, data, true);
         scanner.write(data);
       } catch (err) {
         fail(err);
@@ -219,6 +224,7 @@ export function receiveBody(
     const onEnd = (): void => {
       if (settled) return;
       try {
+        checkUtf8(utf8, new Uint8Array(0), false);
         if (hasPayload && check.failure === null) check.end();
         if (received === 0) {
           settled = true;
@@ -259,4 +265,13 @@ export function receiveBody(
     stream.on('close', onClose);
     stream.resume();
   });
+}
+
+/** Decodes to check only: a byte sequence that is not UTF-8 is refused (400 malformedBody). */
+function checkUtf8(decoder: TextDecoder, bytes: Uint8Array, more: boolean): void {
+  try {
+    decoder.decode(bytes, { stream: more });
+  } catch {
+    throw notUtf8Error();
+  }
 }

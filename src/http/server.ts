@@ -4,6 +4,7 @@
  * at /docs, and the OData `$metadata` document derived from the routes. Feature folders contribute their
  * routes as plugins; the composition root passes them in.
  */
+import { isUtf8 } from 'node:buffer';
 import Fastify, {
   LogController,
   type FastifyRequest,
@@ -61,12 +62,14 @@ function documentODataKeys(document: { paths?: Record<string, unknown> }): { pat
 function acceptEmptyJsonBodies(app: App): void {
   const parseJson = jsonParser(app);
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     if (body.length === 0) {
       done(null, undefined);
       return;
     }
-    parseJson(request, body.toString(), done);
+    const bytes = body as Buffer;
+    if (!isUtf8(bytes)) return done(notUtf8Error());
+    parseJson(request, bytes.toString('utf8'), done);
   });
 }
 
@@ -77,6 +80,10 @@ export const forbiddenKeyError = (): AppError =>
     'invalidRequest',
     'The request body uses the key "__proto__" or "constructor"."prototype", which the service refuses; rename it.',
   );
+
+/** A body whose bytes are not UTF-8: refused rather than read with U+FFFD in place of the bad bytes. */
+export const notUtf8Error = (): AppError =>
+  new AppError(400, 'malformedBody', 'The request body is not valid UTF-8: send JSON encoded as UTF-8.');
 
 export type JsonParser = (request: FastifyRequest, text: string, done: (err: Error | null, body?: unknown) => void) => void;
 

@@ -168,10 +168,15 @@ function hasLowerCase(s: string): boolean {
   return other && s.toUpperCase() !== s;
 }
 
+/** ES2024's String.prototype.isWellFormed (in Node 20), typed here while the project's lib is ES2023. */
+const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+
 function textConverter(field: TargetField): Converter {
   const max = fieldMaxLength(field) ?? Number.MAX_SAFE_INTEGER;
   const notText = new Violation('is not a text value');
   const long = new Violation(`exceeds ${max} characters`);
+  // A lone surrogate (\ud800 without its pair) is no character: no database can store it as sent.
+  const notUnicode = new Violation('is not valid Unicode text (it holds half of a surrogate pair, such as \\ud800, alone)');
   return (value) => {
     let s: string;
     if (typeof value === 'string') s = value;
@@ -179,6 +184,7 @@ function textConverter(field: TargetField): Converter {
     else if (value === undefined || value === null) return null;
     else return notText;
     if (isBlank(s)) return null;
+    if (!isWellFormed(s)) return notUnicode;
     return tooLong(s, max) ? long : s;
   };
 }
