@@ -10,6 +10,7 @@
  * mapping. Text and code values are stored as sent (a code not in its form is refused, see
  * codeConverter).
  */
+import { holdsExactly, NumberText } from '../core/exact-json.js';
 import { fieldMaxLength, type TargetField } from '../tables/model.js';
 
 export type SqlValue = string | number | null;
@@ -182,6 +183,7 @@ function textConverter(field: TargetField): Converter {
     if (typeof value === 'string') s = value;
     else if (typeof value === 'number' || typeof value === 'boolean') s = String(value);
     else if (value === undefined || value === null) return null;
+    else if (value instanceof NumberText) s = value.text;
     else return notText;
     if (isBlank(s)) return null;
     if (!isWellFormed(s)) return notUnicode;
@@ -207,31 +209,47 @@ function codeConverter(field: TargetField): Converter {
   };
 }
 
+/**
+ * Integers are held exactly up to ±(2^53 − 1) (9007199254740991), the range a JavaScript number holds
+ * and both databases store: a larger one is refused as sent, never rounded.
+ */
 function integerConverter(): Converter {
   const notInteger = new Violation('is not an integer');
+  const outOfRange = new Violation('is outside the range an integer field holds exactly (-9007199254740991 to 9007199254740991)');
   return (value) => {
-    if (typeof value === 'number') return Number.isSafeInteger(value) ? value : notInteger;
-    if (typeof value === 'string') {
-      if (value === '') return null;
-      if (!INTEGER.test(value)) return notInteger;
-      const n = Number(value);
-      return Number.isSafeInteger(n) ? n : notInteger;
+    if (typeof value === 'number') {
+      if (Number.isSafeInteger(value)) return value;
+      return Number.isInteger(value) ? outOfRange : notInteger;
     }
-    return value === undefined || value === null ? null : notInteger;
+    let s: string;
+    if (typeof value === 'string') s = value;
+    else if (value instanceof NumberText) s = value.text;
+    else return value === undefined || value === null ? null : notInteger;
+    if (s === '') return null;
+    if (!INTEGER.test(s)) return notInteger;
+    const n = Number(s);
+    return Number.isSafeInteger(n) && holdsExactly(s, n) ? n : outOfRange;
   };
 }
 
+/**
+ * Decimals are held as a double, exactly when the double reads back as the number sent: up to 15
+ * significant digits always, up to 17 when the double happens to be that number. Anything else (more
+ * digits than that, or beyond ±1.8e308 or nearer zero than 5e-324) is refused as sent, never rounded.
+ */
 function decimalConverter(): Converter {
   const notDecimal = new Violation('is not a decimal number');
+  const inexact = new Violation('is not held exactly by a decimal field (at most 15 significant digits, within ±1.8e308)');
   return (value) => {
-    if (typeof value === 'number') return Number.isFinite(value) ? value : notDecimal;
-    if (typeof value === 'string') {
-      if (value === '') return null;
-      if (!DECIMAL.test(value)) return notDecimal;
-      const n = Number(value);
-      return Number.isFinite(n) ? n : notDecimal;
-    }
-    return value === undefined || value === null ? null : notDecimal;
+    if (typeof value === 'number') return Number.isFinite(value) ? value : inexact;
+    let s: string;
+    if (typeof value === 'string') s = value;
+    else if (value instanceof NumberText) s = value.text;
+    else return value === undefined || value === null ? null : notDecimal;
+    if (s === '') return null;
+    if (!DECIMAL.test(s)) return notDecimal;
+    const n = Number(s);
+    return holdsExactly(s, n) ? n : inexact;
   };
 }
 
@@ -292,6 +310,7 @@ function optionConverter(field: TargetField): Converter {
     if (typeof value === 'string') s = value;
     else if (typeof value === 'number' || typeof value === 'boolean') s = String(value);
     else if (value === undefined || value === null) return null;
+    else if (value instanceof NumberText) s = value.text;
     else return notAllowed;
     if (exact.has(s)) return s;
     if (isBlank(s)) return null;

@@ -5,6 +5,7 @@
  *   record 3: field "name" is required
  *   payload is not valid JSON: Unexpected token …
  */
+import { NumberText } from '../core/exact-json.js';
 
 export interface RecordError {
   /** 1-based record number; null for a payload-level error. */
@@ -27,6 +28,9 @@ export const MESSAGES_SHOWN = 3;
  * `"abc…"`); anything else is cut after serialising.
  */
 export function describeValue(value: unknown): string {
+  // A number is shown as sent: its text when a double would not hold it, Infinity and NaN by name.
+  if (value instanceof NumberText) return cut(value.text);
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
   if (typeof value === 'string') {
     return JSON.stringify(value.length > MAX_VALUE_CHARS ? `${value.slice(0, MAX_VALUE_CHARS)}…` : value);
   }
@@ -37,8 +41,10 @@ export function describeValue(value: unknown): string {
     // Nested deeper than the stack allows (a remote API's record can be): described, not serialised.
     return Array.isArray(value) ? '[…]' : '{…}';
   }
-  return json.length > MAX_VALUE_CHARS ? `${json.slice(0, MAX_VALUE_CHARS)}…` : json;
+  return cut(json);
 }
+
+const cut = (text: string): string => (text.length > MAX_VALUE_CHARS ? `${text.slice(0, MAX_VALUE_CHARS)}…` : text);
 
 export function recordError(recordNo: number, field: string | null, value: string | null, rule: string): RecordError {
   let message = `record ${recordNo}: `;

@@ -7,6 +7,7 @@
  * an array, is a payload-level error.
  */
 import { JSONParser } from '@streamparser/json';
+import { ExactJsonParser } from '../core/exact-json.js';
 import { parsePath } from '../json-path/paths.js';
 import { payloadError, type RecordError } from './messages.js';
 
@@ -40,7 +41,7 @@ export function streamSelector(recordsPath: string): string | null {
 
 /** Reads records from bytes written in order; `take()` hands over those completed so far. */
 export class RecordStream {
-  private readonly parser: JSONParser;
+  private readonly parser: ExactJsonParser;
   private records: unknown[] = [];
   private failure: PayloadProblem | null = null;
   private ended = false;
@@ -51,7 +52,7 @@ export class RecordStream {
     private readonly recordsPath: string,
     selector: string,
   ) {
-    this.parser = new JSONParser({ paths: [selector], keepStack: false });
+    this.parser = new ExactJsonParser([selector]);
     this.parser.onValue = ({ value, parent }) => {
       if (this.failure !== null) return;
       if (!Array.isArray(parent)) {

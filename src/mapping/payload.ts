@@ -1,11 +1,12 @@
 /** From a payload's JSON text to its record array, or the payload-level error that stops the import. */
+import { parseJsonExact } from '../core/exact-json.js';
 import { payloadError, type RecordError } from './messages.js';
 import type { PathGetter } from '../json-path/paths.js';
 
 export function extractRecords(payload: string, recordsPath: string, getRecords: PathGetter): unknown[] | RecordError {
   let root: unknown;
   try {
-    root = JSON.parse(payload);
+    root = parseJsonExact(payload);
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
     return payloadError('is not valid JSON', `payload is not valid JSON: ${reason}`);

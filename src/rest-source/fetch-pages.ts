@@ -4,6 +4,7 @@
  * to the caller, repeat until the paginator stops. Pages are handed over one at a time and not kept,
  * so memory does not grow with the number of pages.
  */
+import { parseJsonExact } from '../core/exact-json.js';
 import { createPaginator } from '../pagination/paginator.js';
 import type { PageRequest, PageResponse, Paginator } from '../pagination/types.js';
 import { isOnOrigin, originOf, setQueryParams } from '../pagination/url.js';
@@ -194,7 +195,7 @@ export async function fetchJsonPage(session: Session, endpoint: RestEndpoint, re
     throw fail(describeAnswer(outcome.status, outcome.text, outcome.attempts), outcome.status);
   if (outcome.text.trim() === '') throw fail(`the service answered ${outcome.status} with an empty body, not JSON`, outcome.status);
   try {
-    return { status: outcome.status, shownUrl, body: JSON.parse(outcome.text) as unknown };
+    return { status: outcome.status, shownUrl, body: parseJsonExact(outcome.text) };
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
     throw fail(`the response is not valid JSON (${reason}); it begins: ${excerpt(outcome.text, 200)}`, outcome.status);
