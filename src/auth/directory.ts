@@ -3,11 +3,13 @@
  * seconds so that a request costs a map lookup, not a query. Changes made through this process
  * (admin API) clear it at once; changes made by another process (the CLI, another node) are seen
  * within `ttlMs` (the service's IFW_DIRECTORY_CACHE_MS). Unknown names are remembered too, in a bounded map.
+ * A name that no user or application can have (longer than its limit, or with characters it may not
+ * hold) is not looked up and not remembered: a caller cannot fill the map with 16 KB names.
  */
 import type { Kysely } from 'kysely';
 import type { Clock } from '../core/clock.js';
 import type { DB } from '../storage/schema.js';
-import type { Application, UserCredentials } from './model.js';
+import { CLIENT_ID_PATTERN, USER_NAME_PATTERN, type Application, type UserCredentials } from './model.js';
 import { findApplication, findUser } from './store.js';
 
 export interface Directory {
@@ -26,13 +28,14 @@ interface Entry<T> {
   readonly until: number;
 }
 
-function cached<T>(clock: Clock, ttlMs: number, load: (key: string) => Promise<T | undefined>) {
+function cached<T>(clock: Clock, ttlMs: number, valid: RegExp, load: (key: string) => Promise<T | undefined>) {
   const entries = new Map<string, Entry<T>>();
   // Bumped by clear(): a load that started before a change may have read the old row, so its
   // result answers the request that asked for it but is not remembered.
   let generation = 0;
   return {
     async get(key: string): Promise<T | undefined> {
+      if (!valid.test(key)) return undefined;
       const at = clock().getTime();
       const hit = entries.get(key);
       if (hit !== undefined && hit.until > at) return hit.value;
@@ -51,8 +54,8 @@ function cached<T>(clock: Clock, ttlMs: number, load: (key: string) => Promise<T
 }
 
 export function createDirectory(db: Kysely<DB>, clock: Clock, ttlMs = DIRECTORY_TTL_MS): Directory {
-  const users = cached(clock, ttlMs, (name) => findUser(db, name));
-  const applications = cached(clock, ttlMs, (clientId) => findApplication(db, clientId));
+  const users = cached(clock, ttlMs, USER_NAME_PATTERN, (name) => findUser(db, name));
+  const applications = cached(clock, ttlMs, CLIENT_ID_PATTERN, (clientId) => findApplication(db, clientId));
   return {
     user: (name) => users.get(name),
     application: (clientId) => applications.get(clientId),
