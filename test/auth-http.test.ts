@@ -315,6 +315,27 @@ describe('Basic authentication', () => {
     expect(unknown).toEqual(wrong);
   });
 
+  it('neither looks up nor remembers a name no user or application can have, so long names cannot fill its memory', async () => {
+    const lookups: string[] = [];
+    const db = t.service.db.kysely;
+    // The directory's queries pass through this Kysely instance: count the statements it runs.
+    const counting = db.withPlugin({
+      transformQuery: (args) => {
+        lookups.push(args.queryId.queryId);
+        return args.node;
+      },
+      transformResult: (args) => Promise.resolve(args.result),
+    });
+    const directory = createDirectory(counting, systemClock);
+    expect(await directory.user('u'.repeat(65))).toBeUndefined();
+    expect(await directory.user('x'.repeat(5000))).toBeUndefined();
+    expect(await directory.user('bad name')).toBeUndefined();
+    expect(await directory.application('c'.repeat(201))).toBeUndefined();
+    expect(lookups).toEqual([]);
+    expect(await directory.user('bob')).toBeDefined();
+    expect(lookups.length).toBeGreaterThan(0);
+  });
+
   it('verifies the password of concurrent first requests once, then remembers it', async () => {
     const verifier = vi.fn((storedHash: string, plain: string) => verify(storedHash, plain));
     const authenticator = createAuthenticator({

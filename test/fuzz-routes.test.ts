@@ -28,6 +28,7 @@ import { API, startTestService, type TestService } from './helpers/service.js';
 const SEED = Number(process.env.FUZZ_SEED ?? 20261124);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 500);
 const RAW_RUNS = Math.max(50, Math.round(RUNS / 4));
+const CONSOLE_PASSWORD = 'fuzzer-password-1';
 
 /** The error codes docs/security.md lists in its table of error answers. */
 function documentedCodes(): Set<string> {
@@ -49,6 +50,7 @@ describe('hostile requests over every route of the OpenAPI document', { timeout:
   let remote: http.Server;
   let ops: Operation[];
   let validKeys: string[];
+  let session: Record<string, string>;
   const agent = new Agent({ connections: 4, headersTimeout: 20_000, bodyTimeout: 20_000 });
   const codes = documentedCodes();
 
@@ -70,6 +72,7 @@ describe('hostile requests over every route of the OpenAPI document', { timeout:
       expect(r.status, `${method} ${url}`).toBeLessThan(300);
       return (await r.json()) as Record<string, unknown>;
     };
+    await call('POST', 'users', { userName: 'fuzzer', password: CONSOLE_PASSWORD, permissionSets: ['SUPER'] });
     await call('POST', 'restApiConnections', { code: 'LOCAL', baseUrl: remoteUrl });
     await call('POST', 'restApiEndpoints', { code: 'LOCAL-ITEMS', connectionCode: 'LOCAL', path: '/items', integrationSortingOrder: 10 });
     const submitted = await call('POST', 'bulkImportRequests', { integrationSortingOrder: 10, payload: '[{"no":"C1","name":"One"}]' });
@@ -85,10 +88,32 @@ describe('hostile requests over every route of the OpenAPI document', { timeout:
       ...entries.slice(0, 2).map((e) => e.id),
       '0198f3a2-0000-7000-8000-000000000000',
     ];
+    session = await signInToConsole();
     const doc = (await (await fetch(`${base}/docs/json`)).json()) as Parameters<typeof operationsOf>[0];
     ops = operationsOf(doc);
     console.log(`fuzz seed=${SEED} runs=${RUNS} raw runs=${RAW_RUNS} operations=${ops.length}`);
   });
+
+  /** Signs in to the console as the SUPER user `fuzzer`: the session cookie and the CSRF token its pages carry. */
+  async function signInToConsole(): Promise<Record<string, string>> {
+    const form = await fetch(`${base}/login`);
+    const loginCookie = form.headers.getSetCookie()[0]!.split(';')[0]!;
+    const token = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]!;
+    const signed = await fetch(`${base}/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: loginCookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ _csrf: token, userName: 'fuzzer', password: CONSOLE_PASSWORD, next: '/' }).toString(),
+    });
+    expect(signed.status).toBe(303);
+    const cookie = signed.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0]!)
+      .find((c) => c.startsWith('ifw_session='))!;
+    const home = await (await fetch(`${base}/`, { headers: { cookie } })).text();
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(home)![1]!;
+    return { cookie, 'x-csrf-token': csrf };
+  }
 
   afterAll(async () => {
     await agent.close();
@@ -103,7 +128,9 @@ describe('hostile requests over every route of the OpenAPI document', { timeout:
     const tables = sqlite.prepare("select name from sqlite_master where type = 'table' order by name").pluck().all() as string[];
     for (const table of tables) {
       hash.update(table);
-      for (const row of sqlite.prepare(`select * from "${table}"`).raw().iterate())
+      // When a console session was last seen moves on with every page it asks for, refused or not.
+      const columns = table === 'ifw_console_session' ? 'token_hash, user_name, csrf_token, created_at, expires_at' : '*';
+      for (const row of sqlite.prepare(`select ${columns} from "${table}"`).raw().iterate())
         hash.update(JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)));
     }
     return hash.digest('hex');
@@ -128,7 +155,7 @@ describe('hostile requests over every route of the OpenAPI document', { timeout:
   it('never answers 5xx, answers errors in the error shape with a documented code, changes nothing when it refuses, and refuses within a second', async () => {
     const seen = new Map<number, number>();
     await fc.assert(
-      fc.asyncProperty(hostileRequest(ops, { authorization: t.headers.authorization, validKeys }), async (req) => {
+      fc.asyncProperty(hostileRequest(ops, { authorization: t.headers.authorization, session, validKeys }), async (req) => {
         const before = snapshot();
         const answer = await send(req);
         seen.set(answer.status, (seen.get(answer.status) ?? 0) + 1);

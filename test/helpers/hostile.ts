@@ -198,7 +198,50 @@ const RAW_BODIES: readonly (string | Uint8Array)[] = [
   'integrationSortingOrder=10&payload=[]',
 ];
 
+const FORM_NAMES = [
+  '_csrf',
+  'name',
+  'sortingOrder',
+  'targetTable',
+  'recordsPath',
+  'payload',
+  'fieldNo',
+  'sourcePath',
+  'targetField',
+  'code',
+  'baseUrl',
+  'connectionCode',
+  'path',
+  'paginationType',
+  'nextLinkPath',
+  'maxPages',
+  'pageSize',
+  'userName',
+  'password',
+  'permissionSets',
+  'status',
+  'next',
+  ...PROTOTYPE_NAMES,
+];
+
+/** A form as the console's pages post it, with hostile names and values. */
+const formBody = fc
+  .array(fc.tuple(fc.oneof(fc.constantFrom(...FORM_NAMES), fc.string({ maxLength: 10 })), fc.oneof(nastyString, filterLike())), {
+    maxLength: 6,
+  })
+  .map((pairs) => new URLSearchParams(pairs).toString());
+
+function filterLike(): fc.Arbitrary<string> {
+  return fc.constantFrom("status eq 'Pending'", 'no eq 1', "name eq '", '[{"no":"X"}]', '{"data":[]}', 'http://127.0.0.1:1/');
+}
+
 function bodyFor(op: Operation): fc.Arbitrary<string | Uint8Array | undefined> {
+  if (!op.path.startsWith('/api/'))
+    return fc.oneof(
+      { weight: 3, arbitrary: formBody },
+      { weight: 1, arbitrary: fc.constantFrom(...RAW_BODIES) },
+      { weight: 1, arbitrary: fc.constant(undefined) },
+    );
   const fromSchema = valueFor(op.bodySchema ?? { type: 'object' }, 0).map((v) => JSON.stringify(v) ?? 'null');
   return fc.oneof(
     { weight: 6, arbitrary: fromSchema },
@@ -331,6 +374,8 @@ const AUTHORIZATIONS = [
 export interface HostileOptions {
   /** The Authorization header of a caller allowed everything (most requests carry it). */
   readonly authorization: string;
+  /** The headers of a signed-in console session (cookie and CSRF token), for most requests to a page. */
+  readonly session?: Readonly<Record<string, string>>;
   /** Keys that exist, for the path parameters (as they appear in a path: `10`, `'customer'`). */
   readonly validKeys: readonly string[];
 }
@@ -353,13 +398,17 @@ export function hostileRequest(ops: readonly Operation[], options: HostileOption
           { weight: 6, arbitrary: fc.constant(options.authorization) },
           { weight: 1, arbitrary: fc.constantFrom(...AUTHORIZATIONS) },
         ),
+        signedIn: fc.oneof({ weight: 3, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
       })
-      .map(({ keys, query, body, contentType, encoding, authorization }): HostileRequest => {
+      .map(({ keys, query, body, contentType, encoding, authorization, signedIn }): HostileRequest => {
         let k = 0;
         const path = op.path.replace(/\{[^}]+\}/g, () => keys[k++ % 2]!);
         const headers: Record<string, string> = {};
+        const page = !op.path.startsWith('/api/');
         if (authorization !== '') headers.authorization = authorization;
-        if (body !== undefined && body !== null) headers['content-type'] = contentType ?? 'application/json';
+        if (page && signedIn && options.session !== undefined && op.path !== '/logout') Object.assign(headers, options.session);
+        if (body !== undefined && body !== null)
+          headers['content-type'] = contentType ?? (page ? 'application/x-www-form-urlencoded' : 'application/json');
         if (encoding !== null) headers['content-encoding'] = encoding;
         return { method: op.method, url: path + query, headers, body: body ?? undefined, operation: `${op.method} ${op.path}` };
       }),
