@@ -1,6 +1,7 @@
 /**
- * kill -9 while requests are being submitted and processed. After a restart: every request that got
- * a 202 exists and reaches a terminal state, each Completed request's records are in the target table
+ * kill -9 while requests are being submitted and processed, large payloads among them (streamed in and
+ * stored in chunks). After a restart: every request that got a 202 exists, holds all of its payload's
+ * chunks and reaches a terminal state, each Completed request's records are in the target table
  * exactly once, and no Failed request left rows behind.
  */
 import BetterSqlite3 from 'better-sqlite3';
@@ -11,8 +12,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, basicAuth, runIfw, startServer, type ServerProcess } from './helpers/process.js';
 
 const API = '/api/vendor/integrationFramework/v1.0';
-/** Most requests are small; every fifth is large, so that a kill lands while one is being imported. */
-const recordsFor = (requestNo: number) => (requestNo % 5 === 1 ? 20_000 : 400);
+/**
+ * Most requests are small; every fifth is large (about 4 MB: streamed, stored in 1 MB chunks), so that
+ * a kill lands while one is arriving or being imported.
+ */
+const LARGE = 80_000;
+const recordsFor = (requestNo: number) => (requestNo % 5 === 1 ? LARGE : 400);
 let dir: string;
 let env: NodeJS.ProcessEnv;
 /** The administrator the first start creates (IFW_ADMIN_PASSWORD); the service verifies its password once per process. */
@@ -60,6 +65,9 @@ function payloadFor(requestNo: number, bad: boolean): string {
   return JSON.stringify(records);
 }
 
+/** Large submissions whose body is being sent right now. */
+let largeInFlight = 0;
+
 /** Clients submitting concurrently until the server goes away or `until` passes. */
 async function submitWhileRunning(server: ServerProcess, firstNo: number, until: number, sent: Sent[]): Promise<void> {
   let next = firstNo;
@@ -67,7 +75,9 @@ async function submitWhileRunning(server: ServerProcess, firstNo: number, until:
     while (Date.now() < until) {
       const requestNo = next++;
       const bad = requestNo % 7 === 0;
+      const large = recordsFor(requestNo) === LARGE;
       let refused: string | undefined;
+      if (large) largeInFlight++;
       try {
         const res = await fetch(`${server.baseUrl}${API}/bulkImportRequests`, {
           method: 'POST',
@@ -78,6 +88,8 @@ async function submitWhileRunning(server: ServerProcess, firstNo: number, until:
         else if (res.status === 202) sent.push({ requestId: ((await res.json()) as { requestId: string }).requestId, requestNo, bad });
       } catch {
         return; // the server was killed
+      } finally {
+        if (large) largeInFlight--;
       }
       // Credentials refused would make every later assertion vacuous: fail loudly instead.
       if (refused !== undefined) throw new Error(refused);
@@ -108,6 +120,7 @@ describe('kill -9 during submission and processing', () => {
   it('loses no accepted request and imports each Completed request exactly once', async () => {
     const sent: Sent[] = [];
     let processingAtKill = 0;
+    let largeInFlightAtKill = 0;
     for (let cycle = 0; cycle < 3; cycle++) {
       const server = await startServer(env);
       const acceptedBefore = sent.length;
@@ -120,9 +133,11 @@ describe('kill -9 during submission and processing', () => {
       const giveUp = Date.now() + 10_000;
       for (;;) {
         const n = (processing.get() as { n: number }).n;
-        if ((n > 0 && warmedUp()) || Date.now() > giveUp) {
+        // The first kill waits for a large payload on its way in as well.
+        if ((n > 0 && warmedUp() && (cycle > 0 || largeInFlight > 0)) || Date.now() > giveUp) {
           server.child.kill('SIGKILL');
           processingAtKill += n;
+          largeInFlightAtKill += largeInFlight;
           break;
         }
         await new Promise((r) => setTimeout(r, 2));
@@ -155,6 +170,17 @@ describe('kill -9 during submission and processing', () => {
 
       const db = new BetterSqlite3(path.join(dir, 'ifw.db'), { readonly: true });
       const statusOf = db.prepare('select status, record_count, error_message from ifw_bulk_import_request where request_id = ?');
+      // Every stored request holds all of its payload: as many chunks as it says, or the payload inline.
+      const incomplete = db
+        .prepare(
+          `select r.request_id, r.payload_chunks, (select count(*) from ifw_bulk_import_payload_chunk c where c.request_id = r.request_id) as chunks
+             from ifw_bulk_import_request r
+            where r.payload_chunks <> (select count(*) from ifw_bulk_import_payload_chunk c where c.request_id = r.request_id)`,
+        )
+        .all();
+      expect(incomplete).toEqual([]);
+      const chunked = (db.prepare('select count(*) as n from ifw_bulk_import_request where payload_chunks > 0').get() as { n: number }).n;
+      expect(chunked).toBeGreaterThan(0);
       const rowsOf = db.prepare('select count(*) as n, count(distinct key) as d from crash_row where request_no = ?');
       let completed = 0;
       let expectedRows = 0;
@@ -194,10 +220,11 @@ describe('kill -9 during submission and processing', () => {
       expect(total).toBeGreaterThanOrEqual(expectedRows);
       db.close();
       expect(processingAtKill).toBeGreaterThan(0);
+      expect(largeInFlightAtKill).toBeGreaterThan(0);
       expect(completed).toBeGreaterThan(0);
       expect(failed).toBeGreaterThan(0);
       console.log(
-        `crash test: ${sent.length} accepted, ${completed} Completed, ${failed} Failed, ${processingAtKill} Processing at the kills, ${retried} retried after lease expiry`,
+        `crash test: ${sent.length} accepted (${chunked} stored in chunks), ${completed} Completed, ${failed} Failed, ${processingAtKill} Processing and ${largeInFlightAtKill} large payloads arriving at the kills, ${retried} retried after lease expiry`,
       );
     } finally {
       await server.stop();
