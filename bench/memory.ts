@@ -181,6 +181,8 @@ async function measure(backend: string, count: number): Promise<Measured> {
       const started = performance.now();
       const requestId = await submit(port, token, count);
       const submitted = performance.now();
+      const peakSubmitting = peak;
+      peak = rssBytes(child.pid!);
       let last = await status(port, token, requestId);
       while (last.status === 'Pending' || last.status === 'Processing') {
         await new Promise((resolve) => setTimeout(resolve, 20));
@@ -190,10 +192,13 @@ async function measure(backend: string, count: number): Promise<Measured> {
       clearInterval(sampler);
       if (last.status !== 'Completed' || last.recordCount !== count) throw new Error(`request ended ${JSON.stringify(last)}`);
       const rps = count / ((done - started) / 1000);
+      const peakImporting = peak;
+      peak = Math.max(peakSubmitting, peakImporting);
       const ratio = (peak - idle) / bytes;
       console.log(
         `${backend} ${count} records: payload ${(bytes / 1e6).toFixed(1)} MB, submit ${((submitted - started) / 1000).toFixed(2)} s, ` +
-          `to Completed ${((done - started) / 1000).toFixed(2)} s, idle RSS ${(idle / 1e6).toFixed(0)} MB, peak ${(peak / 1e6).toFixed(0)} MB`,
+          `to Completed ${((done - started) / 1000).toFixed(2)} s, idle RSS ${(idle / 1e6).toFixed(0)} MB, peak ${(peak / 1e6).toFixed(0)} MB ` +
+          `(${(peakSubmitting / 1e6).toFixed(0)} MB until the 202, ${(peakImporting / 1e6).toFixed(0)} MB after it)`,
       );
       console.log(`${backend} ${count} records: records/s=${Math.round(rps)}`);
       console.log(`${backend} ${count} records: memory ratio=${ratio.toFixed(2)} target=1.0`);
