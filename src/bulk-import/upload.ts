@@ -6,8 +6,9 @@
  * known (integrationSortingOrder usually comes first; when it comes after the payload, Max Payload
  * Size is checked at the end). A violation answers at once (413), without reading on.
  *
- * Memory stays bounded: at most one chunk being filled and one being written; while a chunk write is
- * under way and the next one is full, reading pauses (TCP pushes back on the client). A payload that
+ * Memory stays bounded: at most one chunk being filled and two being written; while two writes are
+ * under way, reading pauses (TCP pushes back on the client). The chunks are gathered in reused
+ * buffers (chunk-buffers.ts). A payload that
  * fits in one chunk is never written as a chunk: it goes into the request row, like a small body.
  *
  * Nothing is left behind: when the body breaks off (the client disconnected), is refused or fails the
@@ -18,12 +19,15 @@ import { TextDecoder } from 'node:util';
 import { AppError } from '../core/errors.js';
 import { forbiddenKeyError, notUtf8Error } from '../http/server.js';
 import type { Integration } from '../integrations/model.js';
+import { ChunkBuffers } from './chunk-buffers.js';
 import { JsonTextCheck } from './json-text-check.js';
 import { SubmitBodyScanner } from './submit-body.js';
 import { checkPayloadSize, MAX_PAYLOAD_DEPTH, payloadNotJson, payloadTooDeep, type ReceivedPayload, type Submitter } from './submit.js';
 
 /** Bytes per stored chunk. */
 export const CHUNK_BYTES = 1 << 20;
+
+const buffers = new ChunkBuffers(CHUNK_BYTES);
 
 /** The most bytes a member other than payload may take (a sorting order, an annotation). */
 const MAX_MEMBER_BYTES = 64 * 1024;
@@ -69,7 +73,7 @@ export function receiveBody(
     let integration: Integration | undefined;
     let settled = false;
     // The chunk being filled, and the writes under way (in order: each waits for the one before).
-    let chunk = new Uint8Array(CHUNK_BYTES);
+    let chunk: Uint8Array | null = null;
     let used = 0;
     let seq = 0;
     let inFlight = 0;
@@ -99,6 +103,8 @@ export function receiveBody(
       if (settled) return;
       settled = true;
       stop();
+      if (chunk !== null) buffers.give(chunk);
+      chunk = null;
       void submitter.discard({ requestId, written });
       if (!(err instanceof AppError) || stream.destroyed) {
         reject(err instanceof Error ? err : new Error(String(err)));
@@ -115,16 +121,19 @@ export function receiveBody(
       resolve({ [REFUSED]: err });
     };
 
-    const writeChunk = (data: Uint8Array): void => {
+    /** Writes `data`, a view of `buffer`, and gives the buffer back once the write is done. */
+    const writeChunk = (data: Uint8Array, buffer: Uint8Array): void => {
       const no = seq++;
       inFlight++;
       written = written.then(() =>
         submitter.chunks.writeChunk(requestId, no, data).then(
           () => {
+            buffers.give(buffer);
             inFlight--;
             if (inFlight < 2 && stream.isPaused() && !settled) stream.resume();
           },
           (err: unknown) => {
+            buffers.give(buffer);
             inFlight--;
             writeFailed ??= err;
             fail(err);
@@ -137,6 +146,7 @@ export function receiveBody(
     };
 
     const onPayload = (bytes: Uint8Array): void => {
+      if (settled) return;
       payloadBytes += bytes.length;
       for (let i = 0; i < bytes.length; i++) if ((bytes[i]! & 0xc0) !== 0x80) payloadChars++;
       if (integration !== undefined) checkPayloadSize(integration, payloadBytes, true);
@@ -148,13 +158,14 @@ export function receiveBody(
       }
       let from = 0;
       while (from < bytes.length) {
+        chunk ??= buffers.take();
         const take = Math.min(CHUNK_BYTES - used, bytes.length - from);
         chunk.set(bytes.subarray(from, from + take), used);
         used += take;
         from += take;
         if (used === CHUNK_BYTES) {
-          writeChunk(chunk);
-          chunk = new Uint8Array(CHUNK_BYTES);
+          writeChunk(chunk, chunk);
+          chunk = null;
           used = 0;
         }
       }
@@ -193,11 +204,12 @@ export function receiveBody(
         onPayloadEnd() {
           if (seq === 0) {
             // One chunk or less: the payload goes into the request row.
-            text = Buffer.from(chunk.buffer, 0, used).toString('utf8');
-          } else if (used > 0) {
-            writeChunk(chunk.slice(0, used));
+            text = chunk === null ? '' : Buffer.from(chunk.buffer, 0, used).toString('utf8');
+            if (chunk !== null) buffers.give(chunk);
+          } else if (chunk !== null) {
+            writeChunk(chunk.subarray(0, used), chunk);
           }
-          chunk = new Uint8Array(0);
+          chunk = null;
           used = 0;
         },
       },

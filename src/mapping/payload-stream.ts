@@ -158,6 +158,14 @@ function wholeText(chunks: Iterable<Uint8Array>): string {
 }
 
 /**
+ * Bytes handed to the parser at a time. A stored chunk (1 MB) holds thousands of records; parsed at
+ * once they would all be alive together, long enough for the garbage collector to move them to the
+ * old generation, which then grows by several times the live records before it is collected. Parsed
+ * in slices, a batch holds about `batchSize` records and dies young.
+ */
+const SLICE_BYTES = 16 * 1024;
+
+/**
  * The records of stored chunks in batches of about `batchSize`, read as the batches are consumed.
  * `open()` reads the chunks from the start (called again only to tell an empty array from a wrong path).
  * Throws PayloadProblem.
@@ -178,11 +186,13 @@ export function* recordBatches(
   const stream = new RecordStream(recordsPath, selector);
   let pending: unknown[] = [];
   for (const chunk of open()) {
-    stream.write(chunk);
-    pending = pending.length === 0 ? stream.take() : pending.concat(stream.take());
-    if (pending.length >= batchSize) {
-      yield pending;
-      pending = [];
+    for (let from = 0; from < chunk.length; from += SLICE_BYTES) {
+      stream.write(chunk.subarray(from, from + SLICE_BYTES));
+      pending = pending.length === 0 ? stream.take() : pending.concat(stream.take());
+      if (pending.length >= batchSize) {
+        yield pending;
+        pending = [];
+      }
     }
   }
   stream.end();
@@ -210,11 +220,13 @@ export async function* recordBatchesAsync(
   const stream = new RecordStream(recordsPath, selector);
   let pending: unknown[] = [];
   for await (const chunk of open()) {
-    stream.write(chunk);
-    pending = pending.length === 0 ? stream.take() : pending.concat(stream.take());
-    if (pending.length >= batchSize) {
-      yield pending;
-      pending = [];
+    for (let from = 0; from < chunk.length; from += SLICE_BYTES) {
+      stream.write(chunk.subarray(from, from + SLICE_BYTES));
+      pending = pending.length === 0 ? stream.take() : pending.concat(stream.take());
+      if (pending.length >= batchSize) {
+        yield pending;
+        pending = [];
+      }
     }
   }
   stream.end();

@@ -70,7 +70,8 @@ export function createRequestWriter(file: string, logger: Logger): RequestWriter
 
   return {
     insert: (rows) => send({ type: 'insert', id: nextId++, rows }),
-    // The chunk's memory moves to the thread instead of being copied, when the chunk is the whole of it.
+    // Not copied: a chunk in shared memory (chunk-buffers.ts) is read by the thread where it lies; any
+    // other chunk's memory moves to the thread when the chunk is the whole of it.
     writeChunk: (requestId, seq, data) =>
       send(
         { type: 'chunk', id: nextId++, requestId, seq, data },
