@@ -138,3 +138,41 @@ describe.skipIf(postgres.skip)('startJobQueue on PostgreSQL: shutting down with 
     }
   });
 });
+
+describe.skipIf(postgres.skip)('startJobQueue on PostgreSQL', () => {
+  let fresh: FreshDatabase;
+  beforeEach(async () => {
+    fresh = await postgres.fresh();
+  });
+  afterEach(async () => {
+    await fresh?.cleanup();
+  });
+
+  it('imports on a worker thread: a request completes while this thread is blocked; LISTEN is up; close stops it', async () => {
+    const pgConfig = loadConfig({ IFW_DATABASE_URL: fresh.url }, { dataDir: dir, logLevel: 'silent', schedulerTickMs: 60_000 });
+    const pgDb = openDatabase(pgConfig.database);
+    let pgHost: QueueHost | undefined;
+    try {
+      await migrate(pgDb);
+      await setupCustomers(pgDb, systemClock);
+      pgHost = await startJobQueue(pgConfig, { logger: silentLogger });
+      expect(pgHost.healthy).toBe(true);
+      await until(() => pgHost!.listening, { what: 'the LISTEN connection up' });
+      const id = await insertRequest(pgDb, { submittedAt: new Date().toISOString(), payload: customersPayload('C1', 'C2') });
+
+      pgHost.wake();
+      // Nothing runs on this thread's event loop meanwhile: only another thread can import the request.
+      const until3s = Date.now() + 3000;
+      while (Date.now() < until3s) {
+        // blocking on purpose
+      }
+      expect(await getRequest(pgDb, id)).toMatchObject({ status: 'Completed', record_count: 2 });
+
+      await pgHost.close();
+      expect(pgHost.healthy).toBe(false);
+    } finally {
+      await pgHost?.close();
+      await pgDb.close();
+    }
+  });
+});

@@ -1,6 +1,6 @@
 /**
  * A running job queue, as the rest of the process sees it: wake it, ask whether it is healthy, close
- * it. Two hosts implement it: worker threads, one per lane (SQLite: sqlite/thread-host.ts), and async
+ * it. Two hosts implement it: worker threads (thread-host.ts: on SQLite one per lane, on PostgreSQL one for every lane), and async
  * loops in this event loop (PostgreSQL: postgres/in-process-host.ts). The composition root picks one.
  */
 export interface QueueHost {

@@ -1,7 +1,9 @@
 /**
- * Starting the job queue of this process, for `ifw serve` and `ifw worker`: worker threads (one per
- * lane, each building its lane's kinds in queue-thread.ts) on SQLite; on PostgreSQL async loops over a
- * worker pool of its own, so that imports never take the API's connections.
+ * Starting the job queue of this process, for `ifw serve` and `ifw worker`, on worker threads (their
+ * kinds built in queue-thread.ts): on SQLite one per lane; on PostgreSQL one running every lane as
+ * async loops over a worker pool of its own (so that imports never take the API's connections), woken
+ * by this thread's LISTEN connection. Tests that substitute a clock or an importer (functions, which
+ * cannot cross to a thread) get the PostgreSQL loops in this thread instead.
  */
 import { systemClock, type Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
@@ -10,7 +12,8 @@ import { threadEntry } from '../core/threads.js';
 import type { QueueHost } from '../job-queue/host.js';
 import { lanesOf } from '../job-queue/jobs.js';
 import { startInProcessHost, workerPoolSize } from '../job-queue/postgres/in-process-host.js';
-import { startThreadHost } from '../job-queue/sqlite/thread-host.js';
+import { listenForWakes } from '../job-queue/postgres/wake-channel.js';
+import { startThreadHost } from '../job-queue/thread-host.js';
 import { openDatabase } from '../storage/database.js';
 import { jobKinds, type JobOptions } from './jobs.js';
 import { withWorld } from './world.js';
@@ -19,11 +22,11 @@ export interface JobQueueOptions {
   readonly logger?: Logger;
   /** How long close() waits for the current work item before giving up on it (default 60 s). */
   readonly closeTimeoutMs?: number;
-  /** SQLite: restarts of a lane's thread after unexpected exits before giving up (default 5). */
+  /** Restarts of a thread after unexpected exits before giving up (default 5). */
   readonly maxRestarts?: number;
-  /** PostgreSQL (in-process workers): the clock of the transitions; worker threads always use the system clock. */
+  /** PostgreSQL: the clock of the transitions; another than the system clock keeps the workers in this thread. */
   readonly clock?: Clock;
-  /** PostgreSQL: the importer; tests may substitute one (worker threads always run the real one). */
+  /** PostgreSQL: the importer; tests may substitute one, which keeps the workers in this thread. */
   readonly importPayloadPg?: JobOptions['importPayloadPg'];
 }
 
@@ -31,16 +34,48 @@ export async function startJobQueue(config: Config, options: JobQueueOptions = {
   const logger = options.logger ?? createLogger(config);
   const closeTimeoutMs = options.closeTimeoutMs ?? 60_000;
   const target = config.database;
+  const threads = (lanes: readonly (string | null)[]) =>
+    startThreadHost({
+      config,
+      lanes,
+      entry: threadEntry(import.meta.url, 'queue-thread'),
+      logger,
+      closeTimeoutMs,
+      maxRestarts: options.maxRestarts ?? 5,
+    });
   if (target.kind === 'postgres') {
-    const db = openDatabase(
-      { ...target, poolSize: workerPoolSize(config) },
-      {
-        onIdleClientError: (err) =>
-          logger.warn({ err }, 'a pooled PostgreSQL connection of the workers failed while idle; it is replaced when needed'),
+    const inThisThread = (options.clock !== undefined && options.clock !== systemClock) || options.importPayloadPg !== undefined;
+    if (inThisThread) {
+      const db = openDatabase(
+        { ...target, poolSize: workerPoolSize(config) },
+        {
+          onIdleClientError: (err) =>
+            logger.warn({ err }, 'a pooled PostgreSQL connection of the workers failed while idle; it is replaced when needed'),
+        },
+      );
+      const jobs = jobKinds(config, { importPayloadPg: options.importPayloadPg });
+      return startInProcessHost({ config, target, db, jobs, logger, clock: options.clock ?? systemClock, closeTimeoutMs });
+    }
+    const host = await threads([null]);
+    const wakes = await listenForWakes(target, () => host.wake(), logger.child({ component: 'job-queue-host' })).catch(
+      async (err: unknown) => {
+        await host.close();
+        throw err;
       },
     );
-    const jobs = jobKinds(config, { importPayloadPg: options.importPayloadPg });
-    return startInProcessHost({ config, target, db, jobs, logger, clock: options.clock ?? systemClock, closeTimeoutMs });
+    return {
+      wake: () => host.wake(),
+      get healthy() {
+        return host.healthy;
+      },
+      get listening() {
+        return wakes.listening;
+      },
+      async close() {
+        await wakes.close();
+        await host.close();
+      },
+    };
   }
   if (config.workerConcurrency > 1) {
     logger.warn(
@@ -48,14 +83,7 @@ export async function startJobQueue(config: Config, options: JobQueueOptions = {
       'IFW_WORKER_CONCURRENCY > 1 changes nothing on SQLite (one writer): one thread per lane',
     );
   }
-  return startThreadHost({
-    config,
-    lanes: [...lanesOf(jobKinds(config)).keys()],
-    entry: threadEntry(import.meta.url, 'queue-thread'),
-    logger,
-    closeTimeoutMs,
-    maxRestarts: options.maxRestarts ?? 5,
-  });
+  return threads([...lanesOf(jobKinds(config)).keys()]);
 }
 
 /** `ifw worker`: the database migrated (safe with many processes: the migrator takes a lock), then the job queue. */

@@ -1,43 +1,73 @@
 /**
- * Entry of a job queue lane's worker thread (SQLite). It owns its own connection (which may block this
- * thread while waiting for a lock: the HTTP thread never waits on it), builds its lane's job kinds and
- * runs them until the host says stop. The main thread has migrated the database before starting it.
+ * Entry of a job queue worker thread. On SQLite it runs one lane: its own connection (which may block
+ * this thread while waiting for a lock: the HTTP thread never waits on it) and its lane's job kinds.
+ * On PostgreSQL it runs every lane as async loops over its own worker pool (in-process-host.ts); the
+ * thread that started it listens for wake-ups and forwards them. Either way it runs until the host
+ * says stop. The main thread has migrated the database before starting it.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { systemClock } from '../core/clock.js';
 import { createLogger } from '../core/logger.js';
-import type { HostMessage, WorkerData, WorkerMessage } from '../job-queue/sqlite/messages.js';
+import { startPostgresWorkers, workerPoolSize } from '../job-queue/postgres/in-process-host.js';
+import type { QueueHost } from '../job-queue/host.js';
+import type { HostMessage, WorkerData, WorkerMessage } from '../job-queue/thread-messages.js';
 import { createQueueRunner } from '../job-queue/runner.js';
 import { openDatabase } from '../storage/database.js';
 import { jobKinds } from './jobs.js';
 
 if (parentPort === null) throw new Error('queue-thread.ts runs as a worker thread; start it through startJobQueue');
 const port = parentPort;
-const { config, lane } = workerData as WorkerData;
-const jobs = jobKinds(config).filter((job) => job.lane === lane);
+const { config, lane, closeTimeoutMs } = workerData as WorkerData;
+const target = config.database;
+const jobs = jobKinds(config).filter((job) => lane === null || job.lane === lane);
 const logger = createLogger(config, { thread: 'job-queue', kinds: jobs.map((job) => job.kind) });
-const db = openDatabase(config.database, { busyTimeoutMs: 10_000 });
-const runner = createQueueRunner({ db, config, clock: systemClock, logger, jobs, onlyTheseKinds: true });
 const send = (message: WorkerMessage) => port.postMessage(message);
 
-let stopping: Promise<void> | undefined;
-async function stop(): Promise<void> {
-  await runner.stop();
-  await db.close();
-  send({ type: 'stopped' });
-  port.close();
+function start(): { wake(): void; stop(): Promise<void> } {
+  if (target.kind === 'postgres') {
+    const db = openDatabase(
+      { ...target, poolSize: workerPoolSize(config) },
+      {
+        onIdleClientError: (err) =>
+          logger.warn({ err }, 'a pooled PostgreSQL connection of the workers failed while idle; it is replaced when needed'),
+      },
+    );
+    const workers: QueueHost = startPostgresWorkers({ config, db, jobs, logger, clock: systemClock, closeTimeoutMs });
+    return { wake: () => workers.wake(), stop: () => workers.close() };
+  }
+  const db = openDatabase(target, { busyTimeoutMs: 10_000 });
+  const runner = createQueueRunner({ db, config, clock: systemClock, logger, jobs, onlyTheseKinds: true });
+  runner.start();
+  return {
+    wake() {
+      runner.wake().catch((err: unknown) => logger.error({ err }, 'job queue wake failed'));
+    },
+    async stop() {
+      await runner.stop();
+      await db.close();
+    },
+  };
 }
+
+const queue = start();
+let stopping: Promise<void> | undefined;
 
 port.on('message', (message: HostMessage) => {
   switch (message.type) {
     case 'wake':
-      runner.wake().catch((err: unknown) => logger.error({ err }, 'job queue wake failed'));
+      queue.wake();
       return;
     case 'stop':
-      stopping ??= stop().catch((err: unknown) => {
-        logger.error({ err }, 'job queue worker did not stop cleanly');
-        process.exit(1);
-      });
+      stopping ??= queue
+        .stop()
+        .then(() => {
+          send({ type: 'stopped' });
+          port.close();
+        })
+        .catch((err: unknown) => {
+          logger.error({ err }, 'job queue worker did not stop cleanly');
+          process.exit(1);
+        });
       return;
     default: {
       const unknown: never = message;
@@ -46,5 +76,4 @@ port.on('message', (message: HostMessage) => {
   }
 });
 
-runner.start();
 send({ type: 'ready' });

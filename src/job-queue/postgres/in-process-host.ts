@@ -1,7 +1,8 @@
 /**
- * The job queue on PostgreSQL, in this process's event loop: no worker threads. pg is asynchronous, so
- * an import waiting on the server blocks nothing, and a thread per lane would only add a second pool
- * and message passing. The lanes stay, as async loops over one worker pool:
+ * The job queue on PostgreSQL as async loops in one event loop: in production that of one worker
+ * thread (main/queue-thread.ts, started by main/job-queue.ts), in tests that substitute a clock or an
+ * importer that of the test. pg is asynchronous, so an import waiting on the server blocks nothing,
+ * and the lanes are async loops over one worker pool:
  *
  * - each kind with a concurrent drain (the Bulk Import Processor): workerConcurrency loops (drain-loops.ts);
  * - each lane's other kinds (retention cleanup; import runs and endpoint schedules), a job queue runner
@@ -35,7 +36,37 @@ export interface InProcessHostOptions {
 /** The connections the in-process host's pool needs. */
 export const workerPoolSize = (config: Pick<Config, 'workerConcurrency'>): number => config.workerConcurrency + 3;
 
+/** The workers and the LISTEN connection that wakes them. */
 export async function startInProcessHost(options: InProcessHostOptions): Promise<QueueHost> {
+  const logger = options.logger.child({ component: 'job-queue-host' });
+  let listener: WakeListener;
+  const workers = startPostgresWorkers(options);
+  try {
+    listener = await listenForWakes(options.target, () => workers.wake(), logger);
+  } catch (err) {
+    await workers.close();
+    throw err;
+  }
+  return {
+    wake: () => workers.wake(),
+    get healthy() {
+      return workers.healthy;
+    },
+    get listening() {
+      return listener.listening;
+    },
+    async close() {
+      await listener.close();
+      await workers.close();
+    },
+  };
+}
+
+/**
+ * The workers without a LISTEN connection: a worker thread's (whoever starts the thread listens and
+ * forwards the wakes). They start at once; close() stops them and closes the pool.
+ */
+export function startPostgresWorkers(options: Omit<InProcessHostOptions, 'target'>): QueueHost {
   const { config, db, clock } = options;
   const logger = options.logger.child({ component: 'job-queue-host' });
   const loops = options.jobs.flatMap((job) =>
@@ -60,18 +91,11 @@ export async function startInProcessHost(options: InProcessHostOptions): Promise
     for (const l of loops) l.wake();
     for (const r of runners) r.wake().catch((err: unknown) => logger.error({ err }, 'job queue wake failed'));
   };
-  let listener: WakeListener;
-  try {
-    listener = await listenForWakes(options.target, wakeAll, logger);
-  } catch (err) {
-    await db.close();
-    throw err;
-  }
   for (const l of loops) l.start();
   for (const r of runners) r.start();
   logger.info(
     { concurrency: config.workerConcurrency, owners: loops.flatMap((l) => l.owners) },
-    'job queue running in this process (PostgreSQL: async loops, no worker threads)',
+    'job queue running (PostgreSQL: async loops over one pool)',
   );
 
   let closing: Promise<void> | undefined;
@@ -81,7 +105,6 @@ export async function startInProcessHost(options: InProcessHostOptions): Promise
     const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), options.closeTimeoutMs)));
     const result = await Promise.race([stopped.then(() => 'stopped' as const), timedOut]);
     clearTimeout(timer);
-    await listener.close();
     if (result === 'timeout') {
       // The work in progress cannot finish in time: its items go back to their queue now, and their
       // transactions (whose fenced finish now fails) die with the connections.
@@ -110,9 +133,6 @@ export async function startInProcessHost(options: InProcessHostOptions): Promise
     wake: wakeAll,
     get healthy() {
       return closing === undefined;
-    },
-    get listening() {
-      return listener.listening;
     },
     close() {
       closing ??= close();
