@@ -6,7 +6,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exactNumber, holdsExactly, NumberText, parseJsonExact } from '../src/core/exact-json.js';
+import fc from 'fast-check';
+import { exactNumber, holdsExactly, mayBeInexact, NumberText, parseJsonExact } from '../src/core/exact-json.js';
 import { describeValue } from '../src/mapping/messages.js';
 import { fetchPages } from '../src/rest-source/fetch-pages.js';
 import { BACKENDS, type FreshDatabase } from './helpers/databases.js';
@@ -52,6 +53,27 @@ describe('exact JSON numbers', () => {
   it('reads a text without long digit runs with JSON.parse alone, and the same', () => {
     const text = JSON.stringify([{ no: 'C1', qty: 12, amount: 12.5, at: '2025-01-01T00:00:00Z' }]);
     expect(parseJsonExact(text)).toEqual(JSON.parse(text) as unknown);
+  });
+
+  it('finds the texts that may write an inexact number exactly where the regular expression does', () => {
+    const pattern = /[0-9][0-9.]{15}|[eE][+-]?[0-9]{3}/;
+    // Texts made mostly of digits and points, with the odd letter, sign or quote, at every position.
+    const char = fc.constantFrom(...'0123456789........eE+-" a,');
+    fc.assert(
+      fc.property(fc.string({ unit: char, maxLength: 120 }), (text) => mayBeInexact(text) === pattern.test(text)),
+      { numRuns: 5000, seed: 20261125 },
+    );
+    for (const text of [
+      '1234567890123456',
+      '.1234567890123456',
+      '...............1',
+      'x'.repeat(40) + '1'.repeat(16),
+      '1e400',
+      'E-400',
+      '1'.repeat(15),
+    ]) {
+      expect(mayBeInexact(text)).toBe(pattern.test(text));
+    }
   });
 
   it('shows a number in a message as it was sent', () => {

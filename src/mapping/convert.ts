@@ -151,11 +151,11 @@ function isBlank(s: string): boolean {
 }
 
 /** A value's own white space at either end (the first and last characters settle almost every value). */
+/** A character that String.prototype.trim may remove (a cheap superset: codes up to space, no-break space, and from U+1680 on). */
+const maybeSpace = (c: number): boolean => c <= 32 || c === 0xa0 || c >= 0x1680;
+
 function hasOuterSpace(s: string): boolean {
-  const first = s.charCodeAt(0);
-  const last = s.charCodeAt(s.length - 1);
-  const maybe = (c: number) => c <= 32 || c === 0xa0 || c >= 0x1680;
-  return (maybe(first) || maybe(last)) && s.trim().length !== s.length;
+  return (maybeSpace(s.charCodeAt(0)) || maybeSpace(s.charCodeAt(s.length - 1))) && s.trim().length !== s.length;
 }
 
 /** Has a letter that upper-casing would change; ASCII is settled by its codes, anything else by toUpperCase. */
