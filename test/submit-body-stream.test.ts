@@ -3,7 +3,9 @@
  * surrogate pairs cut at every position), the JSON text check against JSON.parse, and the record
  * stream at a records path.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { NumberText, parseJsonExact } from '../src/core/exact-json.js';
 import { JsonTextCheck } from '../src/bulk-import/json-text-check.js';
 import { SubmitBodyScanner } from '../src/bulk-import/submit-body.js';
 import { PayloadProblem, recordBatches } from '../src/mapping/payload-stream.js';
@@ -153,5 +155,59 @@ describe('records read from chunks', () => {
     expect(read('{"a":1}', '', 3)).toBe("payload: the root is not an array (set the integration's records path)");
     expect(read('[1,2', '', 3)).toMatch(/^payload is not valid JSON: /);
     expect(read('[1,2] x', '', 3)).toMatch(/^payload is not valid JSON: /);
+  });
+
+  // The records at the root are read by a scanner and JSON.parse (root-array-stream.ts); whatever the
+  // text and wherever it is cut, the answer is the whole text's: its records, or the same kind of error.
+  it('reads the records at the root exactly as the whole text reads, however the text is cut', () => {
+    const wholeAnswer = (text: string): unknown[] | string => {
+      let value: unknown;
+      try {
+        value = parseJsonExact(text);
+      } catch {
+        return 'not JSON';
+      }
+      return Array.isArray(value) ? value : 'not an array';
+    };
+    const kind = (answer: unknown[] | string): unknown[] | string =>
+      typeof answer !== 'string'
+        ? answer
+        : answer.startsWith('payload is not valid JSON')
+          ? 'not JSON'
+          : answer.includes('root is not an array')
+            ? 'not an array'
+            : answer;
+    const record = fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v));
+    // Valid arrays, laid out with odd whitespace and escapes, and then often damaged by one edit.
+    const spaces = fc.constantFrom('', ' ', '\n', '\t ', '\r\n');
+    const arrayText = fc
+      .tuple(
+        fc.array(
+          fc.tuple(
+            spaces,
+            fc.oneof(record, fc.constantFrom('"a\\"b"', '"\\\\"', '"\\ud83d\\ude00"', '12345678901234567', '1e400', '"é😀"')),
+          ),
+          { maxLength: 8 },
+        ),
+        spaces,
+        spaces,
+      )
+      .map(([items, before, after]) => `${before}[${items.map(([sp, item]) => sp + item + sp).join(',')}]${after}`);
+    const damaged = fc
+      .tuple(arrayText, fc.nat(), fc.constantFrom('', ',', ']', '[', '}', '"', '\\', 'x', '1', ' '))
+      .map(([text, at, edit]) => {
+        const i = text.length === 0 ? 0 : at % text.length;
+        return text.slice(0, i) + edit + text.slice(i + 1);
+      });
+    fc.assert(
+      fc.property(fc.oneof(arrayText, damaged, record), fc.integer({ min: 1, max: 40 }), (edited, step) => {
+        // As UTF-8 bytes (an edit may have split a surrogate pair, which UTF-8 cannot hold).
+        const text = Buffer.from(edited).toString('utf8');
+        expect(kind(read(text, '', step))).toEqual(wholeAnswer(text));
+      }),
+      { numRuns: 3000, seed: 20261125 },
+    );
+    expect(read('[12345678901234567]', '', 4)).toEqual([new NumberText('12345678901234567')]);
+    expect(read(' [ ] ', '', 1)).toEqual([]);
   });
 });

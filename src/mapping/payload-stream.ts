@@ -10,6 +10,7 @@ import { JSONParser } from '@streamparser/json';
 import { ExactJsonParser } from '../core/exact-json.js';
 import { parsePath } from '../json-path/paths.js';
 import { payloadError, type RecordError } from './messages.js';
+import { NotJson, RootArrayReader } from './root-array-stream.js';
 
 /** Thrown by the record readers below: the payload-level error that fails the import. */
 export class PayloadProblem extends Error {
@@ -44,9 +45,16 @@ export class RecordStream {
   private readonly parser: ExactJsonParser;
   private records: unknown[] = [];
   private failure: PayloadProblem | null = null;
+  /**
+   * The path holds no array: said at the end, once the whole text is known to be JSON (a text that is
+   * not JSON says that first, as extractRecords does).
+   */
+  private noArray = false;
   private ended = false;
-  /** Records seen in all: none at the end asks whether the path held an empty array (see `endWithout`). */
+  /** Records seen in all: none at the end asks whether the path held an empty array (see EmptyArrayCheck). */
   count = 0;
+  /** Whether no record at all may mean that the path held no array (see EmptyArrayCheck). */
+  readonly emptyUnsure: boolean = true;
 
   constructor(
     private readonly recordsPath: string,
@@ -54,9 +62,9 @@ export class RecordStream {
   ) {
     this.parser = new ExactJsonParser([selector]);
     this.parser.onValue = ({ value, parent }) => {
-      if (this.failure !== null) return;
+      if (this.failure !== null || this.noArray) return;
       if (!Array.isArray(parent)) {
-        this.failure = notArray(this.recordsPath);
+        this.noArray = true;
         return;
       }
       this.count++;
@@ -70,7 +78,7 @@ export class RecordStream {
     };
   }
 
-  /** Feeds the next bytes; throws PayloadProblem as soon as the payload is known to be wrong. */
+  /** Feeds the next bytes; throws PayloadProblem as soon as the payload is known not to be JSON. */
   write(bytes: Uint8Array): void {
     if (this.failure === null) {
       if (this.ended) {
@@ -98,9 +106,64 @@ export class RecordStream {
       }
       if (!this.ended) this.failure ??= notJson('unexpected end of the JSON text');
     }
+    if (this.failure === null && this.noArray) this.failure = notArray(this.recordsPath);
     if (this.failure !== null) throw this.failure;
   }
 }
+
+/**
+ * The records of a payload that is the array of records (records path ''): read by the fast reader
+ * (root-array-stream.ts), or by the streaming parser when the text does not start with `[` (then
+ * it says whether it is no JSON or no array, as extractRecords does).
+ */
+class RootRecordStream {
+  private fast: RootArrayReader | null = new RootArrayReader();
+  private slow: RecordStream | null = null;
+
+  get count(): number {
+    return this.fast !== null ? this.fast.count : this.slow!.count;
+  }
+
+  /** An array that held no record says so itself: only the streaming parser's answer needs the check. */
+  get emptyUnsure(): boolean {
+    return this.fast === null;
+  }
+
+  write(bytes: Uint8Array): void {
+    let rest = bytes;
+    if (this.fast !== null) {
+      const other = fastly(() => this.fast!.write(bytes));
+      if (other < 0) return;
+      this.fast = null;
+      this.slow = new RecordStream('', '$.*');
+      rest = bytes.subarray(other);
+    }
+    this.slow!.write(rest);
+  }
+
+  take(): unknown[] {
+    return this.fast !== null ? this.fast.take() : this.slow!.take();
+  }
+
+  end(): void {
+    if (this.fast !== null) fastly(() => this.fast!.end());
+    else this.slow!.end();
+  }
+}
+
+/** Runs a step of the fast reader, its NotJson made the payload-level error. */
+function fastly<T>(step: () => T): T {
+  try {
+    return step();
+  } catch (err) {
+    if (err instanceof NotJson) throw notJson(err.message);
+    throw err;
+  }
+}
+
+/** The reader for `selector`: the fast one for the records at the root. */
+const recordStream = (recordsPath: string, selector: string): RecordStream | RootRecordStream =>
+  selector === '$.*' ? new RootRecordStream() : new RecordStream(recordsPath, selector);
 
 /**
  * When a whole payload yielded no record, whether the path held an empty array: the value at the path
@@ -183,7 +246,7 @@ export function* recordBatches(
     yield records;
     return;
   }
-  const stream = new RecordStream(recordsPath, selector);
+  const stream = recordStream(recordsPath, selector);
   let pending: unknown[] = [];
   for (const chunk of open()) {
     for (let from = 0; from < chunk.length; from += SLICE_BYTES) {
@@ -197,7 +260,7 @@ export function* recordBatches(
   }
   stream.end();
   pending = pending.concat(stream.take());
-  if (stream.count === 0) checkEmptyArray(open(), recordsPath, selector);
+  if (stream.count === 0 && stream.emptyUnsure) checkEmptyArray(open(), recordsPath, selector);
   if (pending.length > 0) yield pending;
 }
 
@@ -217,7 +280,7 @@ export async function* recordBatchesAsync(
     yield records;
     return;
   }
-  const stream = new RecordStream(recordsPath, selector);
+  const stream = recordStream(recordsPath, selector);
   let pending: unknown[] = [];
   for await (const chunk of open()) {
     for (let from = 0; from < chunk.length; from += SLICE_BYTES) {
@@ -231,6 +294,6 @@ export async function* recordBatchesAsync(
   }
   stream.end();
   pending = pending.concat(stream.take());
-  if (stream.count === 0) await checkEmptyArrayAsync(open(), recordsPath, selector);
+  if (stream.count === 0 && stream.emptyUnsure) await checkEmptyArrayAsync(open(), recordsPath, selector);
   if (pending.length > 0) yield pending;
 }

