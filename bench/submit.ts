@@ -75,18 +75,31 @@ async function startBare(): Promise<{ child: ChildProcess; port: number }> {
   return { child, port };
 }
 
+/**
+ * The service logs a line per request at info level. Its stdout goes to a file, as a deployment's log
+ * would: read through a pipe by this process, the lines would cost CPU on the same cores as the load.
+ */
 async function startService(dataDir: string): Promise<{ child: ChildProcess; port: number }> {
   const env = serviceEnv(dataDir);
+  const logFile = path.join(dataDir, 'serve.log');
+  const log = fs.openSync(logFile, 'w');
   const child = spawn(process.execPath, [path.join(root, 'bin/ifw.js'), 'serve', '--no-workers'], {
     env,
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', log, 'inherit'],
   });
-  const port = await waitForLine(child, (line) => {
-    if (!line.includes('integration service listening')) return undefined;
-    const m = /:(\d+)"?,?/.exec((JSON.parse(line) as { address: string }).address.replace(/^http:\/\/[^:]+/, ''));
-    return m ? Number(m[1]) : undefined;
-  });
-  return { child, port };
+  fs.closeSync(log);
+  let exited: number | null | undefined;
+  child.once('exit', (code) => (exited = code));
+  for (;;) {
+    if (exited !== undefined) throw new Error(`server exited early with code ${exited}`);
+    const line = fs
+      .readFileSync(logFile, 'utf8')
+      .split('\n')
+      .find((l) => l.includes('integration service listening'));
+    const m = line === undefined ? null : /:(\d+)$/.exec((JSON.parse(line) as { address: string }).address);
+    if (m) return { child, port: Number(m[1]) };
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 interface LoadResult {
