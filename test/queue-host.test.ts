@@ -175,4 +175,42 @@ describe.skipIf(postgres.skip)('startJobQueue on PostgreSQL', () => {
       await pgDb.close();
     }
   });
+
+  it('on close, an import that outlives closeTimeoutMs on the thread goes back to Pending, uncounted, and none of its rows stay', async () => {
+    const pgConfig = loadConfig({ IFW_DATABASE_URL: fresh.url }, { dataDir: dir, logLevel: 'silent', schedulerTickMs: 60_000 });
+    const pgDb = openDatabase(pgConfig.database);
+    let pgHost: QueueHost | undefined;
+    try {
+      await migrate(pgDb);
+      await setupCustomers(pgDb, systemClock);
+      // Several seconds of work: 300 000 records.
+      const payload = JSON.stringify(Array.from({ length: 300_000 }, (_, i) => ({ no: `C${i}`, name: `Customer ${i}` })));
+      const id = await insertRequest(pgDb, { submittedAt: new Date().toISOString(), payload });
+      pgHost = await startJobQueue(pgConfig, { logger: silentLogger, closeTimeoutMs: 300 });
+      pgHost.wake();
+      await until(() => getRequest(pgDb, id), { holds: (r) => r.status === 'Processing', what: 'the import started' });
+
+      const started = Date.now();
+      await pgHost.close();
+      const took = Date.now() - started;
+
+      expect(took).toBeGreaterThanOrEqual(290);
+      expect(took).toBeLessThan(5_000);
+      expect(await getRequest(pgDb, id)).toMatchObject({ status: 'Pending', attempts: 0, lease_owner: null });
+      await until(
+        () =>
+          pgDb.kysely
+            .selectFrom('customer' as never)
+            .select((eb) => eb.fn.countAll<string>().as('n'))
+            .executeTakeFirstOrThrow(),
+        {
+          holds: (row) => Number(row.n) === 0,
+          what: 'no customer rows',
+        },
+      );
+    } finally {
+      await pgHost?.close();
+      await pgDb.close();
+    }
+  });
 });

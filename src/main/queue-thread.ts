@@ -63,6 +63,9 @@ port.on('message', (message: HostMessage) => {
         .then(() => {
           send({ type: 'stopped' });
           port.close();
+          // On PostgreSQL an import that outlived the close timeout still holds its connection (its
+          // work was returned to the queue): ending the thread drops it, and the transaction with it.
+          process.exit(0);
         })
         .catch((err: unknown) => {
           logger.error({ err }, 'job queue worker did not stop cleanly');
