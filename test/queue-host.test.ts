@@ -141,76 +141,60 @@ describe.skipIf(postgres.skip)('startJobQueue on PostgreSQL: shutting down with 
 
 describe.skipIf(postgres.skip)('startJobQueue on PostgreSQL', () => {
   let fresh: FreshDatabase;
+  let pgConfig: Config;
+  let pgDb: Database;
+  let pgHost: QueueHost | undefined;
   beforeEach(async () => {
     fresh = await postgres.fresh();
+    pgConfig = loadConfig({ IFW_DATABASE_URL: fresh.url }, { dataDir: dir, logLevel: 'silent', schedulerTickMs: 60_000 });
+    pgDb = openDatabase(pgConfig.database);
+    await migrate(pgDb);
+    await setupCustomers(pgDb, systemClock);
   });
   afterEach(async () => {
+    await pgHost?.close();
+    pgHost = undefined;
+    await pgDb.close();
     await fresh?.cleanup();
   });
 
   it('imports on a worker thread: a request completes while this thread is blocked; LISTEN is up; close stops it', async () => {
-    const pgConfig = loadConfig({ IFW_DATABASE_URL: fresh.url }, { dataDir: dir, logLevel: 'silent', schedulerTickMs: 60_000 });
-    const pgDb = openDatabase(pgConfig.database);
-    let pgHost: QueueHost | undefined;
-    try {
-      await migrate(pgDb);
-      await setupCustomers(pgDb, systemClock);
-      pgHost = await startJobQueue(pgConfig, { logger: silentLogger });
-      expect(pgHost.healthy).toBe(true);
-      await until(() => pgHost!.listening, { what: 'the LISTEN connection up' });
-      const id = await insertRequest(pgDb, { submittedAt: new Date().toISOString(), payload: customersPayload('C1', 'C2') });
+    pgHost = await startJobQueue(pgConfig, { logger: silentLogger });
+    expect(pgHost.healthy).toBe(true);
+    await until(() => pgHost!.listening, { what: 'the LISTEN connection up' });
+    const id = await insertRequest(pgDb, { submittedAt: new Date().toISOString(), payload: customersPayload('C1', 'C2') });
 
-      pgHost.wake();
-      // Nothing runs on this thread's event loop meanwhile: only another thread can import the request.
-      const until3s = Date.now() + 3000;
-      while (Date.now() < until3s) {
-        // blocking on purpose
-      }
-      expect(await getRequest(pgDb, id)).toMatchObject({ status: 'Completed', record_count: 2 });
-
-      await pgHost.close();
-      expect(pgHost.healthy).toBe(false);
-    } finally {
-      await pgHost?.close();
-      await pgDb.close();
+    pgHost.wake();
+    // Nothing runs on this thread's event loop meanwhile: only another thread can import the request.
+    const until3s = Date.now() + 3000;
+    while (Date.now() < until3s) {
+      // blocking on purpose
     }
+    expect(await getRequest(pgDb, id)).toMatchObject({ status: 'Completed', record_count: 2 });
+
+    await pgHost.close();
+    expect(pgHost.healthy).toBe(false);
   });
 
   it('on close, an import that outlives closeTimeoutMs on the thread goes back to Pending, uncounted, and none of its rows stay', async () => {
-    const pgConfig = loadConfig({ IFW_DATABASE_URL: fresh.url }, { dataDir: dir, logLevel: 'silent', schedulerTickMs: 60_000 });
-    const pgDb = openDatabase(pgConfig.database);
-    let pgHost: QueueHost | undefined;
-    try {
-      await migrate(pgDb);
-      await setupCustomers(pgDb, systemClock);
-      // Several seconds of work: 300 000 records.
-      const payload = JSON.stringify(Array.from({ length: 300_000 }, (_, i) => ({ no: `C${i}`, name: `Customer ${i}` })));
-      const id = await insertRequest(pgDb, { submittedAt: new Date().toISOString(), payload });
-      pgHost = await startJobQueue(pgConfig, { logger: silentLogger, closeTimeoutMs: 300 });
-      pgHost.wake();
-      await until(() => getRequest(pgDb, id), { holds: (r) => r.status === 'Processing', what: 'the import started' });
+    // Several seconds of work: 300 000 records.
+    const payload = JSON.stringify(Array.from({ length: 300_000 }, (_, i) => ({ no: `C${i}`, name: `Customer ${i}` })));
+    const id = await insertRequest(pgDb, { submittedAt: new Date().toISOString(), payload });
+    pgHost = await startJobQueue(pgConfig, { logger: silentLogger, closeTimeoutMs: 300 });
+    pgHost.wake();
+    await until(() => getRequest(pgDb, id), { holds: (r) => r.status === 'Processing', what: 'the import started' });
 
-      const started = Date.now();
-      await pgHost.close();
-      const took = Date.now() - started;
+    const started = Date.now();
+    await pgHost.close();
+    const took = Date.now() - started;
 
-      expect(took).toBeGreaterThanOrEqual(290);
-      expect(took).toBeLessThan(5_000);
-      expect(await getRequest(pgDb, id)).toMatchObject({ status: 'Pending', attempts: 0, lease_owner: null });
-      await until(
-        () =>
-          pgDb.kysely
-            .selectFrom('customer' as never)
-            .select((eb) => eb.fn.countAll<string>().as('n'))
-            .executeTakeFirstOrThrow(),
-        {
-          holds: (row) => Number(row.n) === 0,
-          what: 'no customer rows',
-        },
-      );
-    } finally {
-      await pgHost?.close();
-      await pgDb.close();
-    }
+    expect(took).toBeGreaterThanOrEqual(290);
+    expect(took).toBeLessThan(5_000);
+    expect(await getRequest(pgDb, id)).toMatchObject({ status: 'Pending', attempts: 0, lease_owner: null });
+    const rows = await pgDb.kysely
+      .selectFrom('customer' as never)
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow();
+    expect(Number(rows.n)).toBe(0);
   });
 });

@@ -11,10 +11,8 @@ import { createLogger, type Logger } from '../core/logger.js';
 import { threadEntry } from '../core/threads.js';
 import type { QueueHost } from '../job-queue/host.js';
 import { lanesOf } from '../job-queue/jobs.js';
-import { startInProcessHost, workerPoolSize } from '../job-queue/postgres/in-process-host.js';
-import { listenForWakes } from '../job-queue/postgres/wake-channel.js';
+import { openWorkerPool, startInProcessHost, withWakeListener } from '../job-queue/postgres/in-process-host.js';
 import { startThreadHost } from '../job-queue/thread-host.js';
-import { openDatabase } from '../storage/database.js';
 import { jobKinds, type JobOptions } from './jobs.js';
 import { withWorld } from './world.js';
 
@@ -46,36 +44,11 @@ export async function startJobQueue(config: Config, options: JobQueueOptions = {
   if (target.kind === 'postgres') {
     const inThisThread = (options.clock !== undefined && options.clock !== systemClock) || options.importPayloadPg !== undefined;
     if (inThisThread) {
-      const db = openDatabase(
-        { ...target, poolSize: workerPoolSize(config) },
-        {
-          onIdleClientError: (err) =>
-            logger.warn({ err }, 'a pooled PostgreSQL connection of the workers failed while idle; it is replaced when needed'),
-        },
-      );
+      const db = openWorkerPool(config, target, logger);
       const jobs = jobKinds(config, { importPayloadPg: options.importPayloadPg });
       return startInProcessHost({ config, target, db, jobs, logger, clock: options.clock ?? systemClock, closeTimeoutMs });
     }
-    const host = await threads([null]);
-    const wakes = await listenForWakes(target, () => host.wake(), logger.child({ component: 'job-queue-host' })).catch(
-      async (err: unknown) => {
-        await host.close();
-        throw err;
-      },
-    );
-    return {
-      wake: () => host.wake(),
-      get healthy() {
-        return host.healthy;
-      },
-      get listening() {
-        return wakes.listening;
-      },
-      async close() {
-        await wakes.close();
-        await host.close();
-      },
-    };
+    return withWakeListener(await threads([null]), target, logger.child({ component: 'job-queue-host' }));
   }
   if (config.workerConcurrency > 1) {
     logger.warn(

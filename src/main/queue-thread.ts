@@ -8,7 +8,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { systemClock } from '../core/clock.js';
 import { createLogger } from '../core/logger.js';
-import { startPostgresWorkers, workerPoolSize } from '../job-queue/postgres/in-process-host.js';
+import { openWorkerPool, startPostgresWorkers } from '../job-queue/postgres/in-process-host.js';
 import type { QueueHost } from '../job-queue/host.js';
 import type { HostMessage, WorkerData, WorkerMessage } from '../job-queue/thread-messages.js';
 import { createQueueRunner } from '../job-queue/runner.js';
@@ -25,13 +25,7 @@ const send = (message: WorkerMessage) => port.postMessage(message);
 
 function start(): { wake(): void; stop(): Promise<void> } {
   if (target.kind === 'postgres') {
-    const db = openDatabase(
-      { ...target, poolSize: workerPoolSize(config) },
-      {
-        onIdleClientError: (err) =>
-          logger.warn({ err }, 'a pooled PostgreSQL connection of the workers failed while idle; it is replaced when needed'),
-      },
-    );
+    const db = openWorkerPool(config, target, logger);
     const workers: QueueHost = startPostgresWorkers({ config, db, jobs, logger, clock: systemClock, closeTimeoutMs });
     return { wake: () => workers.wake(), stop: () => workers.close() };
   }

@@ -228,6 +228,35 @@ function wholeText(chunks: Iterable<Uint8Array>): string {
  */
 const SLICE_BYTES = 16 * 1024;
 
+/** Records from chunks gathered into batches of about `batchSize`, each chunk fed in slices. */
+class Batches {
+  private pending: unknown[] = [];
+
+  constructor(
+    readonly stream: RecordStream | RootRecordStream,
+    private readonly batchSize: number,
+  ) {}
+
+  /** Feeds a chunk; yields the batches it completed. */
+  *feed(chunk: Uint8Array): Generator<unknown[]> {
+    for (let from = 0; from < chunk.length; from += SLICE_BYTES) {
+      this.stream.write(chunk.subarray(from, from + SLICE_BYTES));
+      const taken = this.stream.take();
+      this.pending = this.pending.length === 0 ? taken : this.pending.concat(taken);
+      if (this.pending.length >= this.batchSize) {
+        yield this.pending;
+        this.pending = [];
+      }
+    }
+  }
+
+  /** The text is complete: the records not yet handed on (throws PayloadProblem when it broke off). */
+  end(): unknown[] {
+    this.stream.end();
+    return this.pending.concat(this.stream.take());
+  }
+}
+
 /**
  * The records of stored chunks in batches of about `batchSize`, read as the batches are consumed.
  * `open()` reads the chunks from the start (called again only to tell an empty array from a wrong path).
@@ -246,22 +275,11 @@ export function* recordBatches(
     yield records;
     return;
   }
-  const stream = recordStream(recordsPath, selector);
-  let pending: unknown[] = [];
-  for (const chunk of open()) {
-    for (let from = 0; from < chunk.length; from += SLICE_BYTES) {
-      stream.write(chunk.subarray(from, from + SLICE_BYTES));
-      pending = pending.length === 0 ? stream.take() : pending.concat(stream.take());
-      if (pending.length >= batchSize) {
-        yield pending;
-        pending = [];
-      }
-    }
-  }
-  stream.end();
-  pending = pending.concat(stream.take());
-  if (stream.count === 0 && stream.emptyUnsure) checkEmptyArray(open(), recordsPath, selector);
-  if (pending.length > 0) yield pending;
+  const batches = new Batches(recordStream(recordsPath, selector), batchSize);
+  for (const chunk of open()) yield* batches.feed(chunk);
+  const last = batches.end();
+  if (batches.stream.count === 0 && batches.stream.emptyUnsure) checkEmptyArray(open(), recordsPath, selector);
+  if (last.length > 0) yield last;
 }
 
 /** The same over chunks read asynchronously (PostgreSQL). */
@@ -280,20 +298,9 @@ export async function* recordBatchesAsync(
     yield records;
     return;
   }
-  const stream = recordStream(recordsPath, selector);
-  let pending: unknown[] = [];
-  for await (const chunk of open()) {
-    for (let from = 0; from < chunk.length; from += SLICE_BYTES) {
-      stream.write(chunk.subarray(from, from + SLICE_BYTES));
-      pending = pending.length === 0 ? stream.take() : pending.concat(stream.take());
-      if (pending.length >= batchSize) {
-        yield pending;
-        pending = [];
-      }
-    }
-  }
-  stream.end();
-  pending = pending.concat(stream.take());
-  if (stream.count === 0 && stream.emptyUnsure) await checkEmptyArrayAsync(open(), recordsPath, selector);
-  if (pending.length > 0) yield pending;
+  const batches = new Batches(recordStream(recordsPath, selector), batchSize);
+  for await (const chunk of open()) yield* batches.feed(chunk);
+  const last = batches.end();
+  if (batches.stream.count === 0 && batches.stream.emptyUnsure) await checkEmptyArrayAsync(open(), recordsPath, selector);
+  if (last.length > 0) yield last;
 }

@@ -15,7 +15,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../core/clock.js';
 import type { Config, PostgresTarget } from '../../core/config.js';
-import type { PostgresDatabase } from '../../storage/database.js';
+import { openDatabase, type PostgresDatabase } from '../../storage/database.js';
 import type { QueueHost } from '../host.js';
 import { lanesOf, type JobKind } from '../jobs.js';
 import { createQueueRunner } from '../runner.js';
@@ -36,28 +36,42 @@ export interface InProcessHostOptions {
 /** The connections the in-process host's pool needs. */
 export const workerPoolSize = (config: Pick<Config, 'workerConcurrency'>): number => config.workerConcurrency + 3;
 
+/** The workers' own pool (workerPoolSize connections), so that imports never take the API's. */
+export function openWorkerPool(config: Config, target: PostgresTarget, logger: Logger): PostgresDatabase {
+  return openDatabase(
+    { ...target, poolSize: workerPoolSize(config) },
+    {
+      onIdleClientError: (err) =>
+        logger.warn({ err }, 'a pooled PostgreSQL connection of the workers failed while idle; it is replaced when needed'),
+    },
+  );
+}
+
 /** The workers and the LISTEN connection that wakes them. */
 export async function startInProcessHost(options: InProcessHostOptions): Promise<QueueHost> {
-  const logger = options.logger.child({ component: 'job-queue-host' });
+  return withWakeListener(startPostgresWorkers(options), options.target, options.logger.child({ component: 'job-queue-host' }));
+}
+
+/** `host`, woken whenever any process NOTIFYs, through a LISTEN connection of its own that closes with it. */
+export async function withWakeListener(host: QueueHost, target: PostgresTarget, logger: Logger): Promise<QueueHost> {
   let listener: WakeListener;
-  const workers = startPostgresWorkers(options);
   try {
-    listener = await listenForWakes(options.target, () => workers.wake(), logger);
+    listener = await listenForWakes(target, () => host.wake(), logger);
   } catch (err) {
-    await workers.close();
+    await host.close();
     throw err;
   }
   return {
-    wake: () => workers.wake(),
+    wake: () => host.wake(),
     get healthy() {
-      return workers.healthy;
+      return host.healthy;
     },
     get listening() {
       return listener.listening;
     },
     async close() {
       await listener.close();
-      await workers.close();
+      await host.close();
     },
   };
 }
