@@ -51,6 +51,8 @@ export class RecordStream {
    */
   private noArray = false;
   private ended = false;
+  /** Whether anything but whitespace was written: a text of whitespace only is no JSON text. */
+  private begun = false;
   /** Records seen in all: none at the end asks whether the path held an empty array (see EmptyArrayCheck). */
   count = 0;
   /** Whether no record at all may mean that the path held no array (see EmptyArrayCheck). */
@@ -85,7 +87,10 @@ export class RecordStream {
         // The root value is complete: only whitespace may follow.
         for (const b of bytes)
           if (b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09) this.failure = notJson('unexpected data after the JSON text');
-      } else this.parser.write(bytes);
+      } else {
+        if (!this.begun) this.begun = bytes.some((b) => b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09);
+        this.parser.write(bytes);
+      }
     }
     if (this.failure !== null) throw this.failure;
   }
@@ -104,7 +109,7 @@ export class RecordStream {
       } catch (err) {
         this.failure = notJson((err as Error).message);
       }
-      if (!this.ended) this.failure ??= notJson('unexpected end of the JSON text');
+      if (!this.ended || !this.begun) this.failure ??= notJson('unexpected end of the JSON text');
     }
     if (this.failure === null && this.noArray) this.failure = notArray(this.recordsPath);
     if (this.failure !== null) throw this.failure;

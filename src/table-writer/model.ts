@@ -14,6 +14,11 @@ export interface ImportTarget {
 export interface ImportInput extends ImportTarget {
   /** The JSON text, whole, or its stored chunks read as the import goes. */
   readonly payload: string | ChunkedPayload;
+  /**
+   * Whether the records are parsed and mapped on the mapping thread (mapped-batches.ts) where that is
+   * possible; unset, a chunked payload and a text of 1 MB or more are.
+   */
+  readonly mapInThread?: boolean;
 }
 
 /**

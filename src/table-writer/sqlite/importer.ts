@@ -5,7 +5,8 @@
  * transaction, so "Completed" and "rows present" commit together or not at all.
  *
  * Three entry points share that core: `importPayload` (a JSON text, parsed before the lock, or its
- * stored chunks, parsed a record at a time inside the transaction),
+ * stored chunks, parsed a record at a time inside the transaction; a large payload is parsed and
+ * mapped on the mapping thread while this one inserts: mapped-batches.ts),
  * `importRecordBatches` (parsed record arrays in batches) and `importStagedRows` (the records of a REST
  * API run, mapped as their pages arrived and staged on the connection: staged-rows.ts).
  *
@@ -17,7 +18,8 @@ import type { RecordError } from '../../mapping/messages.js';
 import { PayloadProblem } from '../../mapping/payload-stream.js';
 import type { ImportFinish, ImportInput, ImportOutcome, ImportResult, ImportTarget, RecordBatchesInput } from '../model.js';
 import { compileImport, isRecordError, payloadSource, tableNotWritable, type RecordSource } from '../plan.js';
-import { mapRecords, writeRecords, type FillRow, type Writers } from './records.js';
+import { mapRecords, writeRecords, type Batch, type FillRow, type Writers } from './records.js';
+import { mappedBatches, mappedRowFiller, mapsInThread } from '../mapped-batches.js';
 import { prepareStagedCopy, readStagedRows, stagedRowFiller, type StagedCopy } from './staged-rows.js';
 import { prepareBatchInsert, prepareRelationCheck, prepareWriter } from './statements.js';
 import { failedOutcome, Tally } from '../tally.js';
@@ -34,23 +36,30 @@ export {
 
 const SAVEPOINT = 'ifw_import_data';
 
-/** The records as the record loop reads them: batches of items, and how an item fills a row. */
-interface Feed<T> {
-  readonly batches: Iterable<readonly T[]>;
-  readonly fill: FillRow<T>;
+/** The records as the record loop reads them: batches, and how a record of a batch fills a row. */
+interface Feed<B extends Batch> {
+  readonly batches: Iterable<B>;
+  readonly fill: FillRow<B>;
   /** The staging table of staged rows: tried as one INSERT … SELECT before the record loop. */
   readonly stagedTable?: string;
 }
 
-interface Prepared<T> {
+/** A feed of either kind of batch: the record loop hands each batch only to the fill it came with. */
+const feed = <B extends Batch>(batches: Iterable<B>, fill: FillRow<B>): Feed<Batch> => ({ batches, fill: fill as FillRow<Batch> });
+
+interface Prepared<B extends Batch> {
   readonly mapping: CompiledMapping;
-  readonly feed: Feed<T>;
+  readonly feed: Feed<B>;
   readonly writers: Writers;
   readonly copy: StagedCopy | null;
 }
 
 /** Everything that can be done before the write lock. A RecordError (payload-level) stops the import. */
-function prepare<T>(sqlite: BetterSqlite3.Database, input: ImportTarget, source: RecordSource<Feed<T>>): Prepared<T> | RecordError {
+function prepare<B extends Batch>(
+  sqlite: BetterSqlite3.Database,
+  input: ImportTarget,
+  source: RecordSource<Feed<B>>,
+): Prepared<B> | RecordError {
   const { writeMode } = input.plan.integration;
   const compiled = compileImport(input, source);
   if (isRecordError(compiled)) return compiled;
@@ -73,7 +82,7 @@ function prepare<T>(sqlite: BetterSqlite3.Database, input: ImportTarget, source:
 class LeaseLost extends Error {}
 
 /** The records written: in one statement when the staged rows allow it, else through the record loop. */
-function write<T>(prepared: Prepared<T>, input: ImportTarget): ImportOutcome {
+function write<B extends Batch>(prepared: Prepared<B>, input: ImportTarget): ImportOutcome {
   const { onRecordError } = input.plan.integration;
   const copied = prepared.copy?.() ?? null;
   if (copied !== null) {
@@ -85,10 +94,10 @@ function write<T>(prepared: Prepared<T>, input: ImportTarget): ImportOutcome {
   return writeRecords(prepared.mapping, prepared.feed.batches, prepared.feed.fill, prepared.writers, onRecordError);
 }
 
-function runImport<T>(
+function runImport<B extends Batch>(
   sqlite: BetterSqlite3.Database,
   input: ImportTarget,
-  source: RecordSource<Feed<T>>,
+  source: RecordSource<Feed<B>>,
   finish: ImportFinish,
 ): ImportResult {
   const prepared = prepare(sqlite, input, source);
@@ -132,8 +141,10 @@ export function importPayload(sqlite: BetterSqlite3.Database, input: ImportInput
     sqlite,
     input,
     (mapping) => {
+      // A large payload is parsed and mapped on the mapping thread while this one inserts.
+      if (mapsInThread(input, mapping)) return feed(mappedBatches(input), mappedRowFiller(mapping));
       const batches = source(mapping);
-      return isRecordError(batches) ? batches : { batches, fill: mapRecords(mapping) };
+      return isRecordError(batches) ? batches : feed(batches, mapRecords(mapping));
     },
     finish,
   );

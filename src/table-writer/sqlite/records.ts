@@ -18,17 +18,28 @@ export interface Writers {
   readonly relationExists: RelationExists;
 }
 
+/** A batch of records as the record loop reads it: `length` records, each filled into a row by a FillRow. */
+export interface Batch {
+  readonly length: number;
+}
+
 /**
- * Fills `row` from one item of a batch and says what is wrong with the record: mapping a parsed record
- * (`mapRecords`), or taking a row mapped while it was staged (staged-rows.ts).
+ * Fills `row` from record `index` of a batch and says what is wrong with the record: mapping a parsed
+ * record (`mapRecords`), taking a row mapped while it was staged (staged-rows.ts), or one mapped on the
+ * mapping thread (mapped-batches.ts).
  */
-export type FillRow<T> = (item: T, row: SqlValue[], relationExists: RelationExists) => FieldViolation[] | null;
+export type FillRow<B extends Batch> = (
+  batch: B,
+  index: number,
+  row: SqlValue[],
+  relationExists: RelationExists,
+) => FieldViolation[] | null;
 
 /** The FillRow of parsed records. */
 export const mapRecords =
-  (mapping: CompiledMapping): FillRow<unknown> =>
-  (record, row, relationExists) =>
-    mapRecord(mapping, record, row, relationExists);
+  (mapping: CompiledMapping): FillRow<readonly unknown[]> =>
+  (records, index, row, relationExists) =>
+    mapRecord(mapping, records[index], row, relationExists);
 
 /**
  * Writes the records; throws only for database failures that are not about a record. In fail mode the
@@ -36,10 +47,10 @@ export const mapRecords =
  * in the payload are judged exactly as in a clean run. The records come in batches (a payload is one
  * batch; a paginated run gives its staged rows a chunk at a time); record numbers run on across them.
  */
-export function writeRecords<T>(
+export function writeRecords<B extends Batch>(
   mapping: CompiledMapping,
-  batches: Iterable<readonly T[]>,
-  fill: FillRow<T>,
+  batches: Iterable<B>,
+  fill: FillRow<B>,
   writers: Writers,
   onRecordError: OnRecordError,
 ): ImportOutcome {
@@ -106,7 +117,7 @@ export function writeRecords<T>(
   for (const records of batches) {
     for (let i = 0; i < records.length; i++) {
       recordNo++;
-      const violations = fill(records[i]!, row, relationExists);
+      const violations = fill(records, i, row, relationExists);
       if (violations !== null) {
         if (buffered > 0) flushOneByOne();
         tally.badRecords++;

@@ -159,10 +159,11 @@ export function* readStagedRows(
  */
 export function stagedRowFiller(
   mapping: CompiledMapping,
-): (staged: readonly SqlValue[], row: SqlValue[], relationExists: RelationExists) => FieldViolation[] | null {
+): (rows: readonly (readonly SqlValue[])[], index: number, row: SqlValue[], relationExists: RelationExists) => FieldViolation[] | null {
   const { columns } = mapping;
   const relations = columns.flatMap((column, i) => (column.relation === null ? [] : [i]));
-  return (staged, row, relationExists) => {
+  return (rows, index, row, relationExists) => {
+    const staged = rows[index]!;
     const raw = staged[2];
     if (typeof raw === 'string') return mapRecord(mapping, JSON.parse(raw) as unknown, row, relationExists);
     for (let c = 0; c < columns.length; c++) row[c] = staged[STAGED_LEAD + c]!;

@@ -1,0 +1,81 @@
+/**
+ * A message channel between two threads that both run synchronous code: `receive` blocks the calling
+ * thread (Atomics.wait) until the other end has sent something, instead of waiting for its event loop.
+ * Messages travel over a MessagePort (structured clone, transfers), read with receiveMessageOnPort;
+ * a shared counter per direction, bumped after each message, is what a receiver sleeps on.
+ *
+ * The shared memory also holds a few counters of the caller's own (`counter`), for flow control that
+ * needs no message.
+ */
+import { MessageChannel, receiveMessageOnPort, type MessagePort, type TransferListItem } from 'node:worker_threads';
+
+/** One end, as it is handed to the other thread (the port in the transfer list). */
+export interface SyncChannelEnd {
+  readonly port: MessagePort;
+  readonly shared: SharedArrayBuffer;
+  /** 0 or 1: which of the two message counters this end sleeps on. */
+  readonly side: 0 | 1;
+}
+
+/** Counters of the caller's own, after the two message counters. */
+const OWN_COUNTERS = 4;
+
+export class SyncPort {
+  private readonly port: MessagePort;
+  private readonly counters: Int32Array;
+  private readonly side: 0 | 1;
+
+  constructor(end: SyncChannelEnd) {
+    this.port = end.port;
+    this.counters = new Int32Array(end.shared);
+    this.side = end.side;
+  }
+
+  send(message: unknown, transfer?: readonly TransferListItem[]): void {
+    this.port.postMessage(message, transfer);
+    const theirs = 1 - this.side;
+    Atomics.add(this.counters, theirs, 1);
+    Atomics.notify(this.counters, theirs);
+  }
+
+  /** The next message, or undefined when none came within `timeoutMs`. */
+  receive(timeoutMs: number): unknown {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      // Read the counter before looking: a message sent after the look changes it, and the wait returns at once.
+      const seen = Atomics.load(this.counters, this.side);
+      const got = receiveMessageOnPort(this.port);
+      if (got !== undefined) return got.message;
+      const left = deadline - performance.now();
+      if (left <= 0) return undefined;
+      Atomics.wait(this.counters, this.side, seen, left);
+    }
+  }
+
+  /** Own counter `n` (0 … 3): read, add to (waking whoever waits on it), or wait until it is not `value`. */
+  counter(n: number): { get(): number; add(by: number): void; waitWhile(value: number, timeoutMs: number): void } {
+    const at = 2 + n;
+    const counters = this.counters;
+    return {
+      get: () => Atomics.load(counters, at),
+      add(by) {
+        Atomics.add(counters, at, by);
+        Atomics.notify(counters, at);
+      },
+      waitWhile(value, timeoutMs) {
+        Atomics.wait(counters, at, value, timeoutMs);
+      },
+    };
+  }
+
+  close(): void {
+    this.port.close();
+  }
+}
+
+/** A new channel: this thread's end, and the end to hand (with its port transferred) to the other thread. */
+export function syncChannel(): { here: SyncPort; there: SyncChannelEnd } {
+  const { port1, port2 } = new MessageChannel();
+  const shared = new SharedArrayBuffer((2 + OWN_COUNTERS) * Int32Array.BYTES_PER_ELEMENT);
+  return { here: new SyncPort({ port: port1, shared, side: 0 }), there: { port: port2, shared, side: 1 } };
+}

@@ -1,0 +1,97 @@
+/**
+ * Entry of the mapping thread (see mapped-batches.ts): for each job, reads the payload's pieces from
+ * the importing thread, parses its records with the same readers as an import on one thread, maps them
+ * with the same mapRecord, and sends them back in batches, at most AHEAD batches ahead of the inserts.
+ * A job runs synchronously from start to end; the next one waits in the thread's message queue.
+ */
+import { parentPort } from 'node:worker_threads';
+import { SyncPort } from '../core/sync-channel.js';
+import type { SqlValue } from '../mapping/convert.js';
+import { compileMapping, mapRecord, type FieldViolation, type RelationExists } from '../mapping/engine.js';
+import { extractRecords } from '../mapping/payload.js';
+import { PayloadProblem, recordBatches } from '../mapping/payload-stream.js';
+import { AHEAD, CANCELLED, CONSUMED, type FromMapper, type MapJob, type MappedBatch, type ToMapper } from './mapped-batches.js';
+
+if (parentPort === null) throw new Error('map-thread.ts runs as a worker thread; mapped-batches.ts starts it');
+
+/** Records per batch read from the payload, at least (as on one thread). */
+const BATCH = 1000;
+/** How often a wait looks whether the import gave up. */
+const LOOK_MS = 1000;
+
+class Cancelled extends Error {}
+
+/** Only mappings without relations come here (mapsInThread): nothing is ever asked. */
+const noRelations: RelationExists = () => true;
+
+function run(job: MapJob): void {
+  const channel = new SyncPort(job.channel);
+  const consumed = channel.counter(CONSUMED);
+  const cancelled = channel.counter(CANCELLED);
+  const send = (message: FromMapper): void => channel.send(message);
+
+  const receive = (): ToMapper => {
+    for (;;) {
+      const message = channel.receive(LOOK_MS) as ToMapper | undefined;
+      if (message?.kind === 'cancel' || cancelled.get() !== 0) throw new Cancelled();
+      if (message !== undefined) return message;
+    }
+  };
+
+  let readings = 0;
+  /** The payload from its start; the next piece is asked for as the one at hand is handed on. */
+  function* read(): Generator<Uint8Array> {
+    const reading = ++readings;
+    send({ kind: 'open', reading });
+    send({ kind: 'more', reading });
+    for (;;) {
+      const message = receive();
+      if (message.kind === 'cancel' || message.reading !== reading) continue;
+      if (message.kind === 'eof') return;
+      send({ kind: 'more', reading });
+      yield message.data;
+    }
+  }
+
+  let sent = 0;
+  const waitForRoom = (): void => {
+    for (;;) {
+      const taken = consumed.get();
+      if (sent - taken < AHEAD) return;
+      if (cancelled.get() !== 0) throw new Cancelled();
+      consumed.waitWhile(taken, LOOK_MS);
+    }
+  };
+
+  try {
+    const mapping = compileMapping(job.plan, job.tables);
+    const { recordsPath } = job.plan.integration;
+    const width = mapping.columns.length;
+    const row = new Array<SqlValue>(width).fill(null);
+    const batches = recordBatches(read, recordsPath, BATCH, (text) => extractRecords(text, recordsPath, mapping.records));
+    for (const records of batches) {
+      const values = new Array<SqlValue>(records.length * width);
+      let violations: Map<number, FieldViolation[]> | null = null;
+      for (let r = 0, at = 0; r < records.length; r++, at += width) {
+        const found = mapRecord(mapping, records[r], row, noRelations);
+        if (found === null) for (let c = 0; c < width; c++) values[at + c] = row[c]!;
+        else {
+          (violations ??= new Map()).set(r, found);
+          for (let c = 0; c < width; c++) values[at + c] = null;
+        }
+      }
+      waitForRoom();
+      send({ kind: 'batch', batch: { length: records.length, values, violations } satisfies MappedBatch });
+      sent++;
+    }
+    send({ kind: 'end' });
+  } catch (err) {
+    if (err instanceof PayloadProblem) send({ kind: 'problem', error: err.error });
+    else if (!(err instanceof Cancelled))
+      send({ kind: 'failed', message: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+  } finally {
+    channel.close();
+  }
+}
+
+parentPort.on('message', run);

@@ -1,0 +1,198 @@
+/**
+ * Parsing and mapping on another core. A large payload's import spends about as long parsing its JSON
+ * and mapping its records as inserting the rows; on one thread those add up. Here a mapping thread
+ * (map-thread.ts, one per importing thread, started on first use) reads the payload, parses and maps
+ * its records and hands back batches of mapped rows, while the importing thread inserts the batch
+ * before. The importing thread stays synchronous (SQLite's import runs inside one synchronous
+ * transaction): it waits for the next batch with Atomics.wait (sync-channel.ts), and meanwhile serves
+ * the mapping thread the payload's chunks, read on its own connection as before.
+ *
+ * The outcome is the import's on one thread, message for message: the same record readers
+ * (payload-stream.ts) and the same mapRecord run there, so a record's violations, a payload that is
+ * not JSON or has no array at its records path, arrive as they would have been found, in record order.
+ * It is used only where that holds without the database: no mapped field has a relation (checking
+ * one needs the rows written so before it), and the records path is one the streaming readers take.
+ *
+ * Flow control keeps memory bounded: the mapping thread runs at most AHEAD batches ahead of the
+ * inserts, and asks for the next chunk only as it starts on the one it has.
+ */
+import { Worker } from 'node:worker_threads';
+import { syncChannel, type SyncChannelEnd, type SyncPort } from '../core/sync-channel.js';
+import { threadEntry } from '../core/threads.js';
+import type { SqlValue } from '../mapping/convert.js';
+import type { CompiledMapping, FieldViolation } from '../mapping/engine.js';
+import type { RecordError } from '../mapping/messages.js';
+import { PayloadProblem, streamSelector } from '../mapping/payload-stream.js';
+import type { IntegrationPlan } from '../integrations/model.js';
+import type { TargetTable } from '../tables/model.js';
+import type { ChunkedPayload, ImportInput } from './model.js';
+
+/** Mapped records: `width` values per record, record after record; a record with violations has them instead. */
+export interface MappedBatch {
+  readonly length: number;
+  readonly values: SqlValue[];
+  /** Index in the batch → the record's violations (its values are then all null). */
+  readonly violations: Map<number, FieldViolation[]> | null;
+}
+
+/** The job the mapping thread is given (its channel end's port in the transfer list). */
+export interface MapJob {
+  readonly plan: IntegrationPlan;
+  readonly tables: ReadonlyMap<string, TargetTable>;
+  readonly channel: SyncChannelEnd;
+}
+
+/** From the mapping thread. `reading` numbers the readings of the payload from its start (see EmptyArrayCheck). */
+export type FromMapper =
+  | { readonly kind: 'open'; readonly reading: number }
+  | { readonly kind: 'more'; readonly reading: number }
+  | { readonly kind: 'batch'; readonly batch: MappedBatch }
+  | { readonly kind: 'end' }
+  | { readonly kind: 'problem'; readonly error: RecordError }
+  | { readonly kind: 'failed'; readonly message: string };
+
+/** To the mapping thread: the next piece of the payload's UTF-8 bytes. */
+export type ToMapper =
+  | { readonly kind: 'chunk'; readonly reading: number; readonly data: Uint8Array }
+  | { readonly kind: 'eof'; readonly reading: number }
+  | { readonly kind: 'cancel' };
+
+/** Counters of the channel (sync-channel.ts `counter`): batches the import has taken, and whether it gave up. */
+export const CONSUMED = 0;
+export const CANCELLED = 1;
+/** Batches mapped ahead of the inserts at most (about 1 000 records each). */
+export const AHEAD = 8;
+/** A mapping thread that says nothing for this long is taken for dead and the import fails (and is retried). */
+const STALL_MS = 60_000;
+
+/** Characters of a payload text from which it is mapped on the mapping thread (a chunked payload always is). */
+export const MAP_THREAD_MIN_CHARS = 1 << 20;
+/** A payload text is handed over in pieces of about this many characters. */
+const TEXT_PIECE = 1 << 20;
+
+const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/**
+ * Whether the import of `input` maps its records on the mapping thread: a chunked payload, or a text of
+ * MAP_THREAD_MIN_CHARS or more (without lone surrogates, which UTF-8 pieces could not carry), unless
+ * `input.mapInThread` says otherwise; never with a relation or a records path the readers cannot stream.
+ */
+export function mapsInThread(input: ImportInput, mapping: CompiledMapping): boolean {
+  if (mapping.columns.some((c) => c.relation !== null)) return false;
+  if (streamSelector(input.plan.integration.recordsPath) === null) return false;
+  if (typeof input.payload === 'string' && !isWellFormed(input.payload)) return false;
+  if (input.mapInThread !== undefined) return input.mapInThread;
+  return typeof input.payload !== 'string' || input.payload.length >= MAP_THREAD_MIN_CHARS;
+}
+
+let thread: Worker | null = null;
+
+function mapThread(): Worker {
+  if (thread === null) {
+    const { filename, eval: isCode } = threadEntry(import.meta.url, 'map-thread');
+    const started = new Worker(filename, { eval: isCode });
+    // It lives as long as the thread that imports; it never keeps a process alive by itself.
+    started.unref();
+    started.on('error', () => undefined);
+    started.on('exit', () => {
+      if (thread === started) thread = null;
+    });
+    thread = started;
+  }
+  return thread;
+}
+
+/**
+ * The pieces of a payload as the mapping thread reads them: its chunks, or its text cut between
+ * characters and encoded (the bytes of a piece are transferred; a string would be copied twice, slower).
+ */
+function pieces(payload: string | ChunkedPayload): () => Iterator<Uint8Array> {
+  if (typeof payload !== 'string') {
+    return () => {
+      const chunks = payload.chunks();
+      if (!(Symbol.iterator in chunks)) throw new Error('this importer reads a chunked payload synchronously');
+      return chunks[Symbol.iterator]();
+    };
+  }
+  return function* () {
+    const encoder = new TextEncoder();
+    for (let from = 0; from < payload.length;) {
+      let to = Math.min(from + TEXT_PIECE, payload.length);
+      // Never between the two halves of a surrogate pair.
+      if (to < payload.length && (payload.charCodeAt(to - 1) & 0xfc00) === 0xd800) to--;
+      yield encoder.encode(payload.slice(from, to));
+      from = to;
+    }
+  };
+}
+
+/** The reply to a request for the next piece: a copy of it (a stored chunk's buffer is reused), transferred. */
+function sendPiece(channel: SyncPort, reading: number, next: IteratorResult<Uint8Array>): void {
+  if (next.done === true) {
+    channel.send({ kind: 'eof', reading } satisfies ToMapper);
+  } else {
+    const data = new Uint8Array(next.value);
+    channel.send({ kind: 'chunk', reading, data } satisfies ToMapper, [data.buffer]);
+  }
+}
+
+/**
+ * The mapped batches of `input`'s records, mapped on the mapping thread as these are consumed. Throws
+ * PayloadProblem where the records stop being readable, as the readers on this thread would. Leaving
+ * the loop early (an insert failed) stops the mapping thread's work on it.
+ */
+export function* mappedBatches(input: ImportInput): Generator<MappedBatch, void, undefined> {
+  const { here, there } = syncChannel();
+  mapThread().postMessage({ plan: input.plan, tables: input.tables, channel: there } satisfies MapJob, [there.port]);
+  const open = pieces(input.payload);
+  const consumed = here.counter(CONSUMED);
+  let reading: { readonly no: number; readonly pieces: Iterator<Uint8Array> } | null = null;
+  let finished = false;
+  try {
+    for (;;) {
+      const message = here.receive(STALL_MS) as FromMapper | undefined;
+      if (message === undefined) throw new Error(`the mapping thread did not answer for ${STALL_MS / 1000} s`);
+      switch (message.kind) {
+        case 'open':
+          reading?.pieces.return?.();
+          reading = { no: message.reading, pieces: open() };
+          break;
+        case 'more':
+          if (reading !== null && reading.no === message.reading) sendPiece(here, reading.no, reading.pieces.next());
+          break;
+        case 'batch':
+          consumed.add(1);
+          yield message.batch;
+          break;
+        case 'end':
+          finished = true;
+          return;
+        case 'problem':
+          finished = true;
+          throw new PayloadProblem(message.error);
+        case 'failed':
+          finished = true;
+          throw new Error(`the mapping thread failed: ${message.message}`);
+      }
+    }
+  } finally {
+    reading?.pieces.return?.();
+    if (!finished) {
+      here.counter(CANCELLED).add(1);
+      here.send({ kind: 'cancel' } satisfies ToMapper);
+    }
+    here.close();
+  }
+}
+
+/** How the record loop fills a row from a mapped batch: its values, or the violations found while mapping. */
+export const mappedRowFiller =
+  (mapping: CompiledMapping) =>
+  (batch: MappedBatch, index: number, row: SqlValue[]): FieldViolation[] | null => {
+    const violations = batch.violations?.get(index);
+    if (violations !== undefined) return violations;
+    const width = mapping.columns.length;
+    const { values } = batch;
+    for (let c = 0, at = index * width; c < width; c++, at++) row[c] = values[at]!;
+    return null;
+  };
