@@ -88,12 +88,13 @@ export function mapsInThread(input: ImportInput, mapping: CompiledMapping): bool
 /**
  * The mapping thread's heap, in MB. Its old generation may grow as far as an importing thread's
  * (job-queue/thread-host.ts QUEUE_THREAD_HEAP_MB), so a record that one thread could map, this one can.
- * Its young generation is kept small: what it allocates dies young (a batch at a time), and with V8's
- * default (48 MB) or 16 the peak memory of a 1 000 000-record import on SQLite was about 25 MB higher
- * (bench:memory 1.07 against 0.87), at no measurable gain in records/s; at 4 the mapping got slower.
+ * Its young generation is kept small: what it allocates dies young (a batch at a time). Measured on
+ * 2 cores (bench:memory at 1 000 000 records on SQLite; bench:process for records/s): with V8's
+ * default the peak memory was 1.41 of the payload, with 16 MB 1.06–1.09, with 12 MB 0.86–0.97;
+ * records/s were best at 16 (bench:process about 0.70 against 0.66 at 12 and 0.60 at 8).
  */
 const MAP_THREAD_HEAP_MB = 1024;
-const MAP_THREAD_YOUNG_MB = 8;
+const MAP_THREAD_YOUNG_MB = 12;
 
 let thread: Worker | null = null;
 
