@@ -5,6 +5,7 @@ import type { IntegrationPlan, OnRecordError } from '../src/integrations/model.j
 import { createTableSql } from '../src/tables/ddl.js';
 import type { TargetTable } from '../src/tables/model.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
+import { columnsPlan } from './helpers/plans.js';
 
 const item: TargetTable = {
   name: 'item',
@@ -23,28 +24,7 @@ function plan(onRecordError: OnRecordError = 'fail', recordsPath = ''): Integrat
     ['name', 'name'],
     ['parentId', 'parent'],
   ] as const;
-  return {
-    integration: {
-      sortingOrder: 1,
-      name: 'Items',
-      type: 'restApi',
-      targetTable: 'item',
-      recordsPath,
-      acceptBulkImportRequests: false,
-      maxPayloadSizeKb: null,
-      writeMode: 'insert',
-      onRecordError,
-    },
-    fields: columns.map(([target, sourcePath], i) => ({
-      integrationSortingOrder: 1,
-      fieldNo: i + 1,
-      title: target,
-      sourcePath,
-      columnType: 'standard' as const,
-      constantValue: null,
-    })),
-    mappings: columns.map(([target], i) => ({ integrationSortingOrder: 1, fieldNo: i + 1, targetField: target, required: false })),
-  };
+  return columnsPlan('item', columns, { onRecordError, recordsPath, acceptBulkImportRequests: false });
 }
 
 let t: TestDatabase;

@@ -23,6 +23,7 @@ import type { IntegrationPlan, OnRecordError, WriteMode } from '../src/integrati
 import { compileMapping } from '../src/mapping/engine.js';
 import { createTableSql } from '../src/tables/ddl.js';
 import type { TargetTable } from '../src/tables/model.js';
+import { columnsPlan, type PlanColumns } from './helpers/plans.js';
 
 const country: TargetTable = { name: 'country', primaryKey: ['code'], fields: [{ name: 'code', type: 'code', maxLength: 10 }] };
 const customer: TargetTable = {
@@ -48,29 +49,13 @@ interface PlanOptions {
 }
 
 function plan({ writeMode = 'insert', onRecordError = 'fail', selfRelation = false }: PlanOptions = {}): IntegrationPlan {
-  const columns = [['no', 'no'], ['name', 'name'], ['country', 'country'], ...(selfRelation ? [['parentNo', 'parent']] : [])] as const;
-  return {
-    integration: {
-      sortingOrder: 1,
-      name: 'Customers',
-      type: 'restApi',
-      targetTable: 'customer',
-      recordsPath: '',
-      acceptBulkImportRequests: false,
-      maxPayloadSizeKb: null,
-      writeMode,
-      onRecordError,
-    },
-    fields: columns.map(([target, sourcePath], i) => ({
-      integrationSortingOrder: 1,
-      fieldNo: i + 1,
-      title: target,
-      sourcePath,
-      columnType: 'standard' as const,
-      constantValue: null,
-    })),
-    mappings: columns.map(([target], i) => ({ integrationSortingOrder: 1, fieldNo: i + 1, targetField: target, required: false })),
-  };
+  const columns: PlanColumns = [
+    ['no', 'no'],
+    ['name', 'name'],
+    ['country', 'country'],
+    ...(selfRelation ? [['parentNo', 'parent'] as const] : []),
+  ];
+  return columnsPlan('customer', columns, { writeMode, onRecordError, acceptBulkImportRequests: false });
 }
 
 const RUN = 'run-1';

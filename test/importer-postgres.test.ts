@@ -23,6 +23,7 @@ import {
   type ImportRun,
   type PostgresImportBackend,
 } from './helpers/import-backends.js';
+import { columnsPlan } from './helpers/plans.js';
 
 type BackendName = ImportBackend['name'];
 const openers: [BackendName, () => Promise<ImportBackend>][] = [
@@ -106,29 +107,8 @@ const itemColumns = [
 ] as const;
 
 function plan(options: PlanOptions = {}): IntegrationPlan {
-  const columns = options.columns ?? customerColumns;
-  return {
-    integration: {
-      sortingOrder: 1,
-      name: 'Customers',
-      type: 'restApi',
-      targetTable: options.table ?? 'customer',
-      recordsPath: options.recordsPath ?? '',
-      acceptBulkImportRequests: true,
-      maxPayloadSizeKb: null,
-      writeMode: options.writeMode ?? 'insert',
-      onRecordError: options.onRecordError ?? 'fail',
-    },
-    fields: columns.map(([target, sourcePath], i) => ({
-      integrationSortingOrder: 1,
-      fieldNo: i + 1,
-      title: target,
-      sourcePath,
-      columnType: 'standard' as const,
-      constantValue: null,
-    })),
-    mappings: columns.map(([target], i) => ({ integrationSortingOrder: 1, fieldNo: i + 1, targetField: target, required: false })),
-  };
+  const { table = 'customer', columns = customerColumns, ...integration } = options;
+  return columnsPlan(table, columns, integration);
 }
 
 const itemPlan = (onRecordError: OnRecordError = 'fail', recordsPath = ''): IntegrationPlan =>

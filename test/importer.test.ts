@@ -5,6 +5,7 @@ import type { IntegrationPlan, OnRecordError, WriteMode } from '../src/integrati
 import { createTableSql } from '../src/tables/ddl.js';
 import type { TargetTable } from '../src/tables/model.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
+import { columnsPlan } from './helpers/plans.js';
 
 const country: TargetTable = {
   name: 'country',
@@ -61,29 +62,8 @@ const customerColumns = [
 ] as const;
 
 function plan(options: PlanOptions = {}): IntegrationPlan {
-  const columns = options.columns ?? customerColumns;
-  return {
-    integration: {
-      sortingOrder: 1,
-      name: 'Customers',
-      type: 'restApi',
-      targetTable: options.table ?? 'customer',
-      recordsPath: options.recordsPath ?? '',
-      acceptBulkImportRequests: true,
-      maxPayloadSizeKb: null,
-      writeMode: options.writeMode ?? 'insert',
-      onRecordError: options.onRecordError ?? 'fail',
-    },
-    fields: columns.map(([target, sourcePath], i) => ({
-      integrationSortingOrder: 1,
-      fieldNo: i + 1,
-      title: target,
-      sourcePath,
-      columnType: 'standard' as const,
-      constantValue: null,
-    })),
-    mappings: columns.map(([target], i) => ({ integrationSortingOrder: 1, fieldNo: i + 1, targetField: target, required: false })),
-  };
+  const { table = 'customer', columns = customerColumns, ...integration } = options;
+  return columnsPlan(table, columns, integration);
 }
 
 let t: TestDatabase;

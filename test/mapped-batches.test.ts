@@ -15,6 +15,7 @@ import { compileMapping } from '../src/mapping/engine.js';
 import { createTableSql } from '../src/tables/ddl.js';
 import type { TargetTable } from '../src/tables/model.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
+import { columnsPlan } from './helpers/plans.js';
 
 const item: TargetTable = {
   name: 'item',
@@ -35,28 +36,7 @@ function plan(writeMode: WriteMode, onRecordError: OnRecordError, recordsPath: s
     ['qty', 'n.qty'],
     ['kind', 'kind'],
   ] as const;
-  return {
-    integration: {
-      sortingOrder: 1,
-      name: 'Items',
-      type: 'restApi',
-      targetTable: 'item',
-      recordsPath,
-      acceptBulkImportRequests: true,
-      maxPayloadSizeKb: null,
-      writeMode,
-      onRecordError,
-    },
-    fields: columns.map(([target, sourcePath], i) => ({
-      integrationSortingOrder: 1,
-      fieldNo: i + 1,
-      title: target,
-      sourcePath,
-      columnType: 'standard' as const,
-      constantValue: null,
-    })),
-    mappings: columns.map(([target], i) => ({ integrationSortingOrder: 1, fieldNo: i + 1, targetField: target, required: false })),
-  };
+  return columnsPlan('item', columns, { writeMode, onRecordError, recordsPath });
 }
 
 let t: TestDatabase;

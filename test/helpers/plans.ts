@@ -1,0 +1,34 @@
+/**
+ * An integration plan for the importer tests: integration 1 into `targetTable`, one standard field
+ * and one mapping per `[target field, source path]` column, insert mode, fail on a record error,
+ * records at the root; `integration` overrides any of these.
+ */
+import type { Integration, IntegrationPlan } from '../../src/integrations/model.js';
+
+export type PlanColumns = readonly (readonly [target: string, sourcePath: string])[];
+
+export function columnsPlan(targetTable: string, columns: PlanColumns, integration: Partial<Integration> = {}): IntegrationPlan {
+  return {
+    integration: {
+      sortingOrder: 1,
+      name: targetTable,
+      type: 'restApi',
+      targetTable,
+      recordsPath: '',
+      acceptBulkImportRequests: true,
+      maxPayloadSizeKb: null,
+      writeMode: 'insert',
+      onRecordError: 'fail',
+      ...integration,
+    },
+    fields: columns.map(([target, sourcePath], i) => ({
+      integrationSortingOrder: 1,
+      fieldNo: i + 1,
+      title: target,
+      sourcePath,
+      columnType: 'standard' as const,
+      constantValue: null,
+    })),
+    mappings: columns.map(([target], i) => ({ integrationSortingOrder: 1, fieldNo: i + 1, targetField: target, required: false })),
+  };
+}
