@@ -72,6 +72,17 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const world = await openWorld(config, options);
   const { clock, logger, db, secrets } = world;
 
+  const directory = createDirectory(db.kysely, clock, config.directoryCacheMs);
+  const accounts = createAccounts(db.kysely, { clock, onChange: () => directory.invalidate() });
+  // Before any thread starts: a first start refused for its administrator settings ends at once.
+  const initialAdministrator = await ensureInitialAdministrator(accounts, db.kysely, {
+    userName: config.adminUser,
+    password: config.adminPassword,
+  }).catch(async (err: unknown) => {
+    await world.close();
+    throw err;
+  });
+
   const queue = config.workers ? await startJobQueue(config, { logger, clock }) : undefined;
   // On PostgreSQL the workers may be other processes: a wake is also a NOTIFY, sent after the commit.
   const notify = db.dialect === 'postgres' ? createNotifier(db, logger) : undefined;
@@ -83,12 +94,6 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const writer = config.database.kind === 'sqlite' ? createRequestWriter(config.database.file, logger) : undefined;
   const submitter = createSubmitter(db.kysely, { clock, store: writer, onCommitted: wake });
 
-  const directory = createDirectory(db.kysely, clock, config.directoryCacheMs);
-  const accounts = createAccounts(db.kysely, { clock, onChange: () => directory.invalidate() });
-  const initialAdministrator = await ensureInitialAdministrator(accounts, db.kysely, {
-    userName: config.adminUser,
-    password: config.adminPassword,
-  });
   const devIssuer = config.devTokenIssuer ? await loadDevIssuer(config.dataDir) : undefined;
   const authenticator = createAuthenticator({
     directory,
