@@ -12,7 +12,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ImportOutcome } from '../src/table-writer/sqlite/importer.js';
 import { importRecordBatchesPg } from '../src/table-writer/postgres/importer.js';
 import { CHUNK_RECORDS, chunkRecordsFor } from '../src/table-writer/postgres/records.js';
-import type { IntegrationPlan, OnRecordError, WriteMode } from '../src/integrations/model.js';
+import type { IntegrationPlan, OnRecordError } from '../src/integrations/model.js';
 import type { TargetTable } from '../src/tables/model.js';
 import { SKIP_POSTGRES } from './helpers/databases.js';
 import {
@@ -23,7 +23,7 @@ import {
   type ImportRun,
   type PostgresImportBackend,
 } from './helpers/import-backends.js';
-import { columnsPlan } from './helpers/plans.js';
+import { optionsPlan, type PlanOptions } from './helpers/plans.js';
 
 type BackendName = ImportBackend['name'];
 const openers: [BackendName, () => Promise<ImportBackend>][] = [
@@ -83,15 +83,6 @@ const customerTables = new Map([
 ]);
 const itemTables = new Map([['item', item]]);
 
-interface PlanOptions {
-  readonly table?: string;
-  readonly writeMode?: WriteMode;
-  readonly onRecordError?: OnRecordError;
-  readonly recordsPath?: string;
-  /** [target field, source path] */
-  readonly columns?: readonly (readonly [string, string])[];
-}
-
 const customerColumns = [
   ['no', 'no'],
   ['name', 'name'],
@@ -106,10 +97,7 @@ const itemColumns = [
   ['parentId', 'parent'],
 ] as const;
 
-function plan(options: PlanOptions = {}): IntegrationPlan {
-  const { table = 'customer', columns = customerColumns, ...integration } = options;
-  return columnsPlan(table, columns, integration);
-}
+const plan = (options: PlanOptions = {}): IntegrationPlan => optionsPlan(options, 'customer', customerColumns);
 
 const itemPlan = (onRecordError: OnRecordError = 'fail', recordsPath = ''): IntegrationPlan =>
   plan({ table: 'item', columns: itemColumns, onRecordError, recordsPath });

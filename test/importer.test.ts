@@ -1,11 +1,11 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { importPayload, type ImportOutcome } from '../src/table-writer/sqlite/importer.js';
-import type { IntegrationPlan, OnRecordError, WriteMode } from '../src/integrations/model.js';
+import type { IntegrationPlan } from '../src/integrations/model.js';
 import { createTableSql } from '../src/tables/ddl.js';
 import type { TargetTable } from '../src/tables/model.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
-import { columnsPlan } from './helpers/plans.js';
+import { optionsPlan, type PlanOptions } from './helpers/plans.js';
 
 const country: TargetTable = {
   name: 'country',
@@ -44,15 +44,6 @@ const tables = new Map([
   ['orderLine', orderLine],
 ]);
 
-interface PlanOptions {
-  readonly table?: string;
-  readonly writeMode?: WriteMode;
-  readonly onRecordError?: OnRecordError;
-  readonly recordsPath?: string;
-  /** [target field, source path] */
-  readonly columns?: readonly (readonly [string, string])[];
-}
-
 const customerColumns = [
   ['no', 'no'],
   ['name', 'name'],
@@ -61,10 +52,7 @@ const customerColumns = [
   ['parentNo', 'parent.no'],
 ] as const;
 
-function plan(options: PlanOptions = {}): IntegrationPlan {
-  const { table = 'customer', columns = customerColumns, ...integration } = options;
-  return columnsPlan(table, columns, integration);
-}
+const plan = (options: PlanOptions = {}): IntegrationPlan => optionsPlan(options, 'customer', customerColumns);
 
 let t: TestDatabase;
 let sqlite: BetterSqlite3.Database;

@@ -19,6 +19,7 @@
 import { Worker } from 'node:worker_threads';
 import { syncChannel, type SyncChannelEnd, type SyncPort } from '../core/sync-channel.js';
 import { threadEntry } from '../core/threads.js';
+import { QUEUE_THREAD_HEAP_MB } from '../job-queue/thread-host.js';
 import type { SqlValue } from '../mapping/convert.js';
 import type { CompiledMapping, FieldViolation } from '../mapping/engine.js';
 import type { RecordError } from '../mapping/messages.js';
@@ -86,14 +87,13 @@ export function mapsInThread(input: ImportInput, mapping: CompiledMapping): bool
 }
 
 /**
- * The mapping thread's heap, in MB. Its old generation may grow as far as an importing thread's
- * (job-queue/thread-host.ts QUEUE_THREAD_HEAP_MB), so a record that one thread could map, this one can.
- * Its young generation is kept small: what it allocates dies young (a batch at a time). Measured on
+ * The mapping thread's young generation, in MB (its old generation may grow as far as an importing
+ * thread's, QUEUE_THREAD_HEAP_MB, so a record that one thread could map, this one can). It is kept
+ * small: what the thread allocates dies young (a batch at a time). Measured on
  * 2 cores (bench:memory at 1 000 000 records on SQLite; bench:process for records/s): with V8's
  * default the peak memory was 1.41 of the payload, with 16 MB 1.06–1.09, with 12 MB 0.86–0.97;
  * records/s were best at 16 (bench:process about 0.70 against 0.66 at 12 and 0.60 at 8).
  */
-const MAP_THREAD_HEAP_MB = 1024;
 const MAP_THREAD_YOUNG_MB = 12;
 
 let thread: Worker | null = null;
@@ -103,7 +103,7 @@ function mapThread(): Worker {
     const { filename, eval: isCode } = threadEntry(import.meta.url, 'map-thread');
     const started = new Worker(filename, {
       eval: isCode,
-      resourceLimits: { maxOldGenerationSizeMb: MAP_THREAD_HEAP_MB, maxYoungGenerationSizeMb: MAP_THREAD_YOUNG_MB },
+      resourceLimits: { maxOldGenerationSizeMb: QUEUE_THREAD_HEAP_MB, maxYoungGenerationSizeMb: MAP_THREAD_YOUNG_MB },
     });
     // It lives as long as the thread that imports; it never keeps a process alive by itself.
     started.unref();

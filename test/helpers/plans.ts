@@ -7,6 +7,18 @@ import type { Integration, IntegrationPlan } from '../../src/integrations/model.
 
 export type PlanColumns = readonly (readonly [target: string, sourcePath: string])[];
 
+/** A plan's table and columns with the integration settings tests vary (see `optionsPlan`). */
+export interface PlanOptions extends Partial<Pick<Integration, 'writeMode' | 'onRecordError' | 'recordsPath'>> {
+  readonly table?: string;
+  readonly columns?: PlanColumns;
+}
+
+/** `columnsPlan` of `options`, into `table` and `columns` unless they say otherwise. */
+export function optionsPlan(options: PlanOptions, table: string, columns: PlanColumns): IntegrationPlan {
+  const { table: target = table, columns: mapped = columns, ...integration } = options;
+  return columnsPlan(target, mapped, integration);
+}
+
 export function columnsPlan(targetTable: string, columns: PlanColumns, integration: Partial<Integration> = {}): IntegrationPlan {
   return {
     integration: {
