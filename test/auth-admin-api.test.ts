@@ -24,7 +24,7 @@ const APPLICATIONS = `${API}/applications`;
 const ADMIN_PASSWORD = 'the administrator password';
 const PASSWORD = 'a sufficiently long password';
 const USER_FIELDS = ['@odata.context', 'createdAt', 'enabled', 'passwordChangedAt', 'permissionSets', 'updatedAt', 'userName'];
-const APPLICATION_FIELDS = ['@odata.context', 'clientId', 'createdAt', 'displayName', 'enabled', 'permissionSets', 'updatedAt'];
+const APPLICATION_FIELDS = ['@odata.context', 'clientId', 'createdAt', 'displayName', 'enabled', 'issuer', 'permissionSets', 'updatedAt'];
 
 const basic = (userName: string, password: string) => ({
   authorization: `Basic ${Buffer.from(`${userName}:${password}`).toString('base64')}`,

@@ -84,8 +84,13 @@ beforeAll(async () => {
       adminPassword: ADMIN_PASSWORD,
     },
   });
-  await t.service.accounts.createApplication({ clientId: 'erp-connector', displayName: 'ERP', permissionSets: ['VENDOR IF ALL'] });
-  await t.service.accounts.createApplication({ clientId: 'rest-only', permissionSets: ['VENDOR IF STANDARD'] });
+  await t.service.accounts.createApplication({
+    clientId: 'erp-connector',
+    issuer: ISSUER,
+    displayName: 'ERP',
+    permissionSets: ['VENDOR IF ALL'],
+  });
+  await t.service.accounts.createApplication({ clientId: 'rest-only', issuer: ISSUER, permissionSets: ['VENDOR IF STANDARD'] });
   for (const userName of ['alice', 'bob', 'carol', 'tess', 'connie']) {
     await t.service.accounts.createUser({ userName, password: PASSWORD, permissionSets: ['VENDOR IF ALL'] });
   }
@@ -177,7 +182,7 @@ describe('bearer tokens from a configured issuer', () => {
   });
 
   it('refuses an application disabled through the admin API on its very next request, and accepts it again once enabled', async () => {
-    await t.service.accounts.createApplication({ clientId: 'soon-disabled', permissionSets: ['VENDOR IF ALL'] });
+    await t.service.accounts.createApplication({ clientId: 'soon-disabled', issuer: ISSUER, permissionSets: ['VENDOR IF ALL'] });
     const authorization = bearer(await signToken(idp.keys[0]!, appClaims({ azp: 'soon-disabled' })));
     expect((await listAs(authorization)).statusCode).toBe(200);
     const patch = (enabled: boolean) =>
@@ -192,6 +197,52 @@ describe('bearer tokens from a configured issuer', () => {
     expect(errorOf(await listAs(authorization), 403, 'forbidden')).toMatch(/'soon-disabled' is disabled/);
     expect((await patch(true)).statusCode).toBe(200);
     expect((await listAs(authorization)).statusCode).toBe(200);
+  });
+
+  it('refuses a token of another trusted issuer that names a registered client id: an application is its issuer and client id', async () => {
+    // The development issuer is trusted too; its token names the client id registered for ISSUER.
+    const impostor = await t.service.devIssuer!.sign('erp-connector');
+    const message = errorOf(await listAs(bearer(impostor)), 403, 'forbidden');
+    expect(message).toBe("Application 'erp-connector' is registered for another issuer than the one that signed this token.");
+    expect((await listAs(bearer(await signToken(idp.keys[0]!, appClaims())))).statusCode).toBe(200);
+  });
+
+  it('refuses an application registered without an issuer while the service trusts several, saying how to bind it', async () => {
+    await t.service.db.kysely
+      .insertInto('ifw_application')
+      .values({
+        client_id: 'legacy-app',
+        issuer: null,
+        display_name: '',
+        enabled: 1,
+        permission_sets: '["VENDOR IF ALL"]',
+        created_at: new Date().toISOString(),
+        updated_at: new Date().toISOString(),
+      })
+      .execute();
+    const authorization = bearer(await signToken(idp.keys[0]!, appClaims({ azp: 'legacy-app' })));
+    expect(errorOf(await listAs(authorization), 403, 'forbidden')).toContain(
+      "Application 'legacy-app' is registered without an issuer, and the service accepts tokens of 2 issuers",
+    );
+    const bind = await t.inject({
+      method: 'PATCH',
+      url: `${API}/applications('legacy-app')`,
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ issuer: ISSUER }),
+    });
+    expect(bind.statusCode).toBe(200);
+    expect(bind.json()).toMatchObject({ clientId: 'legacy-app', issuer: ISSUER });
+    expect((await listAs(authorization)).statusCode).toBe(200);
+  });
+
+  it('refuses to register an application without an issuer while the service trusts several', async () => {
+    const res = await t.inject({
+      method: 'POST',
+      url: `${API}/applications`,
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ clientId: 'which-issuer' }),
+    });
+    expect(errorOf(res, 400, 'invalidRequest')).toContain('issuer is required: the service accepts tokens of 2 issuers');
   });
 
   it('refuses a bulk import from an application holding only VENDOR IF STANDARD, naming the sets that grant it', async () => {
@@ -214,7 +265,7 @@ describe('the identity provider’s keys', () => {
     const rotating = await startJwksServer('rotating');
     const s = await serviceTrusting(rotating.jwksUrl);
     try {
-      await s.service.accounts.createApplication({ clientId: 'erp-connector', permissionSets: ['VENDOR IF ALL'] });
+      await s.service.accounts.createApplication({ clientId: 'erp-connector', issuer: ISSUER, permissionSets: ['VENDOR IF ALL'] });
       const oldKey = rotating.keys[0]!;
       const list = async (key: SigningKey) =>
         s.service.app.inject({ method: 'GET', url: REQUESTS, headers: { authorization: bearer(await signToken(key, appClaims())) } });
@@ -250,7 +301,7 @@ describe('the identity provider’s keys', () => {
     const key = down.keys[0]!;
     const s = await serviceTrusting(down.jwksUrl);
     try {
-      await s.service.accounts.createApplication({ clientId: 'erp-connector', permissionSets: ['VENDOR IF ALL'] });
+      await s.service.accounts.createApplication({ clientId: 'erp-connector', issuer: ISSUER, permissionSets: ['VENDOR IF ALL'] });
       await breakIt(down);
       const res = await s.service.app.inject({
         method: 'GET',

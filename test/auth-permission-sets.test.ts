@@ -20,6 +20,7 @@ const EXPECTED: Record<Permission, Record<PermissionSetName | 'no set', boolean>
   bulkImport: { 'VENDOR IF ALL': Y, 'VENDOR IF STANDARD': N, SUPER: Y, 'no set': N },
   read: { 'VENDOR IF ALL': Y, 'VENDOR IF STANDARD': Y, SUPER: Y, 'no set': N },
   configure: { 'VENDOR IF ALL': Y, 'VENDOR IF STANDARD': N, SUPER: Y, 'no set': N },
+  configureConnections: { 'VENDOR IF ALL': Y, 'VENDOR IF STANDARD': N, SUPER: Y, 'no set': N },
   configureRest: { 'VENDOR IF ALL': Y, 'VENDOR IF STANDARD': Y, SUPER: Y, 'no set': N },
   runImports: { 'VENDOR IF ALL': Y, 'VENDOR IF STANDARD': Y, SUPER: Y, 'no set': N },
   jobQueue: { 'VENDOR IF ALL': Y, 'VENDOR IF STANDARD': N, SUPER: Y, 'no set': N },

@@ -65,6 +65,11 @@ const read: Record<string, { env?: NodeJS.ProcessEnv; value: (c: Config) => numb
   IFW_DIRECTORY_CACHE_MS: { value: (c) => c.directoryCacheMs },
   IFW_CONSOLE_IDLE_MINUTES: { value: (c) => c.consoleIdleMinutes },
   IFW_CONSOLE_SESSION_HOURS: { value: (c) => c.consoleSessionHours },
+  IFW_CONSOLE_MAX_SESSIONS: { value: (c) => c.consoleMaxSessions },
+  IFW_REQUEST_TIMEOUT_SECONDS: { value: (c) => c.requestTimeoutSeconds },
+  IFW_IDLE_TIMEOUT_SECONDS: { value: (c) => c.idleTimeoutSeconds },
+  IFW_KEEP_ALIVE_TIMEOUT_SECONDS: { value: (c) => c.keepAliveTimeoutSeconds },
+  IFW_MAX_CONNECTIONS: { value: (c) => c.maxConnections },
 };
 
 function refusal(env: NodeJS.ProcessEnv): string {
@@ -124,6 +129,27 @@ describe('docs/configuration.md: environment variables', () => {
     expect(levels).toEqual(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
     for (const level of levels) expect(loadConfig({ IFW_LOG_LEVEL: level }).logLevel).toBe(level);
     expect(refusal({ IFW_LOG_LEVEL: 'verbose' })).toContain('IFW_LOG_LEVEL must be one of');
+  });
+
+  it('IFW_TRUST_PROXY: off by default; proxy addresses, CIDR ranges or range names, or a hop count; never "every address"', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ IFW_TRUST_PROXY: '127.0.0.1, 10.0.0.0/8,loopback' }).trustProxy).toEqual(['127.0.0.1', '10.0.0.0/8', 'loopback']);
+    expect(loadConfig({ IFW_TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(refusal({ IFW_TRUST_PROXY: 'true' })).toContain('IFW_TRUST_PROXY must name the proxies');
+    expect(refusal({ IFW_TRUST_PROXY: 'proxy.example' })).toContain('IFW_TRUST_PROXY: "proxy.example" is not an IP address or CIDR range');
+    expect(refusal({ IFW_TRUST_PROXY: '11' })).toBe('IFW_TRUST_PROXY must be between 1 and 10, got 11');
+  });
+
+  it.each(['IFW_OUTBOUND_DENY', 'IFW_OUTBOUND_ALLOW'])('%s: a comma-separated list of addresses and CIDR ranges', (name) => {
+    const key = name === 'IFW_OUTBOUND_DENY' ? 'deny' : 'allow';
+    expect(loadConfig({}).outbound[key]).toEqual([]);
+    expect(loadConfig({ [name]: '169.254.169.254, 10.1.0.0/16,fd00::/8' }).outbound[key]).toEqual([
+      { address: '169.254.169.254', prefix: 32, family: 'ipv4' },
+      { address: '10.1.0.0', prefix: 16, family: 'ipv4' },
+      { address: 'fd00::', prefix: 8, family: 'ipv6' },
+    ]);
+    expect(refusal({ [name]: '10.0.0.0/33' })).toBe(`${name}: "10.0.0.0/33": the prefix length must be a whole number from 0 to 32`);
+    expect(refusal({ [name]: 'intranet.example' })).toContain(`${name}: "intranet.example" is not an IP address or CIDR range`);
   });
 
   it('IFW_DATABASE_URL: a ?schema= name is 1 to 63 lower-case letters, digits or "_", not starting with a digit', () => {

@@ -10,11 +10,14 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../src/core/clock.js';
 import { createSessions } from '../src/console/sessions.js';
+import { createAccounts } from '../src/accounts/accounts.js';
+import { findUser } from '../src/auth/store.js';
 import { cookie } from '../src/console/cookies.js';
 import { API, startTestService, type TestService } from './helpers/service.js';
 import { openTestDatabase } from './helpers/db.js';
 import { CHROMIUM, browserAvailable } from './helpers/browser.js';
 import { until } from './helpers/until.js';
+import { setCookies, signInHttp, type Browserless } from './helpers/console-http.js';
 
 const XSS = `<script>alert(1)</script>"><img src=x onerror=alert(2)>`;
 const SECRET_PASSWORD = 'remote-basic-secret-Zq81';
@@ -28,70 +31,22 @@ function expectInert(markup: string): void {
   expect(markup).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
 }
 
-interface Browserless {
-  readonly cookie: string;
-  readonly csrf: string;
-  get(path: string): Promise<{ status: number; text: string; headers: Headers }>;
-  post(
-    path: string,
-    form: Record<string, string>,
-    headers?: Record<string, string>,
-  ): Promise<{ status: number; text: string; headers: Headers }>;
-}
-
-const setCookies = (headers: Headers): string[] => headers.getSetCookie();
-
-/** Signs in through the login form as a browser would, without one: the cookie and the page's CSRF token. */
-async function signInHttp(base: string, userName: string, password: string): Promise<Browserless> {
-  const form = await fetch(`${base}/login`);
-  const loginCookie = setCookies(form.headers)
-    .find((c) => c.startsWith('ifw_login='))!
-    .split(';')[0]!;
-  const loginToken = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]!;
-  const answer = await fetch(`${base}/login`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: loginCookie, origin: base },
-    body: new URLSearchParams({ _csrf: loginToken, userName, password, next: '/' }).toString(),
-  });
-  expect(answer.status).toBe(303);
-  const session = setCookies(answer.headers).find((c) => c.startsWith('ifw_session='))!;
-  const sessionCookie = session.split(';')[0]!;
-  const home = await fetch(`${base}/`, { headers: { cookie: sessionCookie } });
-  const csrf = /name="_csrf" value="([^"]+)"/.exec(await home.text())![1]!;
-  const client: Browserless = {
-    cookie: sessionCookie,
-    csrf,
-    async get(path) {
-      const r = await fetch(`${base}${path}`, { redirect: 'manual', headers: { cookie: sessionCookie } });
-      return { status: r.status, text: await r.text(), headers: r.headers };
-    },
-    async post(path, fields, headers = {}) {
-      const r = await fetch(`${base}${path}`, {
-        method: 'POST',
-        redirect: 'manual',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: sessionCookie, origin: base, ...headers },
-        body: new URLSearchParams(fields).toString(),
-      });
-      return { status: r.status, text: await r.text(), headers: r.headers };
-    },
-  };
-  return client;
-}
-
 describe('console sessions: idle and absolute expiry', () => {
   it('ends a session after the idle time without activity, and after the absolute time whatever the activity', async () => {
     const t = await openTestDatabase();
     try {
       const clock = manualClock('2026-11-24T08:00:00Z');
-      const sessions = createSessions(t.db.kysely, clock, { idleMs: 30 * 60_000, absoluteMs: 2 * 3_600_000 });
-      const idle = await sessions.create('alice');
+      const sessions = createSessions(t.db.kysely, clock, { idleMs: 30 * 60_000, absoluteMs: 2 * 3_600_000, maxPerUser: 10 });
+      const accounts = createAccounts(t.db.kysely, { clock });
+      await accounts.createUser({ userName: 'alice', password: 'alice-password-1' });
+      const alice = (await findUser(t.db.kysely, 'alice'))!;
+      const idle = await sessions.create(alice.userId, alice.securityStamp);
       clock.advance(29 * 60_000);
       expect(await sessions.resume(idle.token)).toBeDefined();
       clock.advance(31 * 60_000);
       expect(await sessions.resume(idle.token)).toBeUndefined();
 
-      const busy = await sessions.create('alice');
+      const busy = await sessions.create(alice.userId, alice.securityStamp);
       for (let minutes = 0; minutes < 115; minutes += 5) {
         clock.advance(5 * 60_000);
         expect(await sessions.resume(busy.token)).toBeDefined();

@@ -1,6 +1,7 @@
 import diagnostics from 'node:diagnostics_channel';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FetchError, fetchPages } from '../src/rest-source/fetch-pages.js';
+import { parseAddressRange } from '../src/core/address-range.js';
 import type { FetchedPage } from '../src/rest-source/model.js';
 import {
   collector,
@@ -427,7 +428,9 @@ describe('fetchPages faults', () => {
       headers: { Authorization: 'Bearer static', 'X-Api-Token': 't-123456', 'X-Tenant': 'acme' },
     });
     const seen = collector();
-    await fetchPages(connection, nextAbsolute({ allowCrossOrigin: true }), seen.onPage, fakeTime().options);
+    // The other origin is on loopback, as every test server is: the allow list opens it (outbound-policy.ts).
+    const outbound = { deny: [], allow: [parseAddressRange('127.0.0.0/8')] };
+    await fetchPages(connection, nextAbsolute({ allowCrossOrigin: true }), seen.onPage, { ...fakeTime().options, outbound });
     expect(seen.ids()).toEqual(range(1, 95));
     expect(server.requests.every((r) => r.url.includes('api_key=k-123456') && r.headers.authorization === 'Bearer static')).toBe(true);
     expect(other.requests).toHaveLength(8);
@@ -437,5 +440,37 @@ describe('fetchPages faults', () => {
       expect(r.headers['x-api-token']).toBeUndefined();
       expect(r.headers['x-tenant']).toBe('acme');
     }
+  });
+});
+
+describe('where a fetch may connect (outbound address policy)', () => {
+  const nextAbsolute = (over: Record<string, unknown> = {}) => endpointAt('/next-absolute', paging.nextLink('next', over));
+  it.each([
+    ['an IP literal', (port: string) => `http://127.0.0.1:${port}`],
+    ['a name that resolves to loopback (checked on the resolved address)', (port: string) => `http://localhost:${port}`],
+  ])(
+    'refuses an allowed cross-origin next link to a loopback address written as %s, and never connects there',
+    async (_, originAt) => {
+      const target = originAt(new URL(other.origin).port);
+      server.setFaults([{ kind: 'crossOriginLink', page: 2, origin: target }]);
+      const err = await rejection(fetchPages(connectionTo(server.origin), nextAbsolute({ allowCrossOrigin: true }), () => {}, fakeTime().options));
+      expect(err.pageNo).toBe(3);
+      expect(err.message).toContain('not connected:');
+      expect(err.message).toContain("is a loopback, link-local or private address, which only a connection's own base URL or token URL may reach");
+      expect(err.status).toBeNull();
+      expect(other.requests).toHaveLength(0);
+    },
+  );
+
+  it("reaches the connection's own base URL on loopback (an administrator chose it), and refuses it once the deny list names it", async () => {
+    const seen = collector();
+    await fetchPages(connectionTo(server.origin), nextAbsolute(), seen.onPage, fakeTime().options);
+    expect(seen.ids()).toEqual(range(1, 95));
+    const before = server.requests.length;
+    const outbound = { deny: [parseAddressRange('127.0.0.1')], allow: [] };
+    const err = await rejection(fetchPages(connectionTo(server.origin), nextAbsolute(), () => {}, { ...fakeTime().options, outbound }));
+    expect(err.pageNo).toBe(1);
+    expect(err.message).toContain('127.0.0.1 is on the outbound deny list (IFW_OUTBOUND_DENY)');
+    expect(server.requests).toHaveLength(before);
   });
 });

@@ -13,6 +13,7 @@ import { findActiveRun, queueRun } from '../src/import-runs/queue-run.js';
 import { updateIntegration } from '../src/integrations/service.js';
 import { getEntry } from '../src/job-queue/entries.js';
 import { createSecretBox, type SecretBox } from '../src/rest-source/secrets.js';
+import { DEFAULT_OUTBOUND_POLICY } from '../src/rest-source/outbound-policy.js';
 import { loadConnection } from '../src/rest-source/store.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import { startPagingServer, type PagingServer } from './helpers/paging-server.js';
@@ -34,7 +35,7 @@ beforeEach(async () => {
     authenticator: auth.authenticator,
     logger: pino({ level: 'silent' }),
     bodyLimitBytes: 1 << 20,
-    routes: [restApiRoutes({ db: t.db, clock, secrets: box, activeRunOf: findActiveRun })],
+    routes: [restApiRoutes({ db: t.db, clock, secrets: box, outbound: DEFAULT_OUTBOUND_POLICY, activeRunOf: findActiveRun })],
   });
 });
 afterEach(async () => {
@@ -150,7 +151,7 @@ describe('restApiConnections', () => {
       authenticator: auth.authenticator,
       logger: pino({ level: 'silent' }),
       bodyLimitBytes: 1 << 20,
-      routes: [restApiRoutes({ db: t.db, clock, secrets: otherKey, activeRunOf: findActiveRun })],
+      routes: [restApiRoutes({ db: t.db, clock, secrets: otherKey, outbound: DEFAULT_OUTBOUND_POLICY, activeRunOf: findActiveRun })],
     });
     try {
       const kept = await other.inject({

@@ -34,6 +34,7 @@ const LATER = [
   '007_console_sessions',
   '008_request_list_indexes',
   '009_payload_chunks',
+  '010_session_identity',
 ];
 const clock = manualClock('2025-01-01T00:00:00Z');
 const box = createSecretBox({ secretKey: 'migration-test', dataDir: os.tmpdir() });
@@ -464,6 +465,7 @@ describe.each(BACKENDS)('pagination storage migration on $name', (backend) => {
         '007_console_sessions',
         '008_request_list_indexes',
         '009_payload_chunks',
+        '010_session_identity',
       ]);
 
       expect(await storedPagination(db, 'blank')).toEqual({ ...link, responseDataPath: null });

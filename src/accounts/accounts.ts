@@ -3,7 +3,7 @@
  * administrator can act on, password hashing, and one guard — no change may leave the service
  * without an enabled principal holding SUPER, since nobody could administer it through the API then.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import type { Clock } from '../core/clock.js';
 import { AppError, conflict, notFound, invalidRequest } from '../core/errors.js';
@@ -35,12 +35,15 @@ export interface UserChanges {
 
 export interface NewApplication {
   readonly clientId: string;
+  /** The issuer of its tokens; default (undefined or null): not bound, accepted only while the service trusts one issuer. */
+  readonly issuer?: string | null;
   readonly displayName?: string;
   readonly permissionSets?: readonly string[];
   readonly enabled?: boolean;
 }
 
 export interface ApplicationChanges {
+  readonly issuer?: string | null;
   readonly displayName?: string;
   readonly permissionSets?: readonly string[];
   readonly enabled?: boolean;
@@ -61,13 +64,18 @@ export interface Accounts {
 
 export interface AccountsOptions {
   readonly clock: Clock;
+  /**
+   * The issuers whose tokens the service accepts (`iss`). An application registered without an issuer
+   * is bound to the only one; with several, its issuer must be named.
+   */
+  readonly issuers?: readonly string[];
   /** Called after every committed change (the authentication cache drops what it remembers). */
   readonly onChange?: () => void;
 }
 
-/** The stored user without its password hash. */
+/** The stored user without its password hash and session identity. */
 export function publicUser(user: UserCredentials): User {
-  const { passwordHash: _hash, ...rest } = user;
+  const { passwordHash: _hash, userId: _id, securityStamp: _stamp, ...rest } = user;
   return rest;
 }
 
@@ -98,6 +106,17 @@ function checkClientId(clientId: string): void {
       `clientId '${clientId}' is not valid: use the client id your identity provider issues (1 to 200 letters, digits, '.', '_', ':', '@' or '-').`,
     );
   }
+}
+
+// eslint-disable-next-line no-control-regex -- an issuer is a URL or URN: no control characters.
+const ISSUER_PATTERN = /^[^\u0000-\u001f\u007f\s]{1,500}$/;
+
+function checkIssuer(issuer: string | null | undefined): void {
+  if (issuer === undefined || issuer === null) return;
+  if (!ISSUER_PATTERN.test(issuer))
+    throw invalidRequest(
+      `issuer must be the issuer exactly as the application's tokens carry it in "iss" (1 to 500 characters, no spaces or control characters).`,
+    );
 }
 
 function checkDisplayName(displayName: string): void {
@@ -148,6 +167,15 @@ export function createAccounts(db: Kysely<DB>, options: AccountsOptions): Accoun
   const { clock } = options;
   const changed = () => options.onChange?.();
   const now = () => clock().toISOString();
+  const issuers = options.issuers ?? [];
+
+  /** The issuer an application is bound to when its registration names none. */
+  function defaultIssuer(): string | null {
+    if (issuers.length <= 1) return issuers[0] ?? null;
+    throw invalidRequest(
+      `issuer is required: the service accepts tokens of ${issuers.length} issuers (${issuers.map((i) => `'${i}'`).join(', ')}), and a client id names an application at one of them.`,
+    );
+  }
 
   async function loadUser(userName: string): Promise<UserCredentials> {
     const user = await store.findUser(db, userName);
@@ -178,6 +206,8 @@ export function createAccounts(db: Kysely<DB>, options: AccountsOptions): Accoun
       try {
         await store.insertUser(db, {
           user_name: user.userName,
+          user_id: randomUUID(),
+          security_stamp: randomUUID(),
           password_hash: passwordHash,
           enabled: user.enabled === false ? 0 : 1,
           permission_sets: JSON.stringify(sets),
@@ -198,9 +228,12 @@ export function createAccounts(db: Kysely<DB>, options: AccountsOptions): Accoun
       if (changes.password !== undefined) checkPassword(changes.password);
       const passwordHash = changes.password === undefined ? undefined : await hashPassword(changes.password);
       const at = now();
+      // Any change of what a session was granted ends the user's sessions (console/sessions.ts).
+      const stampChanges = sets !== undefined || changes.enabled !== undefined || passwordHash !== undefined;
       await guarded(db, `Changing user '${userName}'`, (trx) =>
         store.updateUser(trx, userName, {
           updated_at: at,
+          ...(stampChanges ? { security_stamp: randomUUID() } : {}),
           ...(sets === undefined ? {} : { permission_sets: JSON.stringify(sets) }),
           ...(changes.enabled === undefined ? {} : { enabled: changes.enabled ? 1 : 0 }),
           ...(passwordHash === undefined ? {} : { password_hash: passwordHash, password_changed_at: at }),
@@ -218,6 +251,8 @@ export function createAccounts(db: Kysely<DB>, options: AccountsOptions): Accoun
     getApplication: loadApplication,
     async createApplication(application) {
       checkClientId(application.clientId);
+      checkIssuer(application.issuer);
+      const issuer = application.issuer ?? defaultIssuer();
       checkDisplayName(application.displayName ?? '');
       const sets = permissionSets(application.permissionSets);
       if ((await store.findApplication(db, application.clientId)) !== undefined) {
@@ -226,6 +261,7 @@ export function createAccounts(db: Kysely<DB>, options: AccountsOptions): Accoun
       const at = now();
       await store.insertApplication(db, {
         client_id: application.clientId,
+        issuer,
         display_name: application.displayName ?? '',
         enabled: application.enabled === false ? 0 : 1,
         permission_sets: JSON.stringify(sets),
@@ -237,11 +273,13 @@ export function createAccounts(db: Kysely<DB>, options: AccountsOptions): Accoun
     },
     async changeApplication(clientId, changes) {
       await loadApplication(clientId);
+      checkIssuer(changes.issuer);
       if (changes.displayName !== undefined) checkDisplayName(changes.displayName);
       const sets = changes.permissionSets === undefined ? undefined : permissionSets(changes.permissionSets);
       await guarded(db, `Changing application '${clientId}'`, (trx) =>
         store.updateApplication(trx, clientId, {
           updated_at: now(),
+          ...(changes.issuer === undefined ? {} : { issuer: changes.issuer }),
           ...(changes.displayName === undefined ? {} : { display_name: changes.displayName }),
           ...(sets === undefined ? {} : { permission_sets: JSON.stringify(sets) }),
           ...(changes.enabled === undefined ? {} : { enabled: changes.enabled ? 1 : 0 }),

@@ -3,7 +3,9 @@
  * application, and a card for each where an administrator grants permission sets, disables or
  * enables, resets a user's password and deletes. The rules are the API's (`accounts.ts`): the same
  * validation and messages, and no change may leave the service without an enabled SUPER holder.
- * Passwords are write-only here as everywhere: no page ever shows one or its hash.
+ * Passwords are write-only here as everywhere: no page ever shows one or its hash. A change of a
+ * user's password, permission sets or enabled state ends their console sessions (console/sessions.ts),
+ * here as through the API or the CLI.
  */
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../core/errors.js';
@@ -16,8 +18,6 @@ import type { Accounts } from './accounts.js';
 
 export interface AccountPagesDeps {
   readonly accounts: Accounts;
-  /** Signs a user out of every console session (after a password reset, a disable or a delete). */
-  readonly endSessionsOf: (userName: string) => Promise<void>;
 }
 
 const SET_HELP: Readonly<Record<(typeof PERMISSION_SET_NAMES)[number], string>> = {
@@ -63,6 +63,7 @@ async function attempt(change: () => Promise<unknown>): Promise<string | undefin
 }
 
 const keyOf = (request: FastifyRequest): string => (request.params as { key: string }).key;
+const blankAsNull = (value: string | null): string | null => (value === null || value.trim() === '' ? null : value.trim());
 
 function lists(users: readonly User[], applications: readonly Application[]): Html {
   return html`<p>
@@ -166,6 +167,13 @@ function newApplicationForm(ctx: ConsoleContext, form?: URLSearchParams, error?:
         </p>
       </div>
       <div class="field">
+        <label for="issuer">Issuer</label
+        ><input id="issuer" name="issuer" value="${form?.get('issuer') ?? ''}" maxlength="500" aria-describedby="issuer-hint" />
+        <p class="hint" id="issuer-hint">
+          The issuer exactly as the application's tokens carry it in "iss". Left blank: the service's only issuer, if it trusts one.
+        </p>
+      </div>
+      <div class="field">
         <label for="displayName">Display name</label
         ><input id="displayName" name="displayName" value="${form?.get('displayName') ?? ''}" maxlength="200" />
       </div>
@@ -233,12 +241,20 @@ function applicationCard(application: Application, ctx: ConsoleContext, error?: 
   return html`${errorBox(error)}
     ${fields([
       ['Client id', application.clientId],
+      ['Issuer', application.issuer ?? 'not bound (accepted while the service trusts one issuer)'],
       ['Status', enabledBadge(application.enabled)],
       ['Created', time(application.createdAt)],
       ['Changed', time(application.updatedAt)],
     ])}
     <form method="post" action="${base}" class="card-form">
       <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
+      <div class="field">
+        <label for="issuer">Issuer</label
+        ><input id="issuer" name="issuer" value="${application.issuer ?? ''}" maxlength="500" aria-describedby="issuer-hint" />
+        <p class="hint" id="issuer-hint">
+          The issuer exactly as the application's tokens carry it in "iss". Left blank: the service's only issuer, if it trusts one.
+        </p>
+      </div>
       <div class="field">
         <label for="displayName">Display name</label
         ><input id="displayName" name="displayName" value="${application.displayName}" maxlength="200" />
@@ -270,7 +286,7 @@ function applicationCard(application: Application, ctx: ConsoleContext, error?: 
 }
 
 export function accountPages(deps: AccountPagesDeps): ConsolePages {
-  const { accounts, endSessionsOf } = deps;
+  const { accounts } = deps;
 
   async function showUser(ctx: ConsoleContext, userName: string, error?: string) {
     const user = await accounts.getUser(userName);
@@ -306,14 +322,14 @@ export function accountPages(deps: AccountPagesDeps): ConsolePages {
       const userName = keyOf(request);
       const error = await attempt(() => accounts.changeUser(userName, { permissionSets: form.getAll('permissionSets') }));
       if (error !== undefined) return showUser(ctx, userName, error);
-      return redirect(path(['users', userName]), { kind: 'info', text: 'Permission sets saved.' });
+      if (userName === ctx.user.name) return redirect('/login', { kind: 'info', text: 'Permission sets saved; sign in again.' });
+      return redirect(path(['users', userName]), { kind: 'info', text: `Permission sets saved; ${userName} was signed out of the console.` });
     });
 
     router.post('/users/:key/password', 'administer', async (request, ctx, form) => {
       const userName = keyOf(request);
       const error = await attempt(() => accounts.changeUser(userName, { password: form.get('password') ?? '' }));
       if (error !== undefined) return showUser(ctx, userName, error);
-      await endSessionsOf(userName);
       if (userName === ctx.user.name) return redirect('/login', { kind: 'info', text: 'Password reset; sign in with the new one.' });
       return redirect(path(['users', userName]), { kind: 'info', text: `Password of ${userName} reset; their console sessions ended.` });
     });
@@ -326,7 +342,6 @@ export function accountPages(deps: AccountPagesDeps): ConsolePages {
         const userName = keyOf(request);
         const error = await attempt(() => accounts.changeUser(userName, { enabled }));
         if (error !== undefined) return showUser(ctx, userName, error);
-        if (!enabled) await endSessionsOf(userName);
         return redirect(path(['users', userName]), { kind: 'info', text: `${userName} is ${enabled ? 'enabled' : 'disabled'}.` });
       });
       router.post(`/applications/:key/${verb}`, 'administer', async (request, ctx) => {
@@ -341,7 +356,6 @@ export function accountPages(deps: AccountPagesDeps): ConsolePages {
       const userName = keyOf(request);
       const error = await attempt(() => accounts.deleteUser(userName));
       if (error !== undefined) return showUser(ctx, userName, error);
-      await endSessionsOf(userName);
       return redirect('/users', { kind: 'info', text: `User ${userName} deleted.` });
     });
 
@@ -352,6 +366,7 @@ export function accountPages(deps: AccountPagesDeps): ConsolePages {
       const error = await attempt(() =>
         accounts.createApplication({
           clientId,
+          issuer: blankAsNull(form.get('issuer')),
           displayName: form.get('displayName') ?? '',
           permissionSets: form.getAll('permissionSets'),
         }),
@@ -366,6 +381,8 @@ export function accountPages(deps: AccountPagesDeps): ConsolePages {
       const clientId = keyOf(request);
       const error = await attempt(() =>
         accounts.changeApplication(clientId, {
+          // Blank leaves the issuer as it is: a bound application is never unbound by an empty field.
+          ...(blankAsNull(form.get('issuer')) === null ? {} : { issuer: blankAsNull(form.get('issuer')) }),
           displayName: form.get('displayName') ?? '',
           permissionSets: form.getAll('permissionSets'),
         }),

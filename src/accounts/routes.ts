@@ -30,7 +30,14 @@ const PermissionSets = Type.Array(Type.String(), {
   description: `Permission sets, any of ${PERMISSION_SET_NAMES.join(', ')}; the list replaces the current one; default none`,
   maxItems: 10,
 });
-const Password = Type.String({ description: 'Write-only, never in an answer; 12 to 1024 characters', maxLength: 4096 });
+const Password = Type.String({
+  description: 'Write-only, never in an answer; 12 to 1024 characters, and at most 1024 bytes in UTF-8',
+  maxLength: 4096,
+});
+const Issuer = Type.Union([Type.String({ maxLength: 500 }), Type.Null()], {
+  description:
+    "The issuer whose tokens name this client, exactly as in their 'iss'; the same client id at another issuer is refused. Default: the service's only issuer; required when it trusts several. null: not bound (accepted only while the service trusts one issuer)",
+});
 const Enabled = Type.Boolean({ description: 'Default true; a disabled account is refused' });
 const DisplayName = Type.String({ maxLength: 200, description: 'At most 200 characters; default empty' });
 
@@ -44,6 +51,7 @@ const UserOut = {
 };
 const ApplicationOut = {
   clientId: Type.String(),
+  issuer: Type.Union([Type.String(), Type.Null()]),
   displayName: Type.String(),
   enabled: Type.Boolean(),
   permissionSets: Type.Array(Type.String()),
@@ -76,6 +84,7 @@ const NewApplicationBody = Type.Object(
       description:
         "The client id tokens carry in azp, appid or client_id: 1 to 200 letters, digits, '.', '_', ':', '@' or '-', starting with a letter or digit; the key, cannot change",
     }),
+    issuer: Type.Optional(Issuer),
     displayName: Type.Optional(DisplayName),
     permissionSets: Type.Optional(PermissionSets),
     enabled: Type.Optional(Enabled),
@@ -84,6 +93,7 @@ const NewApplicationBody = Type.Object(
 );
 const ApplicationPatchBody = Type.Object(
   {
+    issuer: Type.Optional(Issuer),
     displayName: Type.Optional(DisplayName),
     permissionSets: Type.Optional(PermissionSets),
     enabled: Type.Optional(Enabled),

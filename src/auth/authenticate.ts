@@ -20,7 +20,7 @@ import { AppError } from '../core/errors.js';
 import type { Directory } from './directory.js';
 import { TokenError, wwwAuthenticate, type TokenPrincipal, type TokenValidator } from './jwt.js';
 import type { Principal, UserCredentials } from './model.js';
-import { parseBasicAuthorization, verifyPassword, type HashVerifier } from './passwords.js';
+import { parseBasicAuthorization, passwordFits, verifyPassword, type HashVerifier } from './passwords.js';
 import { createLoginThrottle, throttleKeys, type LoginThrottle, type ThrottleKey } from './throttle.js';
 
 export interface Authenticator {
@@ -28,9 +28,17 @@ export interface Authenticator {
   authenticate(authorization: string | undefined, address: string): Promise<Principal>;
   /**
    * A user name and password typed into the console's sign-in form: the same verification, throttle
-   * and messages as Basic authentication, whether or not Basic is accepted on the API.
+   * and messages as Basic authentication, whether or not Basic is accepted on the API. Answers the
+   * user as verified, with the identity a console session keeps.
    */
-  signIn(userName: string, password: string, address: string): Promise<Principal>;
+  signIn(userName: string, password: string, address: string): Promise<SignedInUser>;
+}
+
+/** A user whose password was just verified: who they are (never reused) and the security stamp the password was verified under. */
+export interface SignedInUser {
+  readonly principal: Principal;
+  readonly userId: string;
+  readonly securityStamp: string;
 }
 
 export interface AuthenticatorOptions {
@@ -108,6 +116,15 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
         `Application '${validated.appId}' is not registered in the service; an administrator registers it (applications, or ifw apps add).`,
       );
     }
+    if (application.issuer === null ? tokens.issuers.length > 1 : application.issuer !== validated.issuer) {
+      throw new AppError(
+        403,
+        'forbidden',
+        application.issuer === null
+          ? `Application '${validated.appId}' is registered without an issuer, and the service accepts tokens of ${tokens.issuers.length} issuers; an administrator names its issuer (applications('${validated.appId}') {"issuer": …}, or ifw apps set-issuer).`
+          : `Application '${validated.appId}' is registered for another issuer than the one that signed this token.`,
+      );
+    }
     if (!application.enabled) throw new AppError(403, 'forbidden', `Application '${validated.appId}' is disabled.`);
     return { kind: 'application', name: application.clientId, permissionSets: application.permissionSets };
   }
@@ -153,7 +170,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     });
   }
 
-  async function basic(header: string, address: string): Promise<Principal> {
+  async function basic(header: string, address: string): Promise<SignedInUser> {
     if (!options.basic) throw unauthorized('Basic authentication is switched off (IFW_BASIC_AUTH=false); send an OAuth 2.0 bearer token.');
     const credentials = parseBasicAuthorization(header);
     if (credentials === null)
@@ -161,17 +178,26 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     return password(credentials.username, credentials.password, address);
   }
 
-  async function password(username: string, secret: string, address: string): Promise<Principal> {
+  async function password(username: string, secret: string, address: string): Promise<SignedInUser> {
     const keys = throttleKeys(username, address);
-    const key = credentialKey(username, secret);
     refuseWhileThrottled(keys);
+    // No password is that long: refused before it is normalised, hashed or even keyed, counted as a failure.
+    if (!passwordFits(secret)) {
+      throttle.recordFailure(keys);
+      throw unauthorized('The user name or password is not valid.');
+    }
+    const key = credentialKey(username, secret);
     // Remembered credentials need no verification, so they need not wait for attempts under way.
     const known = await directory.user(username);
     const user =
       known !== undefined && remembered(known, key, clock().getTime()) ? known : await verifyAttempt(username, secret, keys, key);
     throttle.recordSuccess(keys);
     if (!user.enabled) throw unauthorized(`User '${user.userName}' is disabled.`);
-    return { kind: 'user', name: user.userName, permissionSets: user.permissionSets };
+    return {
+      principal: { kind: 'user', name: user.userName, permissionSets: user.permissionSets },
+      userId: user.userId,
+      securityStamp: user.securityStamp,
+    };
   }
 
   return {
@@ -181,7 +207,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       }
       const scheme = /^\s*(\S+)/.exec(authorization)?.[1]?.toLowerCase() ?? '';
       if (scheme === 'bearer') return bearer(authorization);
-      if (scheme === 'basic') return basic(authorization, address);
+      if (scheme === 'basic') return (await basic(authorization, address)).principal;
       throw unauthorized('The Authorization scheme is not supported: use Bearer or Basic.');
     },
     signIn: password,

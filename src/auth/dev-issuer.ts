@@ -13,10 +13,17 @@ import { createLocalJWKSet, exportJWK, generateKeyPair, importJWK, SignJWT, type
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_REQUIRED_PERMISSION } from './jwt.js';
 import type { IssuerConfig } from './issuers.js';
+import type { Config } from '../core/config.js';
 
 export const DEV_ISSUER = 'urn:ifw:dev-token-issuer';
 export const DEV_AUDIENCE = 'api://ifw';
 export const DEV_JWKS_PATH = '/auth/dev/jwks.json';
+
+/** The issuers (`iss`) whose tokens a service with this configuration accepts, the development issuer included. */
+export const trustedIssuerNames = (config: Pick<Config, 'tokenIssuers' | 'devTokenIssuer'>): string[] => [
+  ...config.tokenIssuers.map((i) => i.issuer),
+  ...(config.devTokenIssuer ? [DEV_ISSUER] : []),
+];
 const ALG = 'ES256';
 const KEY_FILE = 'dev-token-issuer.jwk';
 

@@ -39,6 +39,8 @@ export interface TokenPrincipal {
 }
 
 export interface TokenValidator {
+  /** The issuers whose tokens are accepted, as their tokens name them in `iss`. */
+  readonly issuers: readonly string[];
   validate(token: string): Promise<TokenPrincipal>;
 }
 
@@ -99,6 +101,7 @@ export function createTokenValidator(options: TokenValidatorOptions): TokenValid
   const clock = options.clock ?? systemClock;
 
   return {
+    issuers: [...issuers.keys()],
     async validate(token) {
       const trusted = issuerOf(token, issuers);
       let payload: JWTPayload;

@@ -16,11 +16,21 @@ export interface User {
 /** A user as authentication needs it: with the password hash, which never leaves the service. */
 export interface UserCredentials extends User {
   readonly passwordHash: string;
+  /** Never reused, whatever the name (a user deleted and created again is someone else). */
+  readonly userId: string;
+  /** Changes with every change of password, permission sets or enabled state; console sessions hold it. */
+  readonly securityStamp: string;
 }
 
 export interface Application {
   /** The OAuth client id, as the token names it in `azp`, `appid` or `client_id`. */
   readonly clientId: string;
+  /**
+   * The issuer (`iss`) whose tokens may name this client: the same client id at another issuer is
+   * someone else. Null for a registration made before issuers were bound: accepted only while the
+   * service trusts a single issuer.
+   */
+  readonly issuer: string | null;
   readonly displayName: string;
   readonly enabled: boolean;
   readonly permissionSets: PermissionSetName[];

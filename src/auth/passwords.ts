@@ -28,6 +28,16 @@ const DUMMY_HASH = '$argon2id$v=19$m=19456,t=2,p=1$pK/CRB2FGi6aNDA6cV7vTA$m5z11F
 
 export const PASSWORD_MIN_LENGTH = 12;
 export const PASSWORD_MAX_LENGTH = 1024;
+/**
+ * The most bytes (UTF-8) a password may have, checked before anything else is done with it: NFKC can
+ * make a text up to 18 times longer, and argon2 reads all of it, so a huge "password" would be work
+ * for anyone to cause.
+ */
+export const PASSWORD_MAX_BYTES = 1024;
+
+/** Whether a password is short enough to be normalised and verified at all. */
+export const passwordFits = (plain: string): boolean =>
+  plain.length <= PASSWORD_MAX_BYTES && Buffer.byteLength(plain, 'utf8') <= PASSWORD_MAX_BYTES;
 
 /** The verification primitive; a parameter so that tests can observe which hash was checked. */
 export type HashVerifier = (storedHash: string, plain: string) => Promise<boolean>;
@@ -41,6 +51,7 @@ const argon2Verify: HashVerifier = (storedHash, plain) => verify(storedHash, pla
 const normalize = (plain: string): string => plain.normalize('NFKC');
 
 export async function hashPassword(plain: string): Promise<string> {
+  if (!passwordFits(plain)) throw new Error(`a password over ${PASSWORD_MAX_BYTES} bytes is refused before it is hashed`);
   return hash(normalize(plain), ARGON2_OPTIONS);
 }
 
@@ -54,6 +65,7 @@ export async function verifyPassword(
   plain: string,
   verifier: HashVerifier = argon2Verify,
 ): Promise<boolean> {
+  if (!passwordFits(plain)) return false;
   const normalized = normalize(plain);
   if (storedHash === undefined) {
     await verifier(DUMMY_HASH, normalized).catch(() => false);
@@ -68,6 +80,7 @@ export async function verifyPassword(
 
 /** Why `plain` is not acceptable as a new password, or null. Lengths count characters, not UTF-16 units. */
 export function passwordProblem(plain: string): string | null {
+  if (!passwordFits(plain)) return `password must be at most ${PASSWORD_MAX_LENGTH} characters long (and ${PASSWORD_MAX_BYTES} bytes in UTF-8)`;
   const length = [...normalize(plain)].length;
   if (length < PASSWORD_MIN_LENGTH) return `password must be at least ${PASSWORD_MIN_LENGTH} characters long`;
   if (length > PASSWORD_MAX_LENGTH) return `password must be at most ${PASSWORD_MAX_LENGTH} characters long`;

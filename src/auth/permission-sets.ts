@@ -21,16 +21,21 @@ const GRANTS = {
     bulkImport: true,
     read: true,
     configure: true,
+    configureConnections: true,
     configureRest: true,
     runImports: true,
     jobQueue: true,
     administer: false,
   },
-  /** REST API connections, endpoints and their pagination; run and read imports; read integrations. */
+  /**
+   * REST API endpoints and their pagination on the connections an administrator set up; test those
+   * connections; run and read imports; read integrations.
+   */
   'VENDOR IF STANDARD': {
     bulkImport: false,
     read: true,
     configure: false,
+    configureConnections: false,
     configureRest: true,
     runImports: true,
     jobQueue: false,
@@ -41,6 +46,7 @@ const GRANTS = {
     bulkImport: true,
     read: true,
     configure: true,
+    configureConnections: true,
     configureRest: true,
     runImports: true,
     jobQueue: true,

@@ -11,7 +11,12 @@ export const PERMISSIONS = [
   'read',
   /** Create and change target tables, integrations, fields and mappings. */
   'configure',
-  /** Create and change REST API connections and endpoints (and their pagination); test and preview them. */
+  /**
+   * Create, change and delete REST API connections: their base URL, authentication and stored secrets,
+   * that is where credentials are sent. Also test a connection that is not saved.
+   */
+  'configureConnections',
+  /** Create and change REST API endpoints (and their pagination) on existing connections; test saved connections, preview endpoints. */
   'configureRest',
   /** Start imports from REST API endpoints. */
   'runImports',

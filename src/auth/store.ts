@@ -12,10 +12,13 @@ const toUser = (row: UserRow): UserCredentials => ({
   updatedAt: row.updated_at,
   passwordChangedAt: row.password_changed_at,
   passwordHash: row.password_hash,
+  userId: row.user_id,
+  securityStamp: row.security_stamp,
 });
 
 const toApplication = (row: ApplicationRow): Application => ({
   clientId: row.client_id,
+  issuer: row.issuer,
   displayName: row.display_name,
   enabled: row.enabled === 1,
   permissionSets: parseStoredPermissionSets(row.permission_sets),

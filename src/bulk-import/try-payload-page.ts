@@ -14,6 +14,8 @@ import { loadDryRunIntegration, mapSample, type DryRunRow } from '../table-write
 
 /** Records mapped and shown; the count of all records is shown either way. */
 const TRIED_RECORDS = 200;
+/** A pasted payload may be larger than the console's other forms (which stop at a few hundred KB). */
+const PASTED_PAYLOAD_BYTES = 16 * 1024 * 1024;
 
 function sortingOrderOf(request: FastifyRequest): number {
   const raw = (request.params as { no: string }).no;
@@ -132,6 +134,6 @@ export function tryPayloadPages(db: Database): ConsolePages {
         );
       const rows = await mapSample(mapping, integration.relationExists, records.slice(0, TRIED_RECORDS));
       return ctx.page(title, html`${back}${form(no, ctx, payload)}${result(rows, records.length)}`);
-    });
+    }, { bodyLimit: PASTED_PAYLOAD_BYTES });
   };
 }

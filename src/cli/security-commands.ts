@@ -8,7 +8,7 @@
 import type { Command } from 'commander';
 import { ConfigError, type Config } from '../core/config.js';
 import { createAccounts, generatePassword, type Accounts } from '../accounts/accounts.js';
-import { loadDevIssuer } from '../auth/dev-issuer.js';
+import { loadDevIssuer, trustedIssuerNames } from '../auth/dev-issuer.js';
 import { parsePermissionSet, type PermissionSetName } from '../auth/permission-sets.js';
 import { withWorld } from '../main/world.js';
 
@@ -21,7 +21,9 @@ export interface CommandContext {
 
 function withAccounts<T>(config: Config, work: (accounts: Accounts) => Promise<T>): Promise<T> {
   // A running service may hold the write lock for a moment: wait for it instead of failing.
-  return withWorld(config, { busyTimeoutMs: 10_000 }, (world) => work(createAccounts(world.db.kysely, { clock: world.clock })));
+  return withWorld(config, { busyTimeoutMs: 10_000 }, (world) =>
+    work(createAccounts(world.db.kysely, { clock: world.clock, issuers: trustedIssuerNames(config) })),
+  );
 }
 
 async function readStdin(): Promise<string> {
@@ -134,15 +136,30 @@ export function addSecurityCommands(program: Command, context: CommandContext): 
       .description('register an application by the client id its tokens carry (azp, appid or client_id)')
       .argument('<clientId>')
       .option('--name <displayName>', 'a name people recognise')
+      .option('--issuer <iss>', "the issuer of its tokens, as in their 'iss' (default: the only issuer the service trusts)")
       .option('-p, --permission-set <set...>', "permission sets: 'VENDOR IF ALL', 'VENDOR IF STANDARD', SUPER"),
-  ).action(async (clientId: string, flags: { name?: string; permissionSet?: string[] }) => {
+  ).action(async (clientId: string, flags: { name?: string; issuer?: string; permissionSet?: string[] }) => {
     const config = configFrom(flags);
     const sets = setList(flags.permissionSet);
     print(
       await withAccounts(config, (a) =>
-        a.createApplication({ clientId, permissionSets: sets, ...(flags.name === undefined ? {} : { displayName: flags.name }) }),
+        a.createApplication({
+          clientId,
+          permissionSets: sets,
+          ...(flags.name === undefined ? {} : { displayName: flags.name }),
+          ...(flags.issuer === undefined ? {} : { issuer: flags.issuer }),
+        }),
       ),
     );
+  });
+  withDatabaseFlags(
+    apps
+      .command('set-issuer')
+      .description("bind an application to the issuer of its tokens (as in their 'iss'): the same client id at another issuer is refused")
+      .argument('<clientId>')
+      .argument('<issuer>'),
+  ).action(async (clientId: string, issuer: string, flags: object) => {
+    print(await withAccounts(configFrom(flags), (a) => a.changeApplication(clientId, { issuer })));
   });
   holderCommands(apps, context, {
     noun: 'an application',

@@ -9,8 +9,7 @@
  * `ctx.can`), and its URL answers 403 here.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Authenticator } from '../auth/authenticate.js';
-import type { Directory } from '../auth/directory.js';
+import type { Authenticator, SignedInUser } from '../auth/authenticate.js';
 import type { Principal } from '../auth/model.js';
 import { allows } from '../auth/permission-sets.js';
 import type { Permission } from '../auth/permissions.js';
@@ -53,11 +52,19 @@ export interface Section {
   readonly order: number;
 }
 
+export interface FormOptions {
+  /**
+   * The largest form body this route reads, in bytes; default FORM_LIMIT_BYTES. Only a form where a
+   * payload is pasted needs more.
+   */
+  readonly bodyLimit?: number;
+}
+
 export interface ConsoleRouter {
   section(section: Section): void;
   get(path: string, permission: Permission, handler: PageHandler): void;
   /** A state-changing form: the CSRF token is checked before the handler runs. */
-  post(path: string, permission: Permission, handler: FormHandler): void;
+  post(path: string, permission: Permission, handler: FormHandler, options?: FormOptions): void;
 }
 
 /** What a feature folder contributes to the console. */
@@ -66,14 +73,27 @@ export type ConsolePages = (router: ConsoleRouter) => void;
 export interface ConsoleDeps {
   readonly sessions: Sessions;
   readonly authenticator: Authenticator;
-  readonly directory: Directory;
   readonly pages: readonly ConsolePages[];
 }
 
 const SESSION_COOKIE = 'ifw_session';
 const LOGIN_CSRF_COOKIE = 'ifw_login';
 const FLASH_COOKIE = 'ifw_flash';
-const FORM_LIMIT_BYTES = 16 * 1024 * 1024;
+/** Console forms are a few fields: a larger body is refused as it arrives (413). */
+export const FORM_LIMIT_BYTES = 256 * 1024;
+
+/**
+ * Every console answer, pages, redirects, errors and assets alike: scripts and styles from the service
+ * only (no inline script runs, whatever a page shows), no framing by any site, no type sniffing, and
+ * no console URL sent to another site as a referrer.
+ */
+export const CONSOLE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy':
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'same-origin',
+};
 
 interface Signed {
   readonly user: Principal;
@@ -85,10 +105,25 @@ const signedIn = new WeakMap<FastifyRequest, Signed>();
 const isSecure = (request: FastifyRequest) => request.protocol === 'https';
 const isHtmx = (request: FastifyRequest) => request.headers['hx-request'] === 'true';
 
-/** A local path to return to after signing in; anything else (another origin, `//host`) goes home. */
-export function safeNext(next: string | undefined): string {
-  if (next === undefined || !next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\')) return '/';
-  return next;
+/** Any origin of the special scheme http: only used to resolve a path as a browser would. */
+const PLACEHOLDER_ORIGIN = 'http://console.invalid';
+
+/**
+ * A path on this service to go to, read as a browser would read it in a `Location` header: parsed
+ * against an origin (so `//host`, `/\\host` and `/<TAB>/host`, which browsers resolve to another
+ * host, are seen as such) and kept only when it stays on that origin; anything else goes home. The
+ * answer is serialised by the URL parser, so it is ASCII, percent-encoded, and safe in a header.
+ */
+export function localPath(target: string | undefined): string {
+  if (target === undefined || !target.startsWith('/')) return '/';
+  let url: URL;
+  try {
+    url = new URL(target, PLACEHOLDER_ORIGIN);
+  } catch {
+    return '/';
+  }
+  if (url.origin !== PLACEHOLDER_ORIGIN) return '/';
+  return `${url.pathname}${url.search}`;
 }
 
 function readFlash(request: FastifyRequest, reply: FastifyReply): Flash | undefined {
@@ -103,8 +138,9 @@ function send(request: FastifyRequest, reply: FastifyReply, result: PageResult):
   if (result instanceof Object && 'redirect' in result) {
     if (result.flash !== undefined)
       void reply.header('set-cookie', cookie(FLASH_COOKIE, `${result.flash.kind}:${result.flash.text}`, { secure: isSecure(request) }));
-    if (isHtmx(request)) return reply.header('hx-redirect', result.redirect).status(204).send();
-    return reply.redirect(result.redirect, 303);
+    const to = localPath(result.redirect);
+    if (isHtmx(request)) return reply.header('hx-redirect', to).status(204).send();
+    return reply.redirect(to, 303);
   }
   return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(result.markup);
 }
@@ -118,13 +154,13 @@ function errorPage(status: number, message: string, ctx?: ConsoleContext): Html 
 }
 
 export function consoleRoutes(deps: ConsoleDeps): RoutePlugin {
-  const { sessions, authenticator, directory } = deps;
+  const { sessions, authenticator } = deps;
   const sections: Section[] = [];
-  const routes: { method: 'GET' | 'POST'; path: string; permission: Permission; handler: FormHandler }[] = [];
+  const routes: { method: 'GET' | 'POST'; path: string; permission: Permission; handler: FormHandler; bodyLimit?: number }[] = [];
   const router: ConsoleRouter = {
     section: (s) => sections.push(s),
     get: (path, permission, handler) => routes.push({ method: 'GET', path, permission, handler: (r, c) => handler(r, c) }),
-    post: (path, permission, handler) => routes.push({ method: 'POST', path, permission, handler }),
+    post: (path, permission, handler, options = {}) => routes.push({ method: 'POST', path, permission, handler, ...options }),
   };
   for (const pages of deps.pages) pages(router);
   sections.sort((a, b) => a.order - b.order);
@@ -163,18 +199,11 @@ export function consoleRoutes(deps: ConsoleDeps): RoutePlugin {
     };
   }
 
-  /** The signed-in user of the request's session cookie, with its current permission sets; undefined when none. */
+  /** The signed-in user of the request's session cookie, as the user is now; undefined when none. */
   async function resume(request: FastifyRequest): Promise<Signed | undefined> {
     const token = readCookie(request.headers.cookie, SESSION_COOKIE);
     if (token === undefined) return undefined;
-    const session = await sessions.resume(token);
-    if (session === undefined) return undefined;
-    const user = await directory.user(session.userName);
-    if (user === undefined || !user.enabled) {
-      await sessions.end(session);
-      return undefined;
-    }
-    return { session, user: { kind: 'user', name: user.userName, permissionSets: user.permissionSets } };
+    return sessions.resume(token);
   }
 
   return (app: App) => {
@@ -185,6 +214,11 @@ export function consoleRoutes(deps: ConsoleDeps): RoutePlugin {
         done(null, new URLSearchParams(body.toString()));
       },
     );
+
+    app.addHook('onSend', (_request, reply, payload, done) => {
+      void reply.headers(CONSOLE_SECURITY_HEADERS);
+      done(null, payload);
+    });
 
     app.setErrorHandler((err: Error, request, reply) => {
       const signed = signedIn.get(request);
@@ -209,25 +243,34 @@ export function consoleRoutes(deps: ConsoleDeps): RoutePlugin {
         .send(errorPage(500, 'An internal error occurred; it has been logged.', ctx).markup);
     });
 
-    // Signed in, allowed, and (for forms) the session's CSRF token and our own origin.
-    app.addHook('preHandler', async (request, reply) => {
+    // Signed in and allowed, decided before any of the body is read: a request without a live session
+    // costs a cookie lookup, whatever it sends. The connection is closed after the answer, so that a
+    // body nobody reads is not received either.
+    app.addHook('onRequest', async (request, reply) => {
       const permission = request.routeOptions.config.permission;
       if (permission === undefined || permission === 'public') return;
       const signed = await resume(request);
       if (signed === undefined) {
+        if (hasBody(request)) void reply.header('connection', 'close');
         const next = request.method === 'GET' && !isHtmx(request) ? request.url : undefined;
         return send(request, reply, redirect(next === undefined || next === '/' ? '/login' : `/login?next=${encodeURIComponent(next)}`));
       }
       signedIn.set(request, signed);
       if (!allows(signed.user.permissionSets, permission)) {
+        if (hasBody(request)) void reply.header('connection', 'close');
         throw new AppError(
           403,
           'forbidden',
           `Your permission sets (${signed.user.permissionSets.join(', ') || 'none'}) do not allow this page or action.`,
         );
       }
-      if (request.method === 'POST') checkForm(request, signed.session);
       return undefined;
+    });
+
+    // Forms: the session's CSRF token and our own origin, once the (small) body is read.
+    app.addHook('preHandler', async (request) => {
+      const signed = signedIn.get(request);
+      if (signed !== undefined && request.method === 'POST') checkForm(request, signed.session);
     });
 
     for (const route of routes) {
@@ -235,6 +278,7 @@ export function consoleRoutes(deps: ConsoleDeps): RoutePlugin {
         method: route.method,
         url: route.path,
         config: { permission: route.permission, session: true },
+        ...(route.bodyLimit === undefined ? {} : { bodyLimit: route.bodyLimit }),
         handler: async (request, reply) => {
           const signed = signedIn.get(request);
           if (signed === undefined) throw new AppError(401, 'unauthorized', 'Sign in first.');
@@ -252,27 +296,27 @@ export function consoleRoutes(deps: ConsoleDeps): RoutePlugin {
     });
 
     app.get('/login', { config: { permission: 'public', session: true } }, async (request, reply) => {
-      const next = safeNext((request.query as { next?: string }).next);
+      const next = localPath((request.query as { next?: string }).next);
       if ((await resume(request)) !== undefined) return reply.redirect(next, 303);
       return sendLogin(request, reply, next, undefined, 200);
     });
 
     app.post('/login', { config: { permission: 'public', session: true } }, async (request, reply) => {
       const form = request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
-      const next = safeNext(form.get('next') ?? undefined);
+      const next = localPath(form.get('next') ?? undefined);
       const expected = readCookie(request.headers.cookie, LOGIN_CSRF_COOKIE);
       if (!sameOrigin(request) || expected === undefined || form.get('_csrf') !== expected)
         return sendLogin(request, reply, next, 'The sign-in form expired or came from another site; sign in again.', 403);
       const userName = form.get('userName') ?? '';
-      let principal: Principal;
+      let user: SignedInUser;
       try {
-        principal = await authenticator.signIn(userName, form.get('password') ?? '', request.ip);
+        user = await authenticator.signIn(userName, form.get('password') ?? '', request.ip);
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
         if (err.headers['retry-after'] !== undefined) void reply.header('retry-after', err.headers['retry-after']);
         return sendLogin(request, reply, next, err.message, err.status, userName);
       }
-      const { token } = await sessions.create(principal.name);
+      const { token } = await sessions.create(user.userId, user.securityStamp);
       reply.header('set-cookie', [
         cookie(SESSION_COOKIE, token, { secure: isSecure(request) }),
         cookie(LOGIN_CSRF_COOKIE, '', { secure: isSecure(request), maxAgeSeconds: 0 }),
@@ -310,12 +354,19 @@ function sendLogin(
     .send(loginPage({ next, error, csrfToken: token, userName }).markup);
 }
 
-/** A browser sends Origin on every POST; one that names another site is refused whatever it carries. */
+/**
+ * A browser sends Origin on every POST; one that names another site is refused whatever it carries.
+ * Behind a trusted proxy (IFW_TRUST_PROXY), scheme and host are those the browser used.
+ */
 function sameOrigin(request: FastifyRequest): boolean {
   const origin = request.headers.origin;
   if (origin === undefined) return true;
-  return origin === `${request.protocol}://${request.headers.host ?? ''}`;
+  return origin === `${request.protocol}://${request.host}`;
 }
+
+/** Whether a request carries a body (that nobody has read yet, in onRequest). */
+const hasBody = (request: FastifyRequest): boolean =>
+  request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
 
 function checkForm(request: FastifyRequest, session: Session): void {
   const header = request.headers['x-csrf-token'];

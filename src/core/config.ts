@@ -3,6 +3,7 @@
  * validated once at start, then frozen. Every option and its default is listed in docs/configuration.md.
  */
 import path from 'node:path';
+import { parseAddressRange, type AddressRange, type OutboundPolicy } from './address-range.js';
 
 /** An OAuth 2.0 / OIDC issuer whose access tokens the service accepts (IFW_OAUTH_ISSUERS). */
 export interface TokenIssuerSetting {
@@ -63,6 +64,26 @@ export interface Config {
   readonly consoleIdleMinutes: number;
   /** Admin console: a session ends this many hours after sign-in, however active (IFW_CONSOLE_SESSION_HOURS). */
   readonly consoleSessionHours: number;
+  /** Admin console: live sessions per user; signing in once more ends the oldest (IFW_CONSOLE_MAX_SESSIONS). */
+  readonly consoleMaxSessions: number;
+  /** A request, headers and body, must have arrived within this many seconds (IFW_REQUEST_TIMEOUT_SECONDS). */
+  readonly requestTimeoutSeconds: number;
+  /**
+   * A connection that sends nothing for this many seconds while a request is arriving, or before the
+   * first one, is closed (IFW_IDLE_TIMEOUT_SECONDS). While the service works on an answer it waits.
+   */
+  readonly idleTimeoutSeconds: number;
+  /** An idle keep-alive connection is closed after this many seconds (IFW_KEEP_ALIVE_TIMEOUT_SECONDS). */
+  readonly keepAliveTimeoutSeconds: number;
+  /** Open connections at most; further ones are closed at once (IFW_MAX_CONNECTIONS). */
+  readonly maxConnections: number;
+  /**
+   * The reverse proxies whose X-Forwarded-For, -Proto and -Host are believed (IFW_TRUST_PROXY): their
+   * addresses or CIDR ranges (or `loopback`, `linklocal`, `uniquelocal`), or a number of hops; false: none.
+   */
+  readonly trustProxy: false | number | readonly string[];
+  /** Where REST imports may connect beside the built-in rules (IFW_OUTBOUND_DENY, IFW_OUTBOUND_ALLOW). */
+  readonly outbound: OutboundPolicy;
   /**
    * Key that encrypts stored secrets (IFW_SECRET_KEY); undefined: a key generated on first start is
    * kept in `<dataDir>/secret.key`.
@@ -172,6 +193,44 @@ function tokenIssuers(env: NodeJS.ProcessEnv): TokenIssuerSetting[] {
 
 const optional = (value: string | undefined): string | undefined => (value === undefined || value === '' ? undefined : value);
 
+const list = (raw: string | undefined): string[] =>
+  (raw ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+
+function addressRanges(env: NodeJS.ProcessEnv, name: string): AddressRange[] {
+  return list(env[name]).map((item) => {
+    try {
+      return parseAddressRange(item);
+    } catch (err) {
+      throw new ConfigError(`${name}: ${(err as Error).message}`);
+    }
+  });
+}
+
+/** proxy-addr's names for address ranges, accepted in IFW_TRUST_PROXY. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+function trustProxy(env: NodeJS.ProcessEnv): Config['trustProxy'] {
+  const raw = env.IFW_TRUST_PROXY?.trim() ?? '';
+  if (raw === '' || ['false', 'no', 'off', '0'].includes(raw.toLowerCase())) return false;
+  if (/^\d+$/.test(raw)) return int(env, 'IFW_TRUST_PROXY', 0, 1, 10);
+  if (['true', 'yes', 'on', '*'].includes(raw.toLowerCase()))
+    throw new ConfigError(
+      'IFW_TRUST_PROXY must name the proxies (addresses or CIDR ranges such as 127.0.0.1 or 10.0.0.0/8, or loopback), or a number of hops: trusting every address would let any client claim any address',
+    );
+  return list(raw).map((item) => {
+    if (PROXY_RANGE_NAMES.includes(item)) return item;
+    try {
+      parseAddressRange(item);
+    } catch (err) {
+      throw new ConfigError(`IFW_TRUST_PROXY: ${(err as Error).message}, nor one of ${PROXY_RANGE_NAMES.join(', ')}`);
+    }
+    return item;
+  });
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): Config {
   const dataDir = path.resolve(overrides.dataDir ?? env.IFW_DATA_DIR ?? './data');
   const logLevel = overrides.logLevel ?? env.IFW_LOG_LEVEL ?? 'info';
@@ -200,6 +259,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     directoryCacheMs: int(env, 'IFW_DIRECTORY_CACHE_MS', 5_000, 0, 600_000),
     consoleIdleMinutes: int(env, 'IFW_CONSOLE_IDLE_MINUTES', 30, 1, 1440),
     consoleSessionHours: int(env, 'IFW_CONSOLE_SESSION_HOURS', 12, 1, 720),
+    consoleMaxSessions: int(env, 'IFW_CONSOLE_MAX_SESSIONS', 10, 1, 1000),
+    requestTimeoutSeconds: int(env, 'IFW_REQUEST_TIMEOUT_SECONDS', 300, 1, 86_400),
+    idleTimeoutSeconds: int(env, 'IFW_IDLE_TIMEOUT_SECONDS', 30, 1, 3600),
+    keepAliveTimeoutSeconds: int(env, 'IFW_KEEP_ALIVE_TIMEOUT_SECONDS', 72, 1, 3600),
+    maxConnections: int(env, 'IFW_MAX_CONNECTIONS', 1000, 1, 1_000_000),
+    trustProxy: trustProxy(env),
+    outbound: { deny: addressRanges(env, 'IFW_OUTBOUND_DENY'), allow: addressRanges(env, 'IFW_OUTBOUND_ALLOW') },
     secretKey: optional(env.IFW_SECRET_KEY),
     production: bool(env, 'IFW_PRODUCTION', false),
     basicAuth: bool(env, 'IFW_BASIC_AUTH', true),

@@ -5,6 +5,7 @@
  * routes as plugins; the composition root passes them in.
  */
 import { isUtf8 } from 'node:buffer';
+import { Socket } from 'node:net';
 import Fastify, {
   LogController,
   type FastifyRequest,
@@ -36,12 +37,58 @@ export type App = FastifyInstance<
 
 export type RoutePlugin = (app: App) => Promise<void> | void;
 
+/** How long a connection may take and how many may be open (docs/configuration.md). */
+export interface ConnectionLimits {
+  /** A request, headers and body, must have arrived within this time. */
+  readonly requestTimeoutMs: number;
+  /** Silence allowed while a request arrives (or before the first); none while an answer is worked on. */
+  readonly idleTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this time. */
+  readonly keepAliveTimeoutMs: number;
+  readonly maxConnections: number;
+}
+
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
+  requestTimeoutMs: 300_000,
+  idleTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 72_000,
+  maxConnections: 1000,
+};
+
 export interface ServerOptions {
   readonly logger: Logger;
   readonly bodyLimitBytes: number;
   readonly routes: readonly RoutePlugin[];
   /** Who is calling; every route that is not public asks it. */
   readonly authenticator: Pick<Authenticator, 'authenticate'>;
+  readonly connections?: ConnectionLimits;
+  /**
+   * Reverse proxies whose X-Forwarded-For, -Proto and -Host are believed: their addresses, CIDR ranges or
+   * proxy-addr's names (loopback, …), or a hop count; false (the default): none, the connection is the client.
+   */
+  readonly trustProxy?: false | number | readonly string[];
+}
+
+/**
+ * The idle timeout guards the arrival of a request, not the work on its answer: a preview that waits
+ * two minutes for a slow API must not lose its connection. Node sets the socket's timeout again for
+ * the next request on the connection (and the keep-alive timeout in between).
+ */
+function noIdleTimeoutWhileAnswering(app: App): void {
+  app.addHook('preHandler', (request, _reply, done) => {
+    // A request injected in-process (tests, light-my-request) has a stand-in socket without timeouts.
+    const { socket } = request.raw;
+    if (socket instanceof Socket) socket.setTimeout(0);
+    done();
+  });
+}
+
+/** `nosniff` on every answer: a body is what its Content-Type says, never guessed (console pages add more). */
+function noSniffing(app: App): void {
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    void reply.header('x-content-type-options', 'nosniff');
+    done(null, payload);
+  });
 }
 
 /** Routes declared as `/bulkImportRequests/:key` are documented as callers write them: `/bulkImportRequests({key})`. */
@@ -149,7 +196,18 @@ function refuseUndeclaredQueryOptions(app: App): void {
 }
 
 export async function buildServer(options: ServerOptions): Promise<App> {
+  const limits = options.connections ?? DEFAULT_CONNECTION_LIMITS;
   const app = Fastify({
+    // fastify takes a hop count too (its types say string | string[] | boolean only).
+    trustProxy: (typeof options.trustProxy === 'object' ? [...options.trustProxy] : (options.trustProxy ?? false)) as string[] | boolean,
+    requestTimeout: limits.requestTimeoutMs,
+    connectionTimeout: limits.idleTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    // Node checks the request timeout on this interval (its default, 30 s, would let a request run that much over).
+    http: {
+      connectionsCheckingInterval: Math.min(1000, limits.requestTimeoutMs),
+      headersTimeout: Math.min(60_000, limits.requestTimeoutMs),
+    },
     loggerInstance: options.logger,
     bodyLimit: options.bodyLimitBytes,
     rewriteUrl: (req) => rewriteODataUrl(req.url ?? '/'),
@@ -165,7 +223,10 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   // JSON only: a body of any other type is answered 415 instead of reaching validation as a string.
+  app.server.maxConnections = limits.maxConnections;
   app.removeContentTypeParser('text/plain');
+  noIdleTimeoutWhileAnswering(app);
+  noSniffing(app);
   acceptEmptyJsonBodies(app);
   refuseEncodedBodies(app);
   refuseUndeclaredQueryOptions(app);

@@ -9,6 +9,7 @@ import { endpointImport, importRunProcessor } from '../import-runs/jobs.js';
 import { defaultImportSources, type ImportSources } from '../import-runs/sources.js';
 import type { JobKind } from '../job-queue/jobs.js';
 import { createSecretBox, type SecretBox } from '../rest-source/secrets.js';
+import { DEFAULT_OUTBOUND_POLICY } from '../rest-source/outbound-policy.js';
 
 export interface JobOptions extends BulkImportProcessorOptions {
   /** Endpoints, connections and the page fetch of import runs; default: the real ones. */
@@ -29,9 +30,9 @@ function lazySecrets({ secretKey, dataDir }: Partial<Pick<Config, 'secretKey' | 
   };
 }
 
-export type JobConfig = Pick<Config, 'retentionDays'> & Partial<Pick<Config, 'secretKey' | 'dataDir'>>;
+export type JobConfig = Pick<Config, 'retentionDays'> & Partial<Pick<Config, 'secretKey' | 'dataDir' | 'outbound'>>;
 
 export function jobKinds(config: JobConfig, options: JobOptions = {}): readonly JobKind[] {
-  const sources = options.importSources ?? defaultImportSources(lazySecrets(config));
+  const sources = options.importSources ?? defaultImportSources(lazySecrets(config), config.outbound ?? DEFAULT_OUTBOUND_POLICY);
   return [bulkImportProcessor(options), retentionCleanup(config), importRunProcessor(sources), endpointImport(sources)];
 }

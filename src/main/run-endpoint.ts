@@ -15,7 +15,7 @@ export function runEndpointOnce(world: World, endpointCode: string): Promise<Imp
     leaseMs: config.leaseSeconds * 1000,
     maxAttempts: config.maxAttempts,
     // The key is read when the run loads its connection: a missing key fails the run, with its message.
-    sources: defaultImportSources(() => world.secrets),
+    sources: defaultImportSources(() => world.secrets, config.outbound),
   };
   return runEndpointNow(context, endpointCode);
 }

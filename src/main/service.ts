@@ -8,7 +8,7 @@ import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
 import { createAccounts, ensureInitialAdministrator, type Accounts, type InitialAdministrator } from '../accounts/accounts.js';
 import { createAuthenticator } from '../auth/authenticate.js';
-import { loadDevIssuer, type DevIssuer } from '../auth/dev-issuer.js';
+import { loadDevIssuer, trustedIssuerNames, type DevIssuer } from '../auth/dev-issuer.js';
 import { createDirectory } from '../auth/directory.js';
 import { createTokenValidator, type TokenValidator } from '../auth/jwt.js';
 import type { IssuerConfig } from '../auth/issuers.js';
@@ -73,7 +73,11 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const { clock, logger, db, secrets } = world;
 
   const directory = createDirectory(db.kysely, clock, config.directoryCacheMs);
-  const accounts = createAccounts(db.kysely, { clock, onChange: () => directory.invalidate() });
+  const accounts = createAccounts(db.kysely, {
+    clock,
+    issuers: trustedIssuerNames(config),
+    onChange: () => directory.invalidate(),
+  });
   // Before any thread starts: a first start refused for its administrator settings ends at once.
   const initialAdministrator = await ensureInitialAdministrator(accounts, db.kysely, {
     userName: config.adminUser,
@@ -104,11 +108,20 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const sessions = createSessions(db.kysely, clock, {
     idleMs: config.consoleIdleMinutes * 60_000,
     absoluteMs: config.consoleSessionHours * 3_600_000,
+    maxPerUser: config.consoleMaxSessions,
   });
+  const { outbound } = config;
   const app = await buildServer({
     logger,
     bodyLimitBytes: config.bodyLimitBytes,
     authenticator,
+    trustProxy: config.trustProxy,
+    connections: {
+      requestTimeoutMs: config.requestTimeoutSeconds * 1000,
+      idleTimeoutMs: config.idleTimeoutSeconds * 1000,
+      keepAliveTimeoutMs: config.keepAliveTimeoutSeconds * 1000,
+      maxConnections: config.maxConnections,
+    },
     routes: [
       healthRoutes({ db, queue }),
       bulkImportRoutes({ db, clock, submitter, bodyLimitBytes: config.bodyLimitBytes, maxPageSize: config.maxPageSize, wake }),
@@ -116,24 +129,23 @@ export async function createService(config: Config, options: ServiceOptions = {}
       targetTableRowRoutes({ db, maxPageSize: config.maxPageSize }),
       integrationRoutes({ db, clock }),
       jobQueueRoutes({ db, clock, queue: { wake } }),
-      restApiRoutes({ db, clock, secrets, activeRunOf: findActiveRun }),
+      restApiRoutes({ db, clock, secrets, outbound, activeRunOf: findActiveRun }),
       importRunRoutes({ db, clock, wake, maxPageSize: config.maxPageSize }),
       securityRoutes({ accounts, devIssuer }),
       consoleRoutes({
         sessions,
         authenticator,
-        directory,
         pages: [
           dashboardPages({ db, clock }),
           bulkImportPages({ db: db.kysely, clock, wake }),
           integrationPages({ db, clock }),
           tryPayloadPages(db),
           tablePages(db),
-          connectionPages({ db, clock, secrets }),
-          endpointPages({ db, clock, secrets }),
+          connectionPages({ db, clock, secrets, outbound }),
+          endpointPages({ db, clock, secrets, outbound }),
           importRunPages({ db, clock, wake }),
           jobQueuePages({ db, clock, wake }),
-          accountPages({ accounts, endSessionsOf: (userName) => sessions.endAllOf(userName) }),
+          accountPages({ accounts }),
         ],
       }),
     ],

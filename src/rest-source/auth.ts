@@ -71,10 +71,13 @@ export const sharedTokenCache = new OAuthTokenCache();
 
 type OAuthAuth = Extract<ConnectionAuth, { type: 'oauth2ClientCredentials' }>;
 
-/** Changing the client secret, scope or token URL must not reuse a token obtained with the old ones. */
-function cacheKey(connectionCode: string, auth: OAuthAuth): string {
+/**
+ * Changing the client secret, scope or token URL must not reuse a token obtained with the old ones, and
+ * a token obtained for one API is sent to that API only (its base URL's origin).
+ */
+function cacheKey(connection: RestConnection, auth: OAuthAuth): string {
   const secret = createHash('sha256').update(auth.clientSecret).digest('hex');
-  return JSON.stringify([connectionCode, auth.tokenUrl, auth.clientId, auth.scope, secret]);
+  return JSON.stringify([connection.code, new URL(connection.baseUrl).origin, auth.tokenUrl, auth.clientId, auth.scope, secret]);
 }
 
 /** RFC 6749 2.3.1: client id and secret are form-encoded before they are joined for HTTP Basic. */
@@ -162,7 +165,7 @@ export function createAuthenticator(connection: RestConnection, deps: HttpDeps, 
     const secrets = secretsOf(auth);
     return { credentials: () => Promise.resolve(credentials), invalidate: () => false, secrets: () => secrets };
   }
-  const key = cacheKey(connection.code, auth);
+  const key = cacheKey(connection, auth);
   let current: string | null = null;
   // The same object while the token is unchanged, so that callers can memoise what they derive from it.
   let credentials: Credentials = NO_CREDENTIALS;

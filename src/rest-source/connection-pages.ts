@@ -13,6 +13,7 @@ import { AUTH_TYPES, type AuthType } from './model.js';
 import { testConnection } from './probe.js';
 import type { ConnectionInput } from './schemas.js';
 import type { SecretBox } from './secrets.js';
+import type { OutboundPolicy } from './outbound-policy.js';
 import { createConnection, updateConnection } from './service.js';
 import { AUTH_USES, type AuthSettingName, type SecretName } from './settings.js';
 import { getConnection, listConnections, listEndpoints, loadConnection, type ConnectionView } from './store.js';
@@ -21,6 +22,8 @@ export interface RestPagesDeps {
   readonly db: Database;
   readonly clock: Clock;
   readonly secrets: SecretBox;
+  /** Where Test connection and Preview may connect. */
+  readonly outbound: OutboundPolicy;
 }
 
 const AUTH_TITLES: Readonly<Record<AuthType, string>> = {
@@ -80,7 +83,7 @@ export function authFields(type: AuthType, values: Partial<Record<string, string
 
 function connectionForm(ctx: ConsoleContext, action: string, c: Partial<ConnectionView>, isNew: boolean, error?: string): Html {
   const type: AuthType = c.authType ?? 'none';
-  const dis = ctx.can('configureRest') ? '' : html` disabled`;
+  const dis = ctx.can('configureConnections') ? '' : html` disabled`;
   const isSet = (name: SecretName) => c[`${name}IsSet`] === true;
   return html`${error === undefined ? '' : html`<div class="flash error" role="alert">${error}</div>`}
     <form method="post" action="${action}">
@@ -124,7 +127,11 @@ function connectionForm(ctx: ConsoleContext, action: string, c: Partial<Connecti
           ><input id="initialDelayMs" name="initialDelayMs" type="number" min="0" value="${c.initialDelayMs ?? ''}" ${dis} />
         </div>
       </fieldset>
-      ${ctx.can('configureRest') ? html`<button type="submit">${isNew ? 'Create connection' : 'Save connection'}</button>` : ''}
+      ${
+        ctx.can('configureConnections')
+          ? html`<button type="submit">${isNew ? 'Create connection' : 'Save connection'}</button>`
+          : html`<p class="hint">Connections (where credentials are sent) are changed by holders of VENDOR IF ALL.</p>`
+      }
     </form>`;
 }
 
@@ -181,7 +188,14 @@ export function connectionPages(deps: RestPagesDeps): ConsolePages {
       const [connections, endpoints] = await Promise.all([listConnections(db.kysely), listEndpoints(db.kysely)]);
       return ctx.page(
         'REST API Connections and Endpoints',
-        html`${ctx.can('configureRest') ? html`<p><a class="button" href="/rest/connections/new">New connection</a> <a class="button" href="/rest/endpoints/new">New endpoint</a></p>` : ''}
+        html`${
+          ctx.can('configureRest')
+            ? html`<p>
+                ${ctx.can('configureConnections') ? html`<a class="button" href="/rest/connections/new">New connection</a>` : ''}
+                <a class="button" href="/rest/endpoints/new">New endpoint</a>
+              </p>`
+            : ''
+        }
           <h2>Connections</h2>
           <table>
             <thead>
@@ -246,17 +260,17 @@ export function connectionPages(deps: RestPagesDeps): ConsolePages {
     });
 
     // The authentication fields of the type chosen on a connection form (htmx swaps them in).
-    router.get('/rest/auth-fields', 'configureRest', async (request) => {
+    router.get('/rest/auth-fields', 'configureConnections', async (request) => {
       const type = (request.query as { authType?: string }).authType ?? 'none';
       if (!isAuthType(type)) throw new AppError(400, 'invalidRequest', `Authentication type must be one of ${AUTH_TYPES.join(', ')}.`);
       return Promise.resolve(authFields(type, {}, () => false));
     });
 
-    router.get('/rest/connections/new', 'configureRest', async (_request, ctx) =>
+    router.get('/rest/connections/new', 'configureConnections', async (_request, ctx) =>
       Promise.resolve(ctx.page('New REST API connection', connectionForm(ctx, '/rest/connections/new', {}, true))),
     );
 
-    router.post('/rest/connections/new', 'configureRest', async (_request, ctx, form) => {
+    router.post('/rest/connections/new', 'configureConnections', async (_request, ctx, form) => {
       const code = form.get('code') ?? '';
       try {
         await createConnection(db, inputFrom(form, code), clock, secrets);
@@ -274,7 +288,7 @@ export function connectionPages(deps: RestPagesDeps): ConsolePages {
 
     router.get('/rest/connections/:code', 'read', async (request, ctx) => card(ctx, codeOf(request)));
 
-    router.post('/rest/connections/:code', 'configureRest', async (request, ctx, form) => {
+    router.post('/rest/connections/:code', 'configureConnections', async (request, ctx, form) => {
       const code = codeOf(request);
       try {
         const { code: _code, ...patch } = inputFrom(form, code);
@@ -289,7 +303,7 @@ export function connectionPages(deps: RestPagesDeps): ConsolePages {
     router.post('/rest/connections/:code/test', 'configureRest', async (request, ctx) => {
       const code = codeOf(request);
       if ((await getConnection(db.kysely, code)) === undefined) throw new AppError(404, 'notFound', `No REST API connection '${code}'.`);
-      const result = await testConnection(await loadConnection(db, code, secrets));
+      const result = await testConnection(await loadConnection(db, code, secrets), { outbound: deps.outbound });
       const panel = html`<section
         aria-label="Test result"
         id="test-result"

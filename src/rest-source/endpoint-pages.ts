@@ -312,7 +312,7 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
       const connection = await loadConnection(db, endpoint.connectionCode, secrets);
       const integration = await loadDryRunIntegration(db, endpoint.integrationSortingOrder);
       try {
-        return await card(ctx, code, previewPanel(await previewFirstPage(connection, endpoint, integration)));
+        return await card(ctx, code, previewPanel(await previewFirstPage(connection, endpoint, integration, { outbound: deps.outbound })));
       } catch (err) {
         if (!(err instanceof FetchError)) throw err;
         return card(

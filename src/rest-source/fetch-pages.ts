@@ -81,15 +81,26 @@ interface MergedHeaders {
   readonly headers: Readonly<Record<string, string>>;
 }
 
+/** The origins an administrator chose for a connection: its base URL's, and its token URL's. */
+function chosenOrigins(connection: RestConnection): ReadonlySet<string> {
+  const origins = new Set([originOf(connection.baseUrl)]);
+  if (connection.auth.type === 'oauth2ClientCredentials') origins.add(originOf(connection.auth.tokenUrl));
+  return origins;
+}
+
 export function withSession<T>(connection: RestConnection, options: FetchOptions, use: (session: Session) => Promise<T>): Promise<T> {
-  return withHttp(connection.timeoutMs, options, (deps) =>
-    use({
-      connection,
-      deps,
-      auth: createAuthenticator(connection, deps, options.tokenCache),
-      origin: originOf(connection.baseUrl),
-      headerMemo: {},
-    }),
+  return withHttp(
+    connection.timeoutMs,
+    options,
+    (deps) =>
+      use({
+        connection,
+        deps,
+        auth: createAuthenticator(connection, deps, options.tokenCache),
+        origin: originOf(connection.baseUrl),
+        headerMemo: {},
+      }),
+    chosenOrigins(connection),
   );
 }
 

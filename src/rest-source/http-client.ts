@@ -6,9 +6,10 @@
  */
 import { STATUS_CODES, type IncomingHttpHeaders } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, buildConnector, request, type Dispatcher } from 'undici';
 import type { Clock } from '../core/clock.js';
 import type { HttpMethod, RetryPolicy } from './model.js';
+import { addressRules, checkedLookup, literalAddress, DEFAULT_OUTBOUND_POLICY, OutboundRefused, type AddressRules, type OutboundPolicy } from './outbound-policy.js';
 
 /** A page (or probe) that could not be fetched; `message` is the whole sentence a run log shows. */
 export class FetchError extends Error {
@@ -68,15 +69,39 @@ export function excerpt(text: string, max: number = EXCERPT_CHARS): string {
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
 }
 
-/** A keep-alive agent whose connect, header and body timeouts are the connection's timeout. */
-export function createAgent(timeoutMs: number): Agent {
-  return new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, keepAliveTimeout: 10_000 });
+/** Which addresses a fetch may connect to (outbound-policy.ts). */
+export interface OutboundGuard {
+  readonly rules: AddressRules;
+  /** Origins an administrator chose (the connection's base URL and token URL): only the deny list applies there. */
+  readonly chosenOrigins: ReadonlySet<string>;
+}
+
+/**
+ * A keep-alive agent whose connect, header and body timeouts are the connection's timeout, and whose
+ * connect step checks the address it connects to against the guard (a literal IP as written, a name
+ * as resolved, in the same lookup that connects).
+ */
+export function createAgent(timeoutMs: number, guard?: OutboundGuard): Agent {
+  const timeouts = { headersTimeout: timeoutMs, bodyTimeout: timeoutMs, keepAliveTimeout: 10_000 };
+  if (guard === undefined) return new Agent({ connect: { timeout: timeoutMs }, ...timeouts });
+  const chosen = buildConnector({ timeout: timeoutMs, lookup: checkedLookup(guard.rules.chosen) });
+  const other = buildConnector({ timeout: timeoutMs, lookup: checkedLookup(guard.rules.other) });
+  const connect: buildConnector.connector = (options, callback) => {
+    const isChosen = guard.chosenOrigins.has(`${options.protocol}//${options.host}`);
+    const literal = literalAddress(options.hostname);
+    const why = literal === null ? null : (isChosen ? guard.rules.chosen : guard.rules.other)(literal);
+    if (why !== null) return callback(new OutboundRefused(why), null);
+    return (isChosen ? chosen : other)(options, callback);
+  };
+  return new Agent({ connect, ...timeouts });
 }
 
 /** What the HTTP layer needs from outside; everything has a production default (see httpDeps). */
 export interface HttpOptions {
-  /** Where requests go; default: a keep-alive Agent created per fetch and closed after it. */
+  /** Where requests go; default: a keep-alive Agent created per fetch (guarded by `outbound`) and closed after it. */
   readonly dispatcher?: Dispatcher;
+  /** The addresses requests may reach; default: no deny list, no allow list (outbound-policy.ts). */
+  readonly outbound?: OutboundPolicy;
   /** Waits between retries; tests pass one that records the delay and returns at once. */
   readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   readonly clock?: Clock;
@@ -100,8 +125,14 @@ const defaultSleep = (ms: number, signal?: AbortSignal): Promise<void> => delay(
  * Runs `use` with complete dependencies; an Agent created here (no dispatcher given) is closed after
  * `use` settles, so that sockets do not outlive the fetch.
  */
-export async function withHttp<T>(timeoutMs: number, options: HttpOptions, use: (deps: HttpDeps) => Promise<T>): Promise<T> {
-  const owned = options.dispatcher === undefined ? createAgent(timeoutMs) : null;
+export async function withHttp<T>(
+  timeoutMs: number,
+  options: HttpOptions,
+  use: (deps: HttpDeps) => Promise<T>,
+  chosenOrigins: ReadonlySet<string> = new Set(),
+): Promise<T> {
+  const guard = { rules: addressRules(options.outbound ?? DEFAULT_OUTBOUND_POLICY), chosenOrigins };
+  const owned = options.dispatcher === undefined ? createAgent(timeoutMs, guard) : null;
   const deps: HttpDeps = {
     dispatcher: options.dispatcher ?? owned!,
     sleep: options.sleep ?? defaultSleep,
@@ -164,6 +195,8 @@ function describeNetworkError(err: unknown, timeoutMs: number): { reason: string
       return { reason: `the response body stalled for more than ${timeoutMs} ms (timeout)`, retryable: true };
     case 'UND_ERR_CONNECT_TIMEOUT':
       return { reason: `could not connect within ${timeoutMs} ms (timeout)`, retryable: true };
+    case 'IFW_OUTBOUND_REFUSED':
+      return { reason: `not connected: ${err instanceof Error ? err.message : String(err)}`, retryable: false };
     case 'UND_ERR_INVALID_ARG':
     case 'ERR_INVALID_URL':
       return { reason: `the request is invalid: ${err instanceof Error ? err.message : String(err)}`, retryable: false };

@@ -4,6 +4,7 @@
  */
 import { Type } from 'typebox';
 import { API_BASE } from '../http/odata.js';
+import type { FetchOptions } from './fetch-pages.js';
 import { FetchError } from './http-client.js';
 import type { RestConnection, RestEndpoint } from './model.js';
 import { previewFirstPage, type PagePreview, type PreviewIntegration } from './preview.js';
@@ -127,8 +128,13 @@ export const PreviewAnswer = Type.Object({
 });
 
 /** The preview as the answer schema types it (mutable arrays). */
-export const preview = async (connection: RestConnection, endpoint: RestEndpoint, integration: PreviewIntegration | undefined) => {
-  const { rows, ...page }: PagePreview = await previewFirstPage(connection, endpoint, integration);
+export const preview = async (
+  connection: RestConnection,
+  endpoint: RestEndpoint,
+  integration: PreviewIntegration | undefined,
+  options: FetchOptions,
+) => {
+  const { rows, ...page }: PagePreview = await previewFirstPage(connection, endpoint, integration, options);
   return {
     ...page,
     records: [...page.records],

@@ -20,6 +20,7 @@ import { loadDryRunIntegration } from '../table-writer/dry-run.js';
 import { testConnection } from './probe.js';
 import { enginePagination } from './runtime-forms.js';
 import type { SecretBox } from './secrets.js';
+import type { OutboundPolicy } from './outbound-policy.js';
 import {
   createConnection,
   createEndpoint,
@@ -72,12 +73,15 @@ export interface RestApiRouteDeps {
   readonly db: Database;
   readonly clock: Clock;
   readonly secrets: SecretBox;
+  /** Where test and preview requests may connect. */
+  readonly outbound: OutboundPolicy;
   /** Deleting an endpoint is refused while it has a run in progress (import-runs' findActiveRun). */
   readonly activeRunOf: ActiveRunLookup;
 }
 
 export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
   const { db, clock, secrets } = deps;
+  const fetchOptions = { outbound: deps.outbound };
   const connectionKey = (raw: string): string => requireKey(parseStringKey(raw), 'REST API connection', raw);
   const endpointKey = (raw: string): string => requireKey(parseStringKey(raw), 'REST API endpoint', raw);
 
@@ -125,7 +129,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
     app.post(
       CONNECTIONS,
       {
-        config: { permission: 'configureRest' },
+        config: { permission: 'configureConnections' },
         schema: {
           summary: 'Create a REST API connection',
           description:
@@ -144,7 +148,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
     app.patch(
       `${CONNECTIONS}/:key`,
       {
-        config: { permission: 'configureRest' },
+        config: { permission: 'configureConnections' },
         schema: {
           summary: 'Change a REST API connection',
           description:
@@ -162,7 +166,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
     app.delete(
       `${CONNECTIONS}/:key`,
       {
-        config: { permission: 'configureRest' },
+        config: { permission: 'configureConnections' },
         schema: {
           summary: 'Delete a REST API connection',
           description: 'Refused with 409 while endpoints use it.',
@@ -193,14 +197,14 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
       },
       async (request) => {
         const connection = await loadConnection(db, connectionKey(request.params.key), secrets);
-        return probe(() => testConnection(connection));
+        return probe(() => testConnection(connection, fetchOptions));
       },
     );
 
     app.post(
       `${CONNECTIONS}/Microsoft.NAV.testConnection`,
       {
-        config: { permission: 'configureRest' },
+        config: { permission: 'configureConnections' },
         schema: {
           summary: 'Test a REST API connection that is not saved',
           description: `The body is a connection as for POST (code optional), validated the same way; it uses only the secrets it carries. ${testDescription}`,
@@ -211,7 +215,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
       },
       async (request) => {
         const connection = resolveUnsavedConnection(request.body);
-        return probe(() => testConnection(connection));
+        return probe(() => testConnection(connection, fetchOptions));
       },
     );
 
@@ -318,7 +322,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
         const endpoint = await loadEndpoint(db, endpointKey(request.params.key));
         const connection = await loadConnection(db, endpoint.connectionCode, secrets);
         const integration = await loadDryRunIntegration(db, endpoint.integrationSortingOrder);
-        return probe(() => preview(connection, endpoint, integration));
+        return probe(() => preview(connection, endpoint, integration, fetchOptions));
       },
     );
 
@@ -338,7 +342,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
         const { connection, endpoint } = await resolveUnsavedEndpoint(db, withoutReadOnly(request.body), secrets);
         const sortingOrder = request.body.integrationSortingOrder;
         const integration = sortingOrder === undefined ? undefined : await loadDryRunIntegration(db, sortingOrder);
-        return probe(() => preview(connection, endpoint, integration));
+        return probe(() => preview(connection, endpoint, integration, fetchOptions));
       },
     );
   };

@@ -6,7 +6,8 @@
  * uses.
  *
  * Secrets are write-only: a PATCH or a declaration that does not send one keeps the stored value
- * (null clears it where the auth type allows). The stored secrets are opened only when some are kept,
+ * (null clears it where the auth type allows), as long as it would still go where it was saved for
+ * (destinationChange). The stored secrets are opened only when some are kept,
  * so a connection whose secrets were sealed under a lost key is repaired by sending them all again.
  */
 import type { Selectable } from 'kysely';
@@ -16,7 +17,7 @@ import { syncEndpointSchedule } from './schedule.js';
 import { getIntegration } from '../integrations/store.js';
 import type { Database } from '../storage/database.js';
 import type { RestConnectionRow } from '../storage/schema.js';
-import { invalidAt, sameJson, type ChangeResult } from '../core/validation.js';
+import { invalidAt, pathOf, sameJson, type ChangeResult } from '../core/validation.js';
 import { withTransaction } from '../storage/transaction.js';
 import type { RestConnection, RestEndpoint } from './model.js';
 import { SecretDecryptionError, type SecretBox } from './secrets.js';
@@ -52,6 +53,7 @@ import {
   type ConnectionSettings,
   type EndpointSettings,
   type PaginationFields,
+  type SecretName,
   type ValidConnection,
 } from './settings.js';
 import { keptPaginationColumn, paginationColumn } from './stored-pagination.js';
@@ -150,6 +152,41 @@ function keptSecrets(
   }
 }
 
+/**
+ * Stored secrets are bound to where they are sent: the base URL's origin (credentials and OAuth2
+ * tokens go there), the token URL (the client secret goes there) and the API key's placement. A change
+ * of any of these keeps no stored secret: each one the authentication type uses must be sent again, or
+ * anyone allowed to edit the connection could point it at a host of theirs and receive the secrets.
+ * Undefined when the destination is unchanged.
+ */
+function destinationChange(current: ConnectionSettings, next: ConnectionSettings): string | undefined {
+  const before = new URL(current.baseUrl).origin;
+  const after = new URL(next.baseUrl).origin;
+  if (before !== after) return `the base URL's origin changed from ${before} to ${after}`;
+  if (current.tokenUrl !== next.tokenUrl) return `the token URL changed from ${current.tokenUrl ?? '(none)'} to ${next.tokenUrl ?? '(none)'}`;
+  if (current.apiKeyIn !== next.apiKeyIn || current.apiKeyName !== next.apiKeyName)
+    return `the API key's placement changed from ${current.apiKeyIn ?? '(none)'} "${current.apiKeyName ?? ''}" to ${next.apiKeyIn ?? '(none)'} "${next.apiKeyName ?? ''}"`;
+  return undefined;
+}
+
+/** Refuses a change of where secrets go unless every secret the authentication type uses is sent with it. */
+function requireSecretsForNewDestination(
+  current: ConnectionSettings,
+  next: ConnectionSettings,
+  sent: Readonly<Partial<Record<SecretName, string | null>>>,
+  at = '',
+): void {
+  if (current.authType !== next.authType) return; // a new type starts with none of the old type's secrets anyway
+  const change = destinationChange(current, next);
+  if (change === undefined) return;
+  const missing = AUTH_USES[next.authType].secrets.filter((name) => sent[name] === undefined || sent[name] === null);
+  if (missing.length === 0) return;
+  throw invalidAt(
+    pathOf(at, missing[0]!),
+    `must be sent again: stored secrets are only sent where they were saved for, and ${change}; send ${missing.join(', ')} with this change`,
+  );
+}
+
 /** Endpoints of a connection must stay valid when it changes (origin, auth headers, query names). */
 async function refuseBrokenEndpoints(tx: Database, settings: ConnectionSettings): Promise<void> {
   for (const endpoint of await listEndpoints(tx.kysely, { connectionCode: settings.code })) {
@@ -204,6 +241,7 @@ export async function updateConnection(
     const merged: ConnectionInput = { ...base, ...patch, code };
     const stored = keptSecrets(row, merged, box);
     const next = validateConnection(merged, stored ?? {});
+    requireSecretsForNewDestination(current, next.settings, patch);
     await refuseBrokenEndpoints(tx, next.settings);
     const secretsSent = AUTH_USES[next.settings.authType].secrets.some((n) => patch[n] !== undefined);
     const sealed = secretsSent || next.settings.authType !== current.authType ? sealSecrets(next.secrets, box) : row.secrets;
@@ -361,6 +399,7 @@ export async function declareConnection(
       return { value: (await getConnection(tx.kysely, code))!, result: 'created', changes: [] };
     }
     const current = toConnectionSettings(row);
+    requireSecretsForNewDestination(current, next.settings, input, at);
     const changes: string[] = [];
     const settingsChanged = changedKeys(current, next.settings);
     if (settingsChanged.length > 0) changes.push(`settings changed: ${settingsChanged.join(', ')}`);

@@ -2,6 +2,7 @@
  * Migrations, in order, run at start (and by `ifw migrate`). They use only what SQLite and PostgreSQL
  * both understand, so one list serves both dialects. Never edit a released migration: add a new one.
  */
+import { randomUUID } from 'node:crypto';
 import { PostgresAdapter, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 
 const m001_initial: Migration = {
@@ -473,6 +474,41 @@ const m009_payload_chunks: Migration = {
   },
 };
 
+/**
+ * Console sessions name their user by an id that is never reused and hold the user's security stamp of
+ * the moment they signed in (src/console/sessions.ts): a session ends when its user is deleted (and a
+ * user created again under the same name is someone else), and when the password, permission sets or
+ * enabled state change, whoever changes them. Sessions from before are ended: they named users by name.
+ * Applications are bound to the issuer whose tokens name them.
+ */
+const m010_session_identity: Migration = {
+  async up(db: Kysely<unknown>) {
+    const change = async (tx: Kysely<unknown>): Promise<void> => {
+      await tx.schema.alterTable('ifw_user').addColumn('user_id', 'text').execute();
+      await tx.schema.alterTable('ifw_user').addColumn('security_stamp', 'text').execute();
+      const users = await sql<{ user_name: string }>`select user_name from ifw_user`.execute(tx);
+      for (const { user_name } of users.rows)
+        await sql`update ifw_user set user_id = ${randomUUID()}, security_stamp = ${randomUUID()} where user_name = ${user_name}`.execute(tx);
+      await tx.schema.createIndex('ifw_user_id_ux').on('ifw_user').column('user_id').unique().execute();
+      await tx.schema.dropTable('ifw_console_session').execute();
+      await tx.schema
+        .createTable('ifw_console_session')
+        .addColumn('token_hash', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull())
+        .addColumn('security_stamp', 'text', (c) => c.notNull())
+        .addColumn('csrf_token', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('last_seen_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .execute();
+      await tx.schema.createIndex('ifw_console_session_user_id_ix').on('ifw_console_session').columns(['user_id', 'created_at']).execute();
+      await tx.schema.alterTable('ifw_application').addColumn('issuer', 'text').execute();
+    };
+    if (db.isTransaction) await change(db);
+    else await db.transaction().execute(change);
+  },
+};
+
 export const migrations: Record<string, Migration> = {
   '001_initial': m001_initial,
   '002_rest_api': m002_rest_api,
@@ -483,6 +519,7 @@ export const migrations: Record<string, Migration> = {
   '007_console_sessions': m007_console_sessions,
   '008_request_list_indexes': m008_request_list_indexes,
   '009_payload_chunks': m009_payload_chunks,
+  '010_session_identity': m010_session_identity,
 };
 
 export const migrationProvider: MigrationProvider = {

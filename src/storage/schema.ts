@@ -177,6 +177,16 @@ export interface ImportRunPageRow {
 
 export interface UserRow {
   user_name: string;
+  /**
+   * Who the user is, whatever their name: a random id given at creation and never reused, so that a
+   * user deleted and created again under the same name is someone else (console sessions name it).
+   */
+  user_id: string;
+  /**
+   * Changes with every change of password, permission sets or enabled state: a console session holds
+   * the stamp of its sign-in and ends when the user's stamp is another.
+   */
+  security_stamp: string;
   /** argon2id PHC string; never leaves the service. */
   password_hash: string;
   enabled: number;
@@ -190,6 +200,8 @@ export interface UserRow {
 export interface ApplicationRow {
   /** The OAuth client id: the token's `azp`, `appid` or `client_id` claim. */
   client_id: string;
+  /** The issuer (`iss`) whose tokens name this client; null: registered before issuers were bound (see auth/authenticate.ts). */
+  issuer: string | null;
   display_name: string;
   enabled: number;
   /** JSON array of permission set names. */
@@ -201,7 +213,10 @@ export interface ApplicationRow {
 /** A signed-in console session; `token_hash` is the SHA-256 of the cookie's token. */
 export interface ConsoleSessionRow {
   token_hash: string;
-  user_name: string;
+  /** The user's `user_id`. */
+  user_id: string;
+  /** The user's `security_stamp` at sign-in. */
+  security_stamp: string;
   csrf_token: string;
   created_at: string;
   last_seen_at: string;

@@ -33,7 +33,8 @@ export async function registerTestApplications(
   const sets: PermissionSetName[] = ['SUPER', 'VENDOR IF ALL', 'VENDOR IF STANDARD'];
   const existing = new Set((await accounts.listApplications()).map((a) => a.clientId));
   for (const set of sets) {
-    if (!existing.has(testClientId(set))) await accounts.createApplication({ clientId: testClientId(set), permissionSets: [set] });
+    if (!existing.has(testClientId(set)))
+      await accounts.createApplication({ clientId: testClientId(set), issuer: issuer.trust.issuer, permissionSets: [set] });
   }
   const tokens = new Map<PermissionSetName, Headers>();
   return async (set) => {

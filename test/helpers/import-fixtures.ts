@@ -8,6 +8,7 @@ import { manualClock } from '../../src/core/clock.js';
 import { declareIntegration, type IntegrationDeclaration } from '../../src/integrations/service.js';
 import type { ImportRunContext } from '../../src/import-runs/run-imports.js';
 import type { FetchedPage } from '../../src/rest-source/model.js';
+import { DEFAULT_OUTBOUND_POLICY } from '../../src/rest-source/outbound-policy.js';
 import { defaultImportSources } from '../../src/import-runs/sources.js';
 import { createLogger } from '../../src/core/logger.js';
 import { createSecretBox, type SecretBox } from '../../src/rest-source/secrets.js';
@@ -100,7 +101,7 @@ export function runContext(db: Database, clock: Clock, box: SecretBox, overrides
     owner: 'worker-1',
     leaseMs: 300_000,
     maxAttempts: 3,
-    sources: defaultImportSources(() => box),
+    sources: defaultImportSources(() => box, DEFAULT_OUTBOUND_POLICY),
     ...overrides,
   };
 }
