@@ -145,7 +145,7 @@ describe.runIf(available)('admin console: integrations, target tables and the jo
     await page.getByLabel('VENDOR IF STANDARD').uncheck();
     await page.getByLabel('VENDOR IF ALL').check();
     await page.getByRole('button', { name: 'Save permission sets' }).click();
-    await page.getByRole('status').getByText('Permission sets saved.').waitFor();
+    await page.getByRole('status').getByText('Permission sets saved; new.operator was signed out of the console.').waitFor();
     expect((await c.t.service.accounts.getUser('new.operator')).permissionSets).toEqual(['VENDOR IF ALL']);
 
     // The new user signs in with the first password; a reset ends that session.

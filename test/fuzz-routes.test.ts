@@ -129,7 +129,7 @@ describe('hostile requests over every route of the OpenAPI document', { timeout:
     for (const table of tables) {
       hash.update(table);
       // When a console session was last seen moves on with every page it asks for, refused or not.
-      const columns = table === 'ifw_console_session' ? 'token_hash, user_name, csrf_token, created_at, expires_at' : '*';
+      const columns = table === 'ifw_console_session' ? 'token_hash, user_id, security_stamp, csrf_token, created_at, expires_at' : '*';
       for (const row of sqlite.prepare(`select ${columns} from "${table}"`).raw().iterate())
         hash.update(JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)));
     }

@@ -230,7 +230,7 @@ describe('restApiConnections', () => {
   it('refuses a connection change that would break its endpoints', async () => {
     await call('POST', 'restApiConnections', crm);
     await call('POST', 'restApiEndpoints', { ...customers, path: 'https://api.example.com/v2/customers' });
-    const moved = await call('PATCH', "restApiConnections('crm')", { baseUrl: 'https://crm.example.org/v1' });
+    const moved = await call('PATCH', "restApiConnections('crm')", { baseUrl: 'https://crm.example.org/v1', password: PASSWORD });
     expect(moved.status).toBe(409);
     expect(moved.body.error.message).toContain(
       "REST API endpoint 'crm.customers' would no longer be valid with this connection: path: is on https://api.example.com",
