@@ -18,6 +18,8 @@ const CSS = `
 body { margin:0; color:var(--fg); background:var(--bg); font-size:15px; line-height:1.45; }
 a { color:var(--accent); }
 :focus-visible { outline:3px solid var(--focus); outline-offset:2px; }
+.htmx-indicator { opacity:0; } .htmx-request .htmx-indicator, .htmx-request.htmx-indicator { opacity:1; transition:opacity 200ms ease-in; }
+label.inline { display:inline; }
 .skip { position:absolute; left:-999px; } .skip:focus { left:8px; top:8px; background:#fff; padding:4px 8px; z-index:10; }
 header.top { display:flex; align-items:center; gap:24px; padding:8px 20px; background:#12263f; color:#fff; }
 header.top a { color:#fff; text-decoration:none; } header.top .brand { font-weight:600; }

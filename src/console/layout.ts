@@ -33,6 +33,7 @@ export function layout(options: LayoutOptions): Html {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Integration service</title>
 <link rel="stylesheet" href="/assets/console.css">
+<meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false}'>
 <script src="/assets/htmx.min.js" defer></script>
 </head>
 <body${hxHeaders === undefined ? '' : html` hx-headers="${hxHeaders}"`}>

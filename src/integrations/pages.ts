@@ -161,7 +161,7 @@ function card(no: number, state: CardState, targetFields: readonly string[], ctx
             name="acceptBulkImportRequests"
             ${s.acceptBulkImportRequests === 'on' ? html` checked` : ''}${dis}
           />
-          <label for="acceptBulkImportRequests" style="display:inline">Accept Bulk Import Requests</label>
+          <label for="acceptBulkImportRequests" class="inline">Accept Bulk Import Requests</label>
           <p class="hint">When off, submissions for this integration are refused with 400. Needs at least one mapping.</p>
         </div>
         <div class="field">

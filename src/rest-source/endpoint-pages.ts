@@ -73,7 +73,7 @@ export function paginationFields(type: PaginationType, v: Values): Html {
             name="allowCrossOrigin"
             ${v.allowCrossOrigin === true || v.allowCrossOrigin === 'on' ? html` checked` : ''}
           />
-          <label for="p-allowCrossOrigin" style="display:inline">${LABELS[name]}</label>
+          <label for="p-allowCrossOrigin" class="inline">${LABELS[name]}</label>
           <p class="hint">${HELP[name]}</p>
         </div>`
       : textField(name, LABELS[name], v, HELP[name], html` required`),
