@@ -188,7 +188,15 @@ async function prepareImport(
   await createConnection(db, { code: 'paging', baseUrl: origin, maxRetries: 0 }, clock, box);
   const settings: Partial<EndpointInput> = { ...IMPORT_ENDPOINTS[strategy], maxPages };
   await createEndpoint(db, { code: 'bench', connectionCode: 'paging', path: '/', integrationSortingOrder: ITEMS, ...settings }, clock);
-  const ctx = { db, clock, logger, owner: 'bench', leaseMs: 300_000, maxAttempts: 3, sources: defaultImportSources(() => box, { deny: [], allow: [] }) };
+  const ctx = {
+    db,
+    clock,
+    logger,
+    owner: 'bench',
+    leaseMs: 300_000,
+    maxAttempts: 3,
+    sources: defaultImportSources(() => box, { deny: [], allow: [] }),
+  };
   return {
     async run() {
       const run = await runEndpointNow(ctx, 'bench');

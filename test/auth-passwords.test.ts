@@ -85,7 +85,11 @@ describe('passwordProblem', () => {
     ['12 characters', 'a'.repeat(12), null],
     ['1024 characters', 'a'.repeat(1024), null],
     ['1025 characters', 'a'.repeat(1025), 'password must be at most 1024 characters long (and 1024 bytes in UTF-8)'],
-    ['400 characters of 3 bytes each (1200 bytes)', '\u20ac'.repeat(400), 'password must be at most 1024 characters long (and 1024 bytes in UTF-8)'],
+    [
+      '400 characters of 3 bytes each (1200 bytes)',
+      '\u20ac'.repeat(400),
+      'password must be at most 1024 characters long (and 1024 bytes in UTF-8)',
+    ],
     ['15 MB, refused before NFKC', '\ufdfa'.repeat(5_000_000), 'password must be at most 1024 characters long (and 1024 bytes in UTF-8)'],
     ['60 characters that NFKC makes 1080', '\ufdfa'.repeat(60), 'password must be at most 1024 characters long'],
     ['11 emoji (22 UTF-16 units) counted as characters', '\u{1F600}'.repeat(11), 'password must be at least 12 characters long'],

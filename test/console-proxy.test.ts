@@ -67,7 +67,9 @@ describe.runIf(available)('the console refuses framing and runs under its CSP', 
     c = await startConsole({ workers: true });
     // Another site (another port is another origin) that frames the console.
     framer = http.createServer((_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>framer</title><iframe src="${c.base}/login" width="800" height="600"></iframe>`);
+      res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end(`<!doctype html><title>framer</title><iframe src="${c.base}/login" width="800" height="600"></iframe>`);
     });
     await new Promise<void>((resolve) => framer.listen(0, '127.0.0.1', resolve));
     framerOrigin = `http://127.0.0.1:${(framer.address() as AddressInfo).port}`;
@@ -94,24 +96,35 @@ describe.runIf(available)('the console refuses framing and runs under its CSP', 
   it('every section works with no Content-Security-Policy violation', async () => {
     const context = await c.browser.newContext();
     // Runs in every page before its own scripts, through the browser's debugging protocol (not inline).
-    await context.addInitScript(() => {
-      const record = (window as unknown as { __violations: string[] }).__violations = [];
-      document.addEventListener('securitypolicyviolation', (e) => record.push(`${e.violatedDirective} ${e.blockedURI}`));
-    });
+    // (Strings, so that this file needs no DOM types: they run in the page.)
+    await context.addInitScript(`window.__violations = [];
+      document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI));`);
+    const violations = () => page.evaluate<string[]>('window.__violations');
     const page = await context.newPage();
     await signIn(page, c.base, await c.user('SUPER'), PASSWORD);
-    for (const path of ['/', '/requests', '/integrations', '/integrations/10', '/integrations/10/try', '/tables', '/rest', '/runs', '/job-queue', '/users']) {
+    for (const path of [
+      '/',
+      '/requests',
+      '/integrations',
+      '/integrations/10',
+      '/integrations/10/try',
+      '/tables',
+      '/rest',
+      '/runs',
+      '/job-queue',
+      '/users',
+    ]) {
       await page.goto(`${c.base}${path}`);
       await page.waitForLoadState('load');
       // htmx loaded (from the service, as the CSP allows) and processed the page.
-      await page.waitForFunction(() => 'htmx' in window);
-      expect(await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations), path).toEqual([]);
+      await page.waitForFunction(`'htmx' in window`);
+      expect(await violations(), path).toEqual([]);
     }
     // A live region refreshes through htmx under the CSP.
     await page.goto(`${c.base}/job-queue`);
     const refreshed = page.waitForResponse((r) => r.url() === `${c.base}/job-queue` && r.request().headers()['hx-request'] === 'true');
     expect((await refreshed).status()).toBe(200);
-    expect(await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations)).toEqual([]);
+    expect(await violations()).toEqual([]);
     await context.close();
   });
 });

@@ -57,12 +57,19 @@ describe('an account change ends the console sessions of that user', () => {
       'a change of permission sets through the admin API',
       async (u) => expect((await api('PATCH', `users('${u}')`, { permissionSets: ['VENDOR IF STANDARD'] })).statusCode).toBe(200),
     ],
-    ['disabling through the admin API', async (u) => expect((await api('PATCH', `users('${u}')`, { enabled: false })).statusCode).toBe(200)],
+    [
+      'disabling through the admin API',
+      async (u) => expect((await api('PATCH', `users('${u}')`, { enabled: false })).statusCode).toBe(200),
+    ],
     ['a delete through the admin API', async (u) => expect((await api('DELETE', `users('${u}')`)).statusCode).toBe(204)],
     [
       '`ifw users set-password` in another process',
       async (u) => {
-        const result = await runIfw(['users', 'set-password', u, '--password-stdin'], { IFW_DATA_DIR: t.dir }, { input: `${OTHER_PASSWORD}\n` });
+        const result = await runIfw(
+          ['users', 'set-password', u, '--password-stdin'],
+          { IFW_DATA_DIR: t.dir },
+          { input: `${OTHER_PASSWORD}\n` },
+        );
         expect(result.code, result.stderr).toBe(0);
       },
     ],
@@ -113,8 +120,16 @@ describe('sessions per user', () => {
     await expectSignedOut(sessions[0]!);
     await expectSignedOut(sessions[1]!);
     for (const live of sessions.slice(2)) expect((await live.get('/')).status).toBe(200);
-    const user = await t.service.db.kysely.selectFrom('ifw_user').select('user_id').where('user_name', '=', 'many-tabs').executeTakeFirstOrThrow();
-    const rows = await t.service.db.kysely.selectFrom('ifw_console_session').select('token_hash').where('user_id', '=', user.user_id).execute();
+    const user = await t.service.db.kysely
+      .selectFrom('ifw_user')
+      .select('user_id')
+      .where('user_name', '=', 'many-tabs')
+      .executeTakeFirstOrThrow();
+    const rows = await t.service.db.kysely
+      .selectFrom('ifw_console_session')
+      .select('token_hash')
+      .where('user_id', '=', user.user_id)
+      .execute();
     expect(rows).toHaveLength(3);
   });
 });

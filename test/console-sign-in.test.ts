@@ -66,12 +66,15 @@ describe('where sign-in sends the browser', () => {
     expect(answer.status).toBe(303);
     expect(landsOn(answer.location!)).toBe(base);
     expect(answer.location).toMatch(/^\/(?![/\\])/u);
-    expect(answer.location).not.toMatch(/[\s\u0000-\u001f\u007f-\uffff]/u);
+    // Printable ASCII only: nothing reaches the header as it was sent.
+    expect(answer.location).toMatch(/^[\x21-\x7e]+$/u);
   });
 
   it.each(HOSTILE_NEXT)('keeps the browser on this origin for next=%s (POST /login)', async (_, next) => {
     const form = await fetch(`${base}/login`);
-    const loginCookie = setCookies(form.headers).find((c) => c.startsWith('ifw_login='))!.split(';')[0]!;
+    const loginCookie = setCookies(form.headers)
+      .find((c) => c.startsWith('ifw_login='))!
+      .split(';')[0]!;
     const token = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]!;
     const answer = await fetch(`${base}/login`, {
       method: 'POST',
@@ -171,7 +174,9 @@ describe('passwords are bounded before anything is done with them', () => {
 
   it('the sign-in form refuses a 15 MB password at once (413: the form is larger than a form may be)', async () => {
     const form = await fetch(`${base}/login`);
-    const loginCookie = setCookies(form.headers).find((c) => c.startsWith('ifw_login='))!.split(';')[0]!;
+    const loginCookie = setCookies(form.headers)
+      .find((c) => c.startsWith('ifw_login='))!
+      .split(';')[0]!;
     const started = performance.now();
     const answer = await fetch(`${base}/login`, {
       method: 'POST',

@@ -448,19 +448,20 @@ describe('where a fetch may connect (outbound address policy)', () => {
   it.each([
     ['an IP literal', (port: string) => `http://127.0.0.1:${port}`],
     ['a name that resolves to loopback (checked on the resolved address)', (port: string) => `http://localhost:${port}`],
-  ])(
-    'refuses an allowed cross-origin next link to a loopback address written as %s, and never connects there',
-    async (_, originAt) => {
-      const target = originAt(new URL(other.origin).port);
-      server.setFaults([{ kind: 'crossOriginLink', page: 2, origin: target }]);
-      const err = await rejection(fetchPages(connectionTo(server.origin), nextAbsolute({ allowCrossOrigin: true }), () => {}, fakeTime().options));
-      expect(err.pageNo).toBe(3);
-      expect(err.message).toContain('not connected:');
-      expect(err.message).toContain("is a loopback, link-local or private address, which only a connection's own base URL or token URL may reach");
-      expect(err.status).toBeNull();
-      expect(other.requests).toHaveLength(0);
-    },
-  );
+  ])('refuses an allowed cross-origin next link to a loopback address written as %s, and never connects there', async (_, originAt) => {
+    const target = originAt(new URL(other.origin).port);
+    server.setFaults([{ kind: 'crossOriginLink', page: 2, origin: target }]);
+    const err = await rejection(
+      fetchPages(connectionTo(server.origin), nextAbsolute({ allowCrossOrigin: true }), () => {}, fakeTime().options),
+    );
+    expect(err.pageNo).toBe(3);
+    expect(err.message).toContain('not connected:');
+    expect(err.message).toContain(
+      "is a loopback, link-local or private address, which only a connection's own base URL or token URL may reach",
+    );
+    expect(err.status).toBeNull();
+    expect(other.requests).toHaveLength(0);
+  });
 
   it("reaches the connection's own base URL on loopback (an administrator chose it), and refuses it once the deny list names it", async () => {
     const seen = collector();

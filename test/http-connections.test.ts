@@ -98,7 +98,10 @@ describe('timeouts', () => {
     });
     expect(created.status).toBe(201);
     const started = performance.now();
-    const tested = await fetch(`${base}${API}/restApiConnections('slow')/Microsoft.NAV.testConnection`, { method: 'POST', headers: t.headers });
+    const tested = await fetch(`${base}${API}/restApiConnections('slow')/Microsoft.NAV.testConnection`, {
+      method: 'POST',
+      headers: t.headers,
+    });
     expect(tested.status).toBe(200);
     expect(await tested.json()).toMatchObject({ ok: true, status: 200 });
     expect(performance.now() - started).toBeGreaterThan(2000);

@@ -10,7 +10,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { applyConfig } from '../src/declarative-config/apply.js';
-import { signInHttp, type Browserless } from './helpers/console-http.js';
+import { signInHttp } from './helpers/console-http.js';
 import { API, startTestService, type TestService } from './helpers/service.js';
 
 const PASSWORD = 'secrets-bound-pass-1';
@@ -112,17 +112,20 @@ beforeEach(() => {
 });
 
 describe('VENDOR IF STANDARD cannot move a connection', () => {
-  it.each(['c-basic', 'c-bearer', 'c-key', 'c-oauth'])('%s: PATCH of the base URL or token URL is 403, and Test connection still calls the API', async (code) => {
-    for (const change of [{ baseUrl: capture.origin }, { tokenUrl: `${capture.origin}/token` }]) {
-      const res = await call(standard, 'PATCH', `restApiConnections('${code}')`, change);
-      expect(res.status).toBe(403);
-      expect(((await res.json()) as { error: { message: string } }).error.message).toContain("'configureConnections'");
-    }
-    const tested = await call(standard, 'POST', `restApiConnections('${code}')/Microsoft.NAV.testConnection`);
-    expect(tested.status).toBe(200);
-    expect(((await tested.json()) as { url: string }).url).toContain(api.origin);
-    expect(capture.seen).toHaveLength(0);
-  });
+  it.each(['c-basic', 'c-bearer', 'c-key', 'c-oauth'])(
+    '%s: PATCH of the base URL or token URL is 403, and Test connection still calls the API',
+    async (code) => {
+      for (const change of [{ baseUrl: capture.origin }, { tokenUrl: `${capture.origin}/token` }]) {
+        const res = await call(standard, 'PATCH', `restApiConnections('${code}')`, change);
+        expect(res.status).toBe(403);
+        expect(((await res.json()) as { error: { message: string } }).error.message).toContain("'configureConnections'");
+      }
+      const tested = await call(standard, 'POST', `restApiConnections('${code}')/Microsoft.NAV.testConnection`);
+      expect(tested.status).toBe(200);
+      expect(((await tested.json()) as { url: string }).url).toContain(api.origin);
+      expect(capture.seen).toHaveLength(0);
+    },
+  );
 
   it('cannot create a connection, nor test an unsaved one against a host of theirs', async () => {
     expect((await call(standard, 'POST', 'restApiConnections', { code: 'mine', baseUrl: capture.origin })).status).toBe(403);
@@ -168,7 +171,9 @@ describe('stored secrets are bound to where they go, for VENDOR IF ALL too', () 
     expect(res.status).toBe(400);
     const { error } = (await res.json()) as { error: { code: string; message: string } };
     expect(error.code).toBe('invalidRequest');
-    expect(error.message).toMatch(new RegExp(`^${secret}: must be sent again: stored secrets are only sent where they were saved for, and the `));
+    expect(error.message).toMatch(
+      new RegExp(`^${secret}: must be sent again: stored secrets are only sent where they were saved for, and the `),
+    );
     expect(await (await call(all, 'GET', `restApiConnections('${code}')`)).json()).toEqual(before);
     await call(all, 'POST', `restApiConnections('${code}')/Microsoft.NAV.testConnection`);
     expect(capture.seen).toHaveLength(0);
@@ -176,7 +181,12 @@ describe('stored secrets are bound to where they go, for VENDOR IF ALL too', () 
 
   it('in the console: Save with a new base URL and the secret left blank is refused, saying why', async () => {
     const client = await signInHttp(base, 'sec-all', PASSWORD);
-    const posted = await client.post('/rest/connections/c-bearer', { _csrf: client.csrf, baseUrl: capture.origin, authType: 'bearer', token: '' });
+    const posted = await client.post('/rest/connections/c-bearer', {
+      _csrf: client.csrf,
+      baseUrl: capture.origin,
+      authType: 'bearer',
+      token: '',
+    });
     expect(posted.status).toBe(200);
     expect(posted.text).toContain('Not saved: token: must be sent again');
     expect((await client.post('/rest/connections/c-bearer/test', { _csrf: client.csrf })).status).toBe(200);
@@ -188,13 +198,20 @@ describe('stored secrets are bound to where they go, for VENDOR IF ALL too', () 
     await expect(applyConfig(t.service.db, doc, t.service.clock, { secrets: t.service.secrets })).rejects.toThrow(
       /restApiConnections\[0\]\.token: must be sent again: stored secrets are only sent where they were saved for, and the base URL's origin changed/,
     );
-    expect(((await (await call(all, 'GET', "restApiConnections('c-bearer')")).json()) as { baseUrl: string }).baseUrl).toBe(`${api.origin}/v1`);
+    expect(((await (await call(all, 'GET', "restApiConnections('c-bearer')")).json()) as { baseUrl: string }).baseUrl).toBe(
+      `${api.origin}/v1`,
+    );
   });
 
   it('with the secrets sent again the move is made, and the new host receives only what was sent with it', async () => {
-    const moved = await call(all, 'PATCH', "restApiConnections('c-basic')", { baseUrl: capture.origin, password: 'a-new-password-for-capture' });
+    const moved = await call(all, 'PATCH', "restApiConnections('c-basic')", {
+      baseUrl: capture.origin,
+      password: 'a-new-password-for-capture',
+    });
     expect(moved.status).toBe(200);
-    expect(await (await call(all, 'POST', "restApiConnections('c-basic')/Microsoft.NAV.testConnection")).json()).toMatchObject({ ok: true });
+    expect(await (await call(all, 'POST', "restApiConnections('c-basic')/Microsoft.NAV.testConnection")).json()).toMatchObject({
+      ok: true,
+    });
     expect(capture.seen).toHaveLength(1);
     expect(capture.seen[0]!.headers.authorization).toBe(`Basic ${Buffer.from('svc:a-new-password-for-capture').toString('base64')}`);
     expectNoSecretCaptured();

@@ -323,7 +323,10 @@ export function accountPages(deps: AccountPagesDeps): ConsolePages {
       const error = await attempt(() => accounts.changeUser(userName, { permissionSets: form.getAll('permissionSets') }));
       if (error !== undefined) return showUser(ctx, userName, error);
       if (userName === ctx.user.name) return redirect('/login', { kind: 'info', text: 'Permission sets saved; sign in again.' });
-      return redirect(path(['users', userName]), { kind: 'info', text: `Permission sets saved; ${userName} was signed out of the console.` });
+      return redirect(path(['users', userName]), {
+        kind: 'info',
+        text: `Permission sets saved; ${userName} was signed out of the console.`,
+      });
     });
 
     router.post('/users/:key/password', 'administer', async (request, ctx, form) => {

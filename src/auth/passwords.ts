@@ -80,7 +80,8 @@ export async function verifyPassword(
 
 /** Why `plain` is not acceptable as a new password, or null. Lengths count characters, not UTF-16 units. */
 export function passwordProblem(plain: string): string | null {
-  if (!passwordFits(plain)) return `password must be at most ${PASSWORD_MAX_LENGTH} characters long (and ${PASSWORD_MAX_BYTES} bytes in UTF-8)`;
+  if (!passwordFits(plain))
+    return `password must be at most ${PASSWORD_MAX_LENGTH} characters long (and ${PASSWORD_MAX_BYTES} bytes in UTF-8)`;
   const length = [...normalize(plain)].length;
   if (length < PASSWORD_MIN_LENGTH) return `password must be at least ${PASSWORD_MIN_LENGTH} characters long`;
   if (length > PASSWORD_MAX_LENGTH) return `password must be at most ${PASSWORD_MAX_LENGTH} characters long`;

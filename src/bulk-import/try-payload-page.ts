@@ -110,30 +110,35 @@ export function tryPayloadPages(db: Database): ConsolePages {
       );
     });
 
-    router.post('/integrations/:no/try', 'configure', async (request, ctx, body) => {
-      const no = sortingOrderOf(request);
-      const integration = await loadDryRunIntegration(db, no);
-      if (integration === undefined) throw new AppError(404, 'notFound', `No integration ${no}.`);
-      const payload = body.get('payload') ?? '';
-      const title = `Try a payload: integration ${no}`;
-      const back = html`<p><a href="${path(['integrations', no])}">← Integration ${no}</a></p>`;
-      const { mapping } = integration;
-      if ('error' in mapping)
-        return ctx.page(
-          title,
-          html`${back}
-            <div class="flash error" role="alert">The integration cannot run: ${mapping.error}</div>
-            ${form(no, ctx, payload)}`,
-        );
-      const records = extractRecords(payload, integration.recordsPath, mapping.records);
-      if (!Array.isArray(records))
-        return ctx.page(
-          title,
-          html`${back}${form(no, ctx, payload)}
-            <div class="flash error" role="alert">${records.message}</div>`,
-        );
-      const rows = await mapSample(mapping, integration.relationExists, records.slice(0, TRIED_RECORDS));
-      return ctx.page(title, html`${back}${form(no, ctx, payload)}${result(rows, records.length)}`);
-    }, { bodyLimit: PASTED_PAYLOAD_BYTES });
+    router.post(
+      '/integrations/:no/try',
+      'configure',
+      async (request, ctx, body) => {
+        const no = sortingOrderOf(request);
+        const integration = await loadDryRunIntegration(db, no);
+        if (integration === undefined) throw new AppError(404, 'notFound', `No integration ${no}.`);
+        const payload = body.get('payload') ?? '';
+        const title = `Try a payload: integration ${no}`;
+        const back = html`<p><a href="${path(['integrations', no])}">← Integration ${no}</a></p>`;
+        const { mapping } = integration;
+        if ('error' in mapping)
+          return ctx.page(
+            title,
+            html`${back}
+              <div class="flash error" role="alert">The integration cannot run: ${mapping.error}</div>
+              ${form(no, ctx, payload)}`,
+          );
+        const records = extractRecords(payload, integration.recordsPath, mapping.records);
+        if (!Array.isArray(records))
+          return ctx.page(
+            title,
+            html`${back}${form(no, ctx, payload)}
+              <div class="flash error" role="alert">${records.message}</div>`,
+          );
+        const rows = await mapSample(mapping, integration.relationExists, records.slice(0, TRIED_RECORDS));
+        return ctx.page(title, html`${back}${form(no, ctx, payload)}${result(rows, records.length)}`);
+      },
+      { bodyLimit: PASTED_PAYLOAD_BYTES },
+    );
   };
 }

@@ -268,9 +268,14 @@ export function consoleRoutes(deps: ConsoleDeps): RoutePlugin {
     });
 
     // Forms: the session's CSRF token and our own origin, once the (small) body is read.
-    app.addHook('preHandler', async (request) => {
+    app.addHook('preHandler', (request, _reply, done) => {
       const signed = signedIn.get(request);
-      if (signed !== undefined && request.method === 'POST') checkForm(request, signed.session);
+      try {
+        if (signed !== undefined && request.method === 'POST') checkForm(request, signed.session);
+      } catch (err) {
+        return done(err as Error);
+      }
+      done();
     });
 
     for (const route of routes) {

@@ -189,13 +189,13 @@ export function connectionPages(deps: RestPagesDeps): ConsolePages {
       return ctx.page(
         'REST API Connections and Endpoints',
         html`${
-          ctx.can('configureRest')
-            ? html`<p>
-                ${ctx.can('configureConnections') ? html`<a class="button" href="/rest/connections/new">New connection</a>` : ''}
-                <a class="button" href="/rest/endpoints/new">New endpoint</a>
-              </p>`
-            : ''
-        }
+            ctx.can('configureRest')
+              ? html`<p>
+                  ${ctx.can('configureConnections') ? html`<a class="button" href="/rest/connections/new">New connection</a>` : ''}
+                  <a class="button" href="/rest/endpoints/new">New endpoint</a>
+                </p>`
+              : ''
+          }
           <h2>Connections</h2>
           <table>
             <thead>

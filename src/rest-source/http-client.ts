@@ -9,7 +9,15 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Agent, buildConnector, request, type Dispatcher } from 'undici';
 import type { Clock } from '../core/clock.js';
 import type { HttpMethod, RetryPolicy } from './model.js';
-import { addressRules, checkedLookup, literalAddress, DEFAULT_OUTBOUND_POLICY, OutboundRefused, type AddressRules, type OutboundPolicy } from './outbound-policy.js';
+import {
+  addressRules,
+  checkedLookup,
+  literalAddress,
+  DEFAULT_OUTBOUND_POLICY,
+  OutboundRefused,
+  type AddressRules,
+  type OutboundPolicy,
+} from './outbound-policy.js';
 
 /** A page (or probe) that could not be fetched; `message` is the whole sentence a run log shows. */
 export class FetchError extends Error {

@@ -163,7 +163,8 @@ function destinationChange(current: ConnectionSettings, next: ConnectionSettings
   const before = new URL(current.baseUrl).origin;
   const after = new URL(next.baseUrl).origin;
   if (before !== after) return `the base URL's origin changed from ${before} to ${after}`;
-  if (current.tokenUrl !== next.tokenUrl) return `the token URL changed from ${current.tokenUrl ?? '(none)'} to ${next.tokenUrl ?? '(none)'}`;
+  if (current.tokenUrl !== next.tokenUrl)
+    return `the token URL changed from ${current.tokenUrl ?? '(none)'} to ${next.tokenUrl ?? '(none)'}`;
   if (current.apiKeyIn !== next.apiKeyIn || current.apiKeyName !== next.apiKeyName)
     return `the API key's placement changed from ${current.apiKeyIn ?? '(none)'} "${current.apiKeyName ?? ''}" to ${next.apiKeyIn ?? '(none)'} "${next.apiKeyName ?? ''}"`;
   return undefined;

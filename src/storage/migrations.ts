@@ -488,7 +488,9 @@ const m010_session_identity: Migration = {
       await tx.schema.alterTable('ifw_user').addColumn('security_stamp', 'text').execute();
       const users = await sql<{ user_name: string }>`select user_name from ifw_user`.execute(tx);
       for (const { user_name } of users.rows)
-        await sql`update ifw_user set user_id = ${randomUUID()}, security_stamp = ${randomUUID()} where user_name = ${user_name}`.execute(tx);
+        await sql`update ifw_user set user_id = ${randomUUID()}, security_stamp = ${randomUUID()} where user_name = ${user_name}`.execute(
+          tx,
+        );
       await tx.schema.createIndex('ifw_user_id_ux').on('ifw_user').column('user_id').unique().execute();
       await tx.schema.dropTable('ifw_console_session').execute();
       await tx.schema

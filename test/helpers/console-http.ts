@@ -54,4 +54,3 @@ export async function signInHttp(base: string, userName: string, password: strin
   };
   return client;
 }
-
