@@ -33,7 +33,9 @@ const CONSOLE_PASSWORD = 'fuzzer-password-1';
 /** The error codes docs/security.md lists in its table of error answers. */
 function documentedCodes(): Set<string> {
   const text = fs.readFileSync(path.resolve(import.meta.dirname, '../docs/security.md'), 'utf8');
-  const section = text.slice(text.indexOf('## Error answers'));
+  const start = text.indexOf('## Error answers');
+  const end = text.indexOf('\n## ', start + 1);
+  const section = text.slice(start, end < 0 ? undefined : end);
   return new Set([...section.matchAll(/^\| `([a-zA-Z]+)` \|/gm)].map((m) => m[1]!));
 }
 
