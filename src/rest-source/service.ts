@@ -7,8 +7,7 @@
  *
  * Secrets are write-only: a PATCH or a declaration that does not send one keeps the stored value
  * (null clears it where the auth type allows), as long as it would still go where it was saved for
- * (destinationChange). The stored secrets are opened only when some are kept,
- * so a connection whose secrets were sealed under a lost key is repaired by sending them all again.
+ * (secret-binding.ts).
  */
 import type { Selectable } from 'kysely';
 import type { Clock } from '../core/clock.js';
@@ -17,10 +16,11 @@ import { syncEndpointSchedule } from './schedule.js';
 import { getIntegration } from '../integrations/store.js';
 import type { Database } from '../storage/database.js';
 import type { RestConnectionRow } from '../storage/schema.js';
-import { invalidAt, pathOf, sameJson, type ChangeResult } from '../core/validation.js';
+import { invalidAt, sameJson, type ChangeResult } from '../core/validation.js';
 import { withTransaction } from '../storage/transaction.js';
 import type { RestConnection, RestEndpoint } from './model.js';
-import { SecretDecryptionError, type SecretBox } from './secrets.js';
+import type { SecretBox } from './secrets.js';
+import { keptSecrets, requireSecretsForNewDestination, sealSecrets } from './secret-binding.js';
 import {
   authConfigOf,
   getConnection,
@@ -49,11 +49,9 @@ import {
   endpointInputOf,
   endpointViewOf,
   paginationFieldsOf,
-  type ConnectionSecrets,
   type ConnectionSettings,
   type EndpointSettings,
   type PaginationFields,
-  type SecretName,
   type ValidConnection,
 } from './settings.js';
 import { keptPaginationColumn, paginationColumn } from './stored-pagination.js';
@@ -84,9 +82,6 @@ const endpointColumns = (s: EndpointSettings) => ({
   pagination_kept: keptPaginationColumn(s.keptPagination),
   schedule_seconds: s.scheduleSeconds,
 });
-
-const sealSecrets = (secrets: ConnectionSecrets, box: SecretBox): string | null =>
-  Object.keys(secrets).length === 0 ? null : box.seal(JSON.stringify(secrets));
 
 /** Names of the settings that differ, for a person to read. */
 const changedKeys = <T extends object>(current: T, next: T): string[] =>
@@ -129,63 +124,6 @@ async function endpointContext(
     integrationExists,
     ...(storedPagination === undefined ? {} : { storedPagination }),
   };
-}
-
-/**
- * The secrets kept from storage for `input`: none when the auth type changes or every secret the type
- * uses is sent again; otherwise the stored ones, opened. `undefined` when they could not be opened but
- * are all sent again (the caller then treats them as changed).
- */
-function keptSecrets(
-  row: Selectable<RestConnectionRow> | undefined,
-  input: ConnectionInput,
-  box: SecretBox,
-): ConnectionSecrets | undefined {
-  if (row === undefined || (input.authType ?? 'none') !== row.auth_type) return {};
-  const uses = AUTH_USES[toConnectionSettings(row).authType].secrets;
-  const allSent = uses.every((name) => input[name] !== undefined);
-  try {
-    return readSecrets(row, box);
-  } catch (err) {
-    if (err instanceof SecretDecryptionError && allSent) return undefined;
-    throw err;
-  }
-}
-
-/**
- * Stored secrets are bound to where they are sent: the base URL's origin (credentials and OAuth2
- * tokens go there), the token URL (the client secret goes there) and the API key's placement. A change
- * of any of these keeps no stored secret: each one the authentication type uses must be sent again, or
- * anyone allowed to edit the connection could point it at a host of theirs and receive the secrets.
- * Undefined when the destination is unchanged.
- */
-function destinationChange(current: ConnectionSettings, next: ConnectionSettings): string | undefined {
-  const before = new URL(current.baseUrl).origin;
-  const after = new URL(next.baseUrl).origin;
-  if (before !== after) return `the base URL's origin changed from ${before} to ${after}`;
-  if (current.tokenUrl !== next.tokenUrl)
-    return `the token URL changed from ${current.tokenUrl ?? '(none)'} to ${next.tokenUrl ?? '(none)'}`;
-  if (current.apiKeyIn !== next.apiKeyIn || current.apiKeyName !== next.apiKeyName)
-    return `the API key's placement changed from ${current.apiKeyIn ?? '(none)'} "${current.apiKeyName ?? ''}" to ${next.apiKeyIn ?? '(none)'} "${next.apiKeyName ?? ''}"`;
-  return undefined;
-}
-
-/** Refuses a change of where secrets go unless every secret the authentication type uses is sent with it. */
-function requireSecretsForNewDestination(
-  current: ConnectionSettings,
-  next: ConnectionSettings,
-  sent: Readonly<Partial<Record<SecretName, string | null>>>,
-  at = '',
-): void {
-  if (current.authType !== next.authType) return; // a new type starts with none of the old type's secrets anyway
-  const change = destinationChange(current, next);
-  if (change === undefined) return;
-  const missing = AUTH_USES[next.authType].secrets.filter((name) => sent[name] === undefined || sent[name] === null);
-  if (missing.length === 0) return;
-  throw invalidAt(
-    pathOf(at, missing[0]!),
-    `must be sent again: stored secrets are only sent where they were saved for, and ${change}; send ${missing.join(', ')} with this change`,
-  );
 }
 
 /** Endpoints of a connection must stay valid when it changes (origin, auth headers, query names). */
