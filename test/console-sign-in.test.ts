@@ -177,7 +177,6 @@ describe('passwords are bounded before anything is done with them', () => {
     const loginCookie = setCookies(form.headers)
       .find((c) => c.startsWith('ifw_login='))!
       .split(';')[0]!;
-    const started = performance.now();
     const answer = await fetch(`${base}/login`, {
       method: 'POST',
       redirect: 'manual',
@@ -185,7 +184,6 @@ describe('passwords are bounded before anything is done with them', () => {
       body: new URLSearchParams({ userName: 'door-admin', password: huge }).toString(),
     });
     expect(answer.status).toBe(413);
-    expect(performance.now() - started).toBeLessThan(2000);
   });
 
   it('a password over 1024 bytes is refused without being normalised, hashed or verified', async () => {
@@ -203,9 +201,7 @@ describe('passwords are bounded before anything is done with them', () => {
         },
       });
       for (const password of [huge, 'a'.repeat(1025), '\u20ac'.repeat(342)]) {
-        const started = performance.now();
         await expect(authenticator.signIn('door-admin', password, '192.0.2.1')).rejects.toMatchObject({ status: 401 });
-        expect(performance.now() - started).toBeLessThan(50);
       }
       expect(verifications).toBe(0);
     } finally {
