@@ -351,7 +351,7 @@ describe('record errors', () => {
     records[64] = { ...records[64]!, balance: -1 } as (typeof records)[number];
     const failed = run(records).outcome;
     expect(failed).toMatchObject({ ok: false, errorCount: 1 });
-    expect(failed.errorMessage).toBe('record 65: CHECK constraint failed: balance');
+    expect(failed.errorMessage).toBe('record 65: breaks a rule of table "customer" (a CHECK constraint added to the table)');
     const skipped = run(records, { onRecordError: 'skip' }).outcome;
     expect(skipped).toMatchObject({ ok: true, inserted: 69, skipped: 1 });
   });
@@ -402,7 +402,7 @@ describe('payload-level errors', () => {
     sqlite.exec('DROP TABLE customer');
     const { committed, outcome } = importPayload(sqlite, { plan: plan(), tables, payload: '[{"no":"C1","name":"A"}]' }, () => true);
     expect(committed).toBe(true);
-    expect(outcome.errorMessage).toBe('cannot write to table "customer": no such table: customer');
+    expect(outcome.errorMessage).toBe('cannot write to table "customer": table "customer" does not exist');
   });
 });
 

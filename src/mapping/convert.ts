@@ -178,6 +178,8 @@ function textConverter(field: TargetField): Converter {
   const long = new Violation(`exceeds ${max} characters`);
   // A lone surrogate (\ud800 without its pair) is no character: no database can store it as sent.
   const notUnicode = new Violation('is not valid Unicode text (it holds half of a surrogate pair, such as \\ud800, alone)');
+  // PostgreSQL's text cannot hold U+0000; SQLite could, but both databases keep the same data.
+  const nul = new Violation('contains the character U+0000, which the database cannot store');
   return (value) => {
     let s: string;
     if (typeof value === 'string') s = value;
@@ -187,6 +189,7 @@ function textConverter(field: TargetField): Converter {
     else return notText;
     if (isBlank(s)) return null;
     if (!isWellFormed(s)) return notUnicode;
+    if (s.includes('\u0000')) return nul;
     return tooLong(s, max) ? long : s;
   };
 }

@@ -26,7 +26,8 @@ import type { SqlValue } from '../../mapping/convert.js';
 import { mapRecord, type CompiledMapping, type FieldViolation, type RelationExists } from '../../mapping/engine.js';
 import { recordError } from '../../mapping/messages.js';
 import { keyErrorFactory, Tally } from '../tally.js';
-import { isRecordLevelPgError, release, rollbackAndRelease, savepoint, type PgClient } from './client.js';
+import { refusalRule } from '../refusals.js';
+import { isRecordLevelPgError, pgRefusal, release, rollbackAndRelease, savepoint, type PgClient } from './client.js';
 import { existingKeys, KEY_SEPARATOR, keyText, relationLookups, type RelationLookup } from './lookups.js';
 import { buildImportSql } from './sql.js';
 
@@ -206,7 +207,7 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
         if (!isRecordLevelPgError(err)) throw err;
         await rollbackAndRelease(client, 'ifw_import_row');
         exact.badRecords++;
-        exact.add(recordError(recordNo, null, null, err.message));
+        exact.add(recordError(recordNo, null, null, refusalRule(table.name, pgRefusal(err))));
         continue;
       }
       await release(client, 'ifw_import_row');

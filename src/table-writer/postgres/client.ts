@@ -4,6 +4,7 @@
  * PostgreSQL a failed statement aborts the whole transaction until a savepoint is rolled back to.
  */
 import pg from 'pg';
+import type { MissingObject, Refusal } from '../refusals.js';
 
 /** A pg.Client or pg.PoolClient, already inside a transaction the caller controls. */
 export type PgClient = pg.ClientBase;
@@ -15,6 +16,31 @@ export type PgClient = pg.ClientBase;
  */
 export const isRecordLevelPgError = (err: unknown): err is pg.DatabaseError =>
   err instanceof pg.DatabaseError && err.code !== undefined && (err.code.startsWith('22') || err.code.startsWith('23'));
+
+/** What kind of refusal a record-level PostgreSQL error is (refusals.ts words it), by its SQLSTATE. */
+export function pgRefusal(err: pg.DatabaseError): Refusal {
+  switch (err.code) {
+    case '23505':
+      return { kind: 'unique' };
+    case '23503':
+      return { kind: 'foreignKey' };
+    case '23502':
+      return { kind: 'notNull', column: err.column };
+    case '23514':
+      return { kind: 'check' };
+    default:
+      return { kind: err.code?.startsWith('22') === true ? 'value' : 'other' };
+  }
+}
+
+/** Which table or column a PostgreSQL error says is missing (`relation "x" does not exist`, `column "y" … does not exist`). */
+export function pgMissingObject(err: pg.DatabaseError): MissingObject {
+  const table = err.code === '42P01' ? /relation "([^"]+)"/.exec(err.message)?.[1] : undefined;
+  if (table !== undefined) return { table };
+  const column = err.code === '42703' ? /column "(?:[^"]+\.)?([^"]+)"/.exec(err.message)?.[1] : undefined;
+  if (column !== undefined) return { column };
+  return 'unknown';
+}
 
 /** A missing table or column (class 42: undefined_table 42P01, undefined_column 42703). */
 export const isMissingObjectPgError = (err: unknown): err is pg.DatabaseError =>

@@ -17,9 +17,10 @@ import type { ImportInput, ImportOutcome, ImportResult, ImportTarget } from '../
 import { PayloadProblem } from '../../mapping/payload-stream.js';
 import { compileImport, isRecordError, payloadSourceAsync, tableNotWritable, type RecordSource } from '../plan.js';
 import { failedOutcome } from '../tally.js';
-import { isMissingObjectPgError, release, rollbackAndRelease, rollbackTo, savepoint, type PgClient } from './client.js';
+import { isMissingObjectPgError, pgMissingObject, release, rollbackAndRelease, rollbackTo, savepoint, type PgClient } from './client.js';
 import { chunkRecordsFor, writeRecordsPg, type RecordBatches } from './records.js';
 import { buildImportSql, relationProbeSql } from './sql.js';
+import { missingObjectReason } from '../refusals.js';
 
 export type { PgClient } from './client.js';
 export type { RecordBatches } from './records.js';
@@ -48,7 +49,7 @@ async function probeTable(client: PgClient, mapping: CompiledMapping): Promise<R
   } catch (err) {
     if (!isMissingObjectPgError(err)) throw err;
     await rollbackTo(client, 'ifw_import');
-    return tableNotWritable(mapping, err.message);
+    return tableNotWritable(mapping, missingObjectReason(pgMissingObject(err)));
   }
 }
 

@@ -21,7 +21,8 @@ import { compileImport, isRecordError, payloadSource, tableNotWritable, type Rec
 import { mapRecords, writeRecords, type Batch, type FillRow, type Writers } from './records.js';
 import { mappedBatches, mappedRowFiller, mapsInThread } from '../mapped-batches.js';
 import { prepareStagedCopy, readStagedRows, stagedRowFiller, type StagedCopy } from './staged-rows.js';
-import { prepareBatchInsert, prepareRelationCheck, prepareWriter } from './statements.js';
+import { prepareBatchInsert, prepareRelationCheck, prepareWriter, sqliteMissingObject } from './statements.js';
+import { missingObjectReason } from '../refusals.js';
 import { failedOutcome, Tally } from '../tally.js';
 
 export {
@@ -74,7 +75,7 @@ function prepare<B extends Batch>(
     return { mapping, feed, writers, copy };
   } catch (err) {
     // Typically the declared table (or a column) is missing in the database.
-    if (err instanceof BetterSqlite3.SqliteError) return tableNotWritable(mapping, err.message);
+    if (err instanceof BetterSqlite3.SqliteError) return tableNotWritable(mapping, missingObjectReason(sqliteMissingObject(err)));
     throw err;
   }
 }

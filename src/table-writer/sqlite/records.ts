@@ -9,7 +9,8 @@ import type { SqlValue } from '../../mapping/convert.js';
 import { mapRecord, type CompiledMapping, type FieldViolation, type RelationExists } from '../../mapping/engine.js';
 import { recordError } from '../../mapping/messages.js';
 import type { ImportOutcome } from '../model.js';
-import { isRecordLevelSqliteError, type BatchInsert, type RowWriter } from './statements.js';
+import { refusalRule } from '../refusals.js';
+import { isRecordLevelSqliteError, sqliteRefusal, type BatchInsert, type RowWriter } from './statements.js';
 import { keyErrorFactory, Tally } from '../tally.js';
 
 export interface Writers {
@@ -74,7 +75,7 @@ export function writeRecords<B extends Batch>(
     } catch (err) {
       if (!isRecordLevelSqliteError(err)) throw err;
       tally.badRecords++;
-      tally.add(recordError(recordNo, null, null, err.message));
+      tally.add(recordError(recordNo, null, null, refusalRule(mapping.table.name, sqliteRefusal(err))));
       return;
     }
     if (result === 'inserted') tally.inserted++;

@@ -7,6 +7,7 @@ import type { SqlValue } from '../../mapping/convert.js';
 import type { CompiledMapping, RelationExists } from '../../mapping/engine.js';
 import type { WriteMode } from '../../integrations/model.js';
 import { quoteIdent } from '../../tables/ddl.js';
+import type { MissingObject, Refusal } from '../refusals.js';
 
 /** Failures of one statement that say something about the record, not about the database's health. */
 export const isRecordLevelSqliteError = (err: unknown): err is InstanceType<typeof BetterSqlite3.SqliteError> =>
@@ -15,6 +16,37 @@ export const isRecordLevelSqliteError = (err: unknown): err is InstanceType<type
     err.code === 'SQLITE_MISMATCH' ||
     err.code === 'SQLITE_TOOBIG' ||
     err.code === 'SQLITE_RANGE');
+
+/** What kind of refusal a record-level SQLite error is (refusals.ts words it). */
+export function sqliteRefusal(err: InstanceType<typeof BetterSqlite3.SqliteError>): Refusal {
+  switch (err.code) {
+    case 'SQLITE_CONSTRAINT_UNIQUE':
+    case 'SQLITE_CONSTRAINT_PRIMARYKEY':
+      return { kind: 'unique' };
+    case 'SQLITE_CONSTRAINT_FOREIGNKEY':
+      return { kind: 'foreignKey' };
+    case 'SQLITE_CONSTRAINT_NOTNULL':
+      // "NOT NULL constraint failed: customer.email"
+      return { kind: 'notNull', column: /\.([^.\s]+)$/.exec(err.message)?.[1] };
+    case 'SQLITE_CONSTRAINT_CHECK':
+      return { kind: 'check' };
+    case 'SQLITE_MISMATCH':
+    case 'SQLITE_TOOBIG':
+    case 'SQLITE_RANGE':
+      return { kind: 'value' };
+    default:
+      return { kind: 'other' };
+  }
+}
+
+/** Which table or column an SQLite error says is missing ("no such table: x", "no such column: y", "table x has no column named y"). */
+export function sqliteMissingObject(err: InstanceType<typeof BetterSqlite3.SqliteError>): MissingObject {
+  const table = /no such table: (?:\w+\.)?(\S+)/.exec(err.message)?.[1];
+  if (table !== undefined) return { table };
+  const column = /no such column: (?:\S+\.)?(\S+)|has no column named (\S+)/.exec(err.message);
+  if (column !== null) return { column: (column[1] ?? column[2])! };
+  return 'unknown';
+}
 
 /**
  * `keyExists`: an insert found a row with the same key (already in the table, or written earlier in
