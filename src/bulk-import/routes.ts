@@ -7,7 +7,7 @@ import type { RoutePlugin } from '../http/server.js';
 import type { Database } from '../storage/database.js';
 import { cancelRequest } from './cancel-request.js';
 import { resetRequest } from './reset-request.js';
-import { REQUEST_STATUSES, toApiRequest, type RequestSummaryRow } from './model.js';
+import { REQUEST_STATUSES, toApiRequest } from './model.js';
 import { findRequest, findRequestDetails, listRequests, REQUEST_FILTERS } from './queries.js';
 import type { Submitter } from './submit.js';
 import { acceptStreamedBodies, RECEIVED, type ReceivedBody } from './submit-route.js';
@@ -83,8 +83,6 @@ const SubmitBody = Type.Object(
   ODATA_BODY,
 );
 
-const entity = (row: RequestSummaryRow) => bulkImportRequests.entity(toApiRequest(row));
-
 export function bulkImportRoutes(deps: BulkImportRouteDeps): RoutePlugin {
   const db = deps.db.kysely;
   return async (app) => {
@@ -142,7 +140,7 @@ export function bulkImportRoutes(deps: BulkImportRouteDeps): RoutePlugin {
         const row = await findRequest(db, id);
         if (row === undefined)
           throw notFound(`No bulk import request ${id}; it may never have existed or was deleted after the retention period.`);
-        return entity(row);
+        return bulkImportRequests.entity(toApiRequest(row));
       },
     );
 
@@ -198,7 +196,8 @@ export function bulkImportRoutes(deps: BulkImportRouteDeps): RoutePlugin {
           response: { 200: bulkImportRequests.Entity, 404: ErrorSchema, 409: ErrorSchema },
         },
       },
-      async (request) => entity(await cancelRequest(db, bulkImportRequests.key(request.params.key), deps.clock)),
+      async (request) =>
+        bulkImportRequests.entity(toApiRequest(await cancelRequest(db, bulkImportRequests.key(request.params.key), deps.clock))),
     );
 
     app.post(
@@ -215,7 +214,7 @@ export function bulkImportRoutes(deps: BulkImportRouteDeps): RoutePlugin {
       async (request) => {
         const row = await resetRequest(db, bulkImportRequests.key(request.params.key));
         deps.wake?.();
-        return entity(row);
+        return bulkImportRequests.entity(toApiRequest(row));
       },
     );
   };

@@ -1,8 +1,9 @@
 /**
  * `$metadata` (the CSDL document every `@odata.context` points at) and the service document at the
- * API's root (`…/v1.0`, also written `…/v1.0/`), both derived from the routes as they are registered (csdl.ts), so they describe exactly
- * what the API answers; the keys come from the entity sets' declarations (entity-set.ts), through the routes' config. XML by default, as OData clients expect; JSON with `$format=json` or an
- * Accept header that prefers application/json.
+ * API's root (`…/v1.0`, also written `…/v1.0/`), both derived from the routes as they are registered
+ * (csdl.ts), so they describe exactly what the API answers; the keys come from the entity sets'
+ * declarations (entity-set.ts), through the routes' config. XML by default, as OData clients expect;
+ * JSON with `$format=json` or an Accept header that prefers application/json.
  */
 import { Type } from 'typebox';
 import type { FastifyInstance, FastifyPluginCallback, FastifyRequest } from 'fastify';
