@@ -264,12 +264,15 @@ export function entitySet<P extends TProperties, K extends KeyType, const O exte
     containsMany: containsMany as EntitySet<P, K, O>['containsMany'],
     containsOne: (sub) => ({
       path: `${itemPath}/${sub.name}`,
-      Entity: Type.Object({ '@odata.context': Type.String(), ...sub.item.properties }),
+      Entity: Type.Object(withContext(sub.item.properties)),
       entity: (value) => ({ '@odata.context': `${context}/${sub.name}/$entity`, ...value }),
       config: (permission) => ({ permission, odataKey: [sub.key] }),
     }),
   };
 }
+
+/** An envelope's properties: `@odata.context` first, as every answer of the API carries it. */
+const withContext = <P extends TProperties>(properties: P) => ({ '@odata.context': Type.String(), ...properties });
 
 /** The schemas and route config every collection has, a set or a sub-resource. */
 function collection<P extends TProperties, O extends readonly ListOption[]>(
@@ -283,9 +286,9 @@ function collection<P extends TProperties, O extends readonly ListOption[]>(
   if (!paged && listOptions.includes('$count')) throw new Error(`the list of ${name} takes $count only when it pages`);
   const query = Object.fromEntries(listOptions.map((option) => [option, Type.Optional(Type.String())]));
   return {
-    Entity: Type.Object({ '@odata.context': Type.String(), ...item.properties }),
+    Entity: Type.Object(withContext(item.properties)),
     List: Type.Object({
-      '@odata.context': Type.String(),
+      ...withContext({}),
       ...(listOptions.includes('$count')
         ? { '@odata.count': Type.Optional(Type.Integer({ description: `With $count=true: the ${name} matching $filter, on all pages` })) }
         : {}),
