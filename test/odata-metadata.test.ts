@@ -417,7 +417,9 @@ describe('deriving $metadata from the routes', () => {
         },
       ],
     });
-    await expect(app.ready()).rejects.toThrow('$metadata: no key is declared for widgets; add it to ENTITY_KEYS in src/http/csdl.ts');
+    await expect(app.ready()).rejects.toThrow(
+      '$metadata: no key is declared for widgets; declare it with entitySet() in src/http/entity-set.ts',
+    );
     await app.close();
   });
 
@@ -430,7 +432,7 @@ describe('deriving $metadata from the routes', () => {
         (scope) => {
           scope.get(
             `${API_BASE}/users`,
-            { config: { permission: 'read' }, schema: { response: { 200: widgetList({ name: Type.String() }) } } },
+            { config: { permission: 'read', odataKey: ['userName'] }, schema: { response: { 200: widgetList({ name: Type.String() }) } } },
             () => Promise.resolve({ '@odata.context': '', value: [] }),
           );
         },

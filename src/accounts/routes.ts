@@ -8,24 +8,18 @@
 import { Type } from 'typebox';
 import type { Accounts } from './accounts.js';
 import { DEV_JWKS_PATH, type DevIssuer } from '../auth/dev-issuer.js';
-import type { Application, User } from '../auth/model.js';
 import { PERMISSION_SET_NAMES } from '../auth/permission-sets.js';
-import { API_BASE, parseStringKey, requireKey } from '../http/odata.js';
+import { entitySet } from '../http/entity-set.js';
 import type { RoutePlugin } from '../http/server.js';
-import { ErrorSchema, KeyParams, ODATA_BODY } from '../http/schemas.js';
+import { Deleted, ErrorSchema, KeyParams, ODATA_BODY } from '../http/schemas.js';
 
 export interface SecurityRouteDeps {
   readonly accounts: Accounts;
   readonly devIssuer?: DevIssuer | undefined;
 }
 
-const USERS = `${API_BASE}/users`;
-const APPLICATIONS = `${API_BASE}/applications`;
-const USERS_CONTEXT = `${API_BASE}/$metadata#users`;
-const APPLICATIONS_CONTEXT = `${API_BASE}/$metadata#applications`;
 const tags = ['Users and applications'];
 
-const Deleted = Type.Null({ description: 'Deleted' });
 const PermissionSets = Type.Array(Type.String(), {
   description: `Permission sets, any of ${PERMISSION_SET_NAMES.join(', ')}; the list replaces the current one; default none`,
   maxItems: 10,
@@ -41,25 +35,35 @@ const Issuer = Type.Union([Type.String({ maxLength: 500 }), Type.Null()], {
 const Enabled = Type.Boolean({ description: 'Default true; a disabled account is refused' });
 const DisplayName = Type.String({ maxLength: 200, description: 'At most 200 characters; default empty' });
 
-const UserOut = {
-  userName: Type.String(),
-  enabled: Type.Boolean(),
-  permissionSets: Type.Array(Type.String()),
-  createdAt: Type.String({ format: 'date-time' }),
-  updatedAt: Type.String({ format: 'date-time' }),
-  passwordChangedAt: Type.String({ format: 'date-time' }),
-};
-const ApplicationOut = {
-  clientId: Type.String(),
-  issuer: Type.Union([Type.String(), Type.Null()]),
-  displayName: Type.String(),
-  enabled: Type.Boolean(),
-  permissionSets: Type.Array(Type.String()),
-  createdAt: Type.String({ format: 'date-time' }),
-  updatedAt: Type.String({ format: 'date-time' }),
-};
-const UserEntity = Type.Object({ '@odata.context': Type.String(), ...UserOut });
-const ApplicationEntity = Type.Object({ '@odata.context': Type.String(), ...ApplicationOut });
+const users = entitySet({
+  name: 'users',
+  key: 'userName',
+  keyType: 'string',
+  noun: 'user',
+  item: Type.Object({
+    userName: Type.String(),
+    enabled: Type.Boolean(),
+    permissionSets: Type.Array(Type.String()),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+    passwordChangedAt: Type.String({ format: 'date-time' }),
+  }),
+});
+const applications = entitySet({
+  name: 'applications',
+  key: 'clientId',
+  keyType: 'string',
+  noun: 'application',
+  item: Type.Object({
+    clientId: Type.String(),
+    issuer: Type.Union([Type.String(), Type.Null()]),
+    displayName: Type.String(),
+    enabled: Type.Boolean(),
+    permissionSets: Type.Array(Type.String()),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+  }),
+});
 
 const NewUserBody = Type.Object(
   {
@@ -101,59 +105,44 @@ const ApplicationPatchBody = Type.Object(
   ODATA_BODY,
 );
 
-const userEntity = (user: User) => ({ '@odata.context': `${USERS_CONTEXT}/$entity`, ...user });
-const applicationEntity = (application: Application) => ({ '@odata.context': `${APPLICATIONS_CONTEXT}/$entity`, ...application });
-const quoted = (key: string) => `'${key.replace(/'/g, "''")}'`;
-
 export function securityRoutes(deps: SecurityRouteDeps): RoutePlugin {
   const { accounts, devIssuer } = deps;
-  const userKey = (raw: string) => requireKey(parseStringKey(raw), 'user', raw);
-  const applicationKey = (raw: string) => requireKey(parseStringKey(raw), 'application', raw);
-  const userResponses = { 200: UserEntity, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
-  const applicationResponses = { 200: ApplicationEntity, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
-  const administer = { permission: 'administer' } as const;
+  const userResponses = { 200: users.Entity, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
+  const applicationResponses = { 200: applications.Entity, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
+  const administerUsers = users.config('administer');
+  const administerApplications = applications.config('administer');
 
   return (app) => {
     app.get(
-      USERS,
-      {
-        config: administer,
-        schema: {
-          summary: 'List service users',
-          tags,
-          response: { 200: Type.Object({ '@odata.context': Type.String(), value: Type.Array(Type.Object(UserOut)) }) },
-        },
-      },
-      async () => ({ '@odata.context': USERS_CONTEXT, value: await accounts.listUsers() }),
+      users.path,
+      { config: administerUsers, schema: { summary: 'List service users', tags, response: { 200: users.List } } },
+      async () => users.list(await accounts.listUsers()),
     );
     app.get(
-      `${USERS}/:key`,
-      { config: administer, schema: { summary: 'Read a service user', tags, params: KeyParams, response: userResponses } },
-      async (request) => userEntity(await accounts.getUser(userKey(request.params.key))),
+      users.itemPath,
+      { config: administerUsers, schema: { summary: 'Read a service user', tags, params: KeyParams, response: userResponses } },
+      async (request) => users.entity(await accounts.getUser(users.key(request.params.key))),
     );
     app.post(
-      USERS,
+      users.path,
       {
-        config: administer,
+        config: administerUsers,
         schema: {
           summary: 'Create a service user (Basic authentication)',
           tags,
           body: NewUserBody,
-          response: { ...userResponses, 201: UserEntity },
+          response: { ...userResponses, 201: users.Entity },
         },
       },
       async (request, reply) => {
         const user = await accounts.createUser(request.body);
-        return reply
-          .status(201)
-          .header('location', `${USERS}(${quoted(user.userName)})`)
-          .send(userEntity(user));
+        return reply.status(201).header('location', users.url(user.userName)).send(users.entity(user));
       },
     );
     app.patch(
-      `${USERS}/:key`,
+      users.itemPath,
       {
-        config: administer,
+        config: administerUsers,
         schema: {
           summary: 'Change a user: password, permission sets, enabled',
           description: 'Refused (409) when it would leave no enabled user or application holding SUPER.',
@@ -163,12 +152,12 @@ export function securityRoutes(deps: SecurityRouteDeps): RoutePlugin {
           response: userResponses,
         },
       },
-      async (request) => userEntity(await accounts.changeUser(userKey(request.params.key), request.body)),
+      async (request) => users.entity(await accounts.changeUser(users.key(request.params.key), request.body)),
     );
     app.delete(
-      `${USERS}/:key`,
+      users.itemPath,
       {
-        config: administer,
+        config: administerUsers,
         schema: {
           summary: 'Delete a service user',
           tags,
@@ -177,52 +166,48 @@ export function securityRoutes(deps: SecurityRouteDeps): RoutePlugin {
         },
       },
       async (request, reply) => {
-        await accounts.deleteUser(userKey(request.params.key));
+        await accounts.deleteUser(users.key(request.params.key));
         return reply.status(204).send(null);
       },
     );
 
     app.get(
-      APPLICATIONS,
+      applications.path,
       {
-        config: administer,
-        schema: {
-          summary: 'List registered OAuth client applications',
-          tags,
-          response: { 200: Type.Object({ '@odata.context': Type.String(), value: Type.Array(Type.Object(ApplicationOut)) }) },
-        },
+        config: administerApplications,
+        schema: { summary: 'List registered OAuth client applications', tags, response: { 200: applications.List } },
       },
-      async () => ({ '@odata.context': APPLICATIONS_CONTEXT, value: await accounts.listApplications() }),
+      async () => applications.list(await accounts.listApplications()),
     );
     app.get(
-      `${APPLICATIONS}/:key`,
-      { config: administer, schema: { summary: 'Read a registered application', tags, params: KeyParams, response: applicationResponses } },
-      async (request) => applicationEntity(await accounts.getApplication(applicationKey(request.params.key))),
+      applications.itemPath,
+      {
+        config: administerApplications,
+        schema: { summary: 'Read a registered application', tags, params: KeyParams, response: applicationResponses },
+      },
+      async (request) => applications.entity(await accounts.getApplication(applications.key(request.params.key))),
     );
     app.post(
-      APPLICATIONS,
+      applications.path,
       {
-        config: administer,
+        config: administerApplications,
         schema: {
           summary: 'Register an OAuth client application',
           description: 'Bearer tokens are accepted only from registered, enabled applications, with the permission sets given here.',
           tags,
           body: NewApplicationBody,
-          response: { ...applicationResponses, 201: ApplicationEntity },
+          response: { ...applicationResponses, 201: applications.Entity },
         },
       },
       async (request, reply) => {
         const application = await accounts.createApplication(request.body);
-        return reply
-          .status(201)
-          .header('location', `${APPLICATIONS}(${quoted(application.clientId)})`)
-          .send(applicationEntity(application));
+        return reply.status(201).header('location', applications.url(application.clientId)).send(applications.entity(application));
       },
     );
     app.patch(
-      `${APPLICATIONS}/:key`,
+      applications.itemPath,
       {
-        config: administer,
+        config: administerApplications,
         schema: {
           summary: 'Change an application: display name, permission sets, enabled',
           description: 'Refused (409) when it would leave no enabled user or application holding SUPER.',
@@ -232,12 +217,12 @@ export function securityRoutes(deps: SecurityRouteDeps): RoutePlugin {
           response: applicationResponses,
         },
       },
-      async (request) => applicationEntity(await accounts.changeApplication(applicationKey(request.params.key), request.body)),
+      async (request) => applications.entity(await accounts.changeApplication(applications.key(request.params.key), request.body)),
     );
     app.delete(
-      `${APPLICATIONS}/:key`,
+      applications.itemPath,
       {
-        config: administer,
+        config: administerApplications,
         schema: {
           summary: 'Remove a registered application',
           tags,
@@ -246,7 +231,7 @@ export function securityRoutes(deps: SecurityRouteDeps): RoutePlugin {
         },
       },
       async (request, reply) => {
-        await accounts.deleteApplication(applicationKey(request.params.key));
+        await accounts.deleteApplication(applications.key(request.params.key));
         return reply.status(204).send(null);
       },
     );

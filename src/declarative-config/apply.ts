@@ -27,8 +27,10 @@ import type { SecretBox } from '../rest-source/secrets.js';
 import { AppError, invalidRequest } from '../core/errors.js';
 import { IntegrationProperties, IntegrationSetsProperties } from '../integrations/validate.js';
 import { declareIntegration } from '../integrations/service.js';
+import { literalUnion } from '../http/schemas.js';
 import { getEntry } from '../job-queue/entries.js';
 import { holdEntry } from '../job-queue/hold-entry.js';
+import { SETTABLE_ENTRY_STATUSES } from '../job-queue/model.js';
 import { readyEntry } from '../job-queue/ready-entry.js';
 import { setEntryRecurrence } from '../job-queue/set-entry-recurrence.js';
 import type { Database } from '../storage/database.js';
@@ -42,7 +44,7 @@ const closed = { additionalProperties: false } as const;
 const JobQueueEntrySchema = Type.Object(
   {
     id: Type.String(),
-    status: Type.Optional(Type.Union([Type.Literal('Ready'), Type.Literal('On Hold')])),
+    status: Type.Optional(literalUnion(SETTABLE_ENTRY_STATUSES)),
     recurrenceSeconds: Type.Optional(Type.Integer()),
   },
   closed,

@@ -5,35 +5,16 @@
  * `<set>(<key>)`), a sub-resource `<set>(<key>)/<name>` a contained navigation property, and a POST
  * `…/Microsoft.NAV.<name>` a bound action, with its body's properties as parameters.
  *
- * Only the keys are declared here (ENTITY_KEYS): a route schema does not say which property the key
- * in parentheses is. Building the model fails, and so the server does not start, when an entity set
- * or sub-resource has no declared key or its key is not a required, non-null, primitive property.
+ * A route schema does not say which property the key in parentheses is: the entity set's declaration
+ * does (entity-set.ts), and its routes carry it in their config (`odataKey`). An empty key is an open
+ * entity type whose properties are not known in advance (the rows of a target table, keyed by its own
+ * primary key): it is declared abstract and open. Building the model fails, and so the server does not
+ * start, when an entity set or sub-resource has no declared key or its key is not a required,
+ * non-null, primitive property.
  */
 
 export const NAMESPACE = 'Microsoft.NAV';
 export const CONTAINER = 'default';
-
-/**
- * The key of each entity set and sub-resource (`<set>/<name>`). An empty key is an open entity type
- * whose properties are not known in advance (the rows of a target table, keyed by its own primary
- * key): it is declared abstract and open.
- */
-const ENTITY_KEYS: ReadonlyMap<string, readonly string[]> = new Map([
-  ['bulkImportRequests', ['requestId']],
-  ['bulkImportRequests/details', ['requestId']],
-  ['integrations', ['sortingOrder']],
-  ['integrations/fields', ['fieldNo']],
-  ['integrations/mappings', ['fieldNo']],
-  ['targetTables', ['name']],
-  ['targetTables/rows', []],
-  ['restApiConnections', ['code']],
-  ['restApiEndpoints', ['code']],
-  ['jobQueueEntries', ['id']],
-  ['importRuns', ['runId']],
-  ['importRuns/pages', ['pageNo']],
-  ['users', ['userName']],
-  ['applications', ['clientId']],
-]);
 
 // ---- the model -----------------------------------------------------------------------------
 
@@ -89,13 +70,15 @@ export interface Csdl {
   readonly entitySets: readonly EntitySet[];
 }
 
-/** What a route contributes: its method, its URL and the schemas it declares. */
+/** What a route contributes: its method, its URL, the schemas it declares and the key of what it answers. */
 export interface RouteShape {
   readonly method: string;
   readonly url: string;
   readonly body?: unknown;
   /** The schema of the success answer (200, 201 or 202). */
   readonly response?: unknown;
+  /** The key properties of the entity it answers, from its entity set's declaration. */
+  readonly key?: readonly string[] | undefined;
 }
 
 // ---- JSON schema → CSDL --------------------------------------------------------------------
@@ -244,6 +227,17 @@ interface Resource {
   /** Schemas describing one entity: list items first, then the single answers. */
   readonly entitySchemas: Schema[];
   readonly collection: boolean;
+  /** As the routes that answer it declare it; every one of them must agree. */
+  key: readonly string[] | undefined;
+}
+
+/** Adds what one route says of a resource: the entity its answer describes and the key it declares. */
+function addAnswer(resource: Resource, path: string, schema: Schema, key: readonly string[] | undefined): void {
+  resource.entitySchemas.push(schema);
+  if (key === undefined) return;
+  if (resource.key !== undefined && resource.key.join() !== key.join())
+    throw new Error(`$metadata: the routes of ${path} declare the keys [${resource.key.join(', ')}] and [${key.join(', ')}]`);
+  resource.key = key;
 }
 
 interface SetRoutes {
@@ -268,7 +262,7 @@ function collectRoutes(base: string, routes: readonly RouteShape[]): Map<string,
   const setOf = (name: string): SetRoutes => {
     let set = sets.get(name);
     if (set === undefined) {
-      set = { entity: { entitySchemas: [], collection: true }, subResources: new Map(), actions: [] };
+      set = { entity: { entitySchemas: [], collection: true, key: undefined }, subResources: new Map(), actions: [] };
       sets.set(name, set);
     }
     return set;
@@ -280,7 +274,7 @@ function collectRoutes(base: string, routes: readonly RouteShape[]): Map<string,
   // First the lists, which make the entity sets (in the order they were registered), then the rest.
   for (const { route, segments } of parsed) {
     const answer = route.method === 'GET' && segments.length === 1 ? answerEntity(route.response) : undefined;
-    if (answer?.collection === true) setOf(segments[0]!).entity.entitySchemas.push(answer.schema);
+    if (answer?.collection === true) addAnswer(setOf(segments[0]!).entity, segments[0]!, answer.schema, route.key);
   }
   for (const { route, segments } of parsed) {
     const [name = '', second, third, ...rest] = segments;
@@ -289,11 +283,11 @@ function collectRoutes(base: string, routes: readonly RouteShape[]): Map<string,
     if (route.method === 'GET' && keyed && rest.length === 0) {
       const answer = answerEntity(route.response);
       if (answer === undefined) continue;
-      if (third === undefined) setOf(name).entity.entitySchemas.push(answer.schema);
+      if (third === undefined) addAnswer(setOf(name).entity, name, answer.schema, route.key);
       else if (IDENTIFIER.test(third)) {
         const subs = setOf(name).subResources;
-        const sub = subs.get(third) ?? { entitySchemas: [], collection: answer.collection };
-        sub.entitySchemas.push(answer.schema);
+        const sub = subs.get(third) ?? { entitySchemas: [], collection: answer.collection, key: undefined };
+        addAnswer(sub, `${name}/${third}`, answer.schema, route.key);
         subs.set(third, sub);
       }
     } else if (route.method === 'POST') {
@@ -321,10 +315,11 @@ function unionOfSchemas(schemas: readonly Schema[]): Schema {
   return { type: 'object', properties, required, ...(additionalProperties ? { additionalProperties } : {}) };
 }
 
-function entityType(builder: ModelBuilder, typeName: string, path: string, schemas: readonly Schema[]): StructuredType {
-  const key = ENTITY_KEYS.get(path);
-  if (key === undefined) throw new Error(`$metadata: no key is declared for ${path}; add it to ENTITY_KEYS in src/http/csdl.ts`);
-  const { properties, open } = builder.structure(unionOfSchemas(schemas), typeName);
+function entityType(builder: ModelBuilder, typeName: string, path: string, resource: Resource): StructuredType {
+  const { key } = resource;
+  if (key === undefined)
+    throw new Error(`$metadata: no key is declared for ${path}; declare it with entitySet() in src/http/entity-set.ts`);
+  const { properties, open } = builder.structure(unionOfSchemas(resource.entitySchemas), typeName);
   for (const name of key) {
     const property = properties.find((p) => p.name === name);
     if (property === undefined || property.nullable || property.collection || !property.type.startsWith('Edm.'))
@@ -352,13 +347,13 @@ export function buildCsdl(base: string, routes: readonly RouteShape[]): Csdl {
 
   for (const [setName, set] of sets) {
     const typeName = singular(setName);
-    const entity = entityType(builder, typeName, setName, set.entity.entitySchemas);
+    const entity = entityType(builder, typeName, setName, set.entity);
     const navigation: NavigationProperty[] = [];
     for (const [subName, sub] of set.subResources) {
       if (entity.properties.some((p) => p.name === subName))
         throw new Error(`$metadata: ${setName}/${subName} is both a property and a sub-resource`);
       const subTypeName = `${typeName}${capitalized(sub.collection ? singular(subName) : subName)}`;
-      const subType = entityType(builder, subTypeName, `${setName}/${subName}`, sub.entitySchemas);
+      const subType = entityType(builder, subTypeName, `${setName}/${subName}`, sub);
       builder.add(subType);
       navigation.push({ name: subName, type: qualified(subTypeName), collection: sub.collection, nullable: false });
     }

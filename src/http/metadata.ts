@@ -1,8 +1,9 @@
 /**
  * `$metadata` (the CSDL document every `@odata.context` points at) and the service document at the
- * API's root (`…/v1.0`, also written `…/v1.0/`), both derived from the routes as they are registered (csdl.ts), so they describe exactly
- * what the API answers. XML by default, as OData clients expect; JSON with `$format=json` or an
- * Accept header that prefers application/json.
+ * API's root (`…/v1.0`, also written `…/v1.0/`), both derived from the routes as they are registered
+ * (csdl.ts), so they describe exactly what the API answers; the keys come from the entity sets'
+ * declarations (entity-set.ts), through the routes' config. XML by default, as OData clients expect;
+ * JSON with `$format=json` or an Accept header that prefers application/json.
  */
 import { Type } from 'typebox';
 import type { FastifyInstance, FastifyPluginCallback, FastifyRequest } from 'fastify';
@@ -21,7 +22,7 @@ export function recordRouteShapes(app: FastifyInstance): () => readonly RouteSha
     const responses = (schema.response ?? {}) as Record<string, unknown>;
     const response = responses['200'] ?? responses['201'] ?? responses['202'];
     for (const method of Array.isArray(route.method) ? route.method : [route.method])
-      shapes.push({ method, url: route.url, body: schema.body, response });
+      shapes.push({ method, url: route.url, body: schema.body, response, key: route.config?.odataKey });
   });
   return () => shapes;
 }

@@ -5,14 +5,15 @@
  */
 import { Type } from 'typebox';
 import type { Clock } from '../core/clock.js';
-import { badRequest, notFound } from '../core/errors.js';
-import type { ImportRun } from './model.js';
+import { notFound } from '../core/errors.js';
+import { RUN_STATUSES, RUN_TRIGGERS, type ImportRun } from './model.js';
 import { getRun, listRunPages, listRuns, RUN_FILTERS } from './queries.js';
 import { queueEndpointRun } from './queue-endpoint-run.js';
 import type { Database } from '../storage/database.js';
-import { API_BASE, pageResult, parseFilter, parseGuidKey, parsePaging, parseStringKey, requestedUrl, requireKey } from '../http/odata.js';
+import { entitySet } from '../http/entity-set.js';
 import type { RoutePlugin } from '../http/server.js';
-import { ErrorSchema, KeyParams } from '../http/schemas.js';
+import { ErrorSchema, KeyParams, literalUnion } from '../http/schemas.js';
+import { restApiEndpoints } from '../rest-source/route-schemas.js';
 
 export interface ImportRunRouteDeps {
   readonly db: Database;
@@ -23,84 +24,56 @@ export interface ImportRunRouteDeps {
   readonly maxPageSize?: number;
 }
 
-const SET = `${API_BASE}/importRuns`;
-const CONTEXT = `${API_BASE}/$metadata#importRuns`;
-const ENDPOINTS = `${API_BASE}/restApiEndpoints`;
-
 const Timestamp = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
 
-const RunProperties = {
-  runId: Type.String({ format: 'uuid' }),
-  endpointCode: Type.String(),
-  integrationSortingOrder: Type.Integer(),
-  trigger: Type.Union([Type.Literal('manual'), Type.Literal('schedule')]),
-  status: Type.Union([
-    Type.Literal('Queued'),
-    Type.Literal('Running'),
-    Type.Literal('Completed'),
-    Type.Literal('Failed'),
-    Type.Literal('Cancelled'),
-  ]),
-  queuedAt: Type.String({ format: 'date-time' }),
-  startedAt: Timestamp,
-  endedAt: Timestamp,
-  durationMs: Type.Union([Type.Integer(), Type.Null()]),
-  pagesFetched: Type.Integer({ description: 'Pages fetched, also a page whose next link failed the run' }),
-  recordsFetched: Type.Integer({
-    description: 'Records received from the endpoint, all pages (what was written is insertedCount + updatedCount)',
+const importRuns = entitySet({
+  name: 'importRuns',
+  key: 'runId',
+  keyType: 'guid',
+  noun: 'import run',
+  item: Type.Object({
+    runId: Type.String({ format: 'uuid' }),
+    endpointCode: Type.String(),
+    integrationSortingOrder: Type.Integer(),
+    trigger: literalUnion(RUN_TRIGGERS),
+    status: literalUnion(RUN_STATUSES),
+    queuedAt: Type.String({ format: 'date-time' }),
+    startedAt: Timestamp,
+    endedAt: Timestamp,
+    durationMs: Type.Union([Type.Integer(), Type.Null()]),
+    pagesFetched: Type.Integer({ description: 'Pages fetched, also a page whose next link failed the run' }),
+    recordsFetched: Type.Integer({
+      description: 'Records received from the endpoint, all pages (what was written is insertedCount + updatedCount)',
+    }),
+    insertedCount: Type.Integer({ description: 'Records written as new rows; 0 unless Completed' }),
+    updatedCount: Type.Integer({ description: 'Records that updated an existing row; 0 unless Completed' }),
+    skippedCount: Type.Integer({ description: "Records left out for an error (the integration's onRecordError skip); 0 unless Completed" }),
+    stopReason: Type.Union([Type.String(), Type.Null()], {
+      description: 'singlePage, noNextLink, shortPage, maxPages or recordsNotCountable',
+    }),
+    stopDetail: Type.String({ description: 'Why fetching stopped, as a sentence' }),
+    warnings: Type.Array(Type.String()),
+    errorMessage: Type.String({
+      description:
+        "'' when there is no error. A record error names the record's page and place: record 12 (page 3, record 2): field \"name\" is required",
+    }),
+    attempts: Type.Integer(),
   }),
-  insertedCount: Type.Integer({ description: 'Records written as new rows; 0 unless Completed' }),
-  updatedCount: Type.Integer({ description: 'Records that updated an existing row; 0 unless Completed' }),
-  skippedCount: Type.Integer({ description: "Records left out for an error (the integration's onRecordError skip); 0 unless Completed" }),
-  stopReason: Type.Union([Type.String(), Type.Null()], {
-    description: 'singlePage, noNextLink, shortPage, maxPages or recordsNotCountable',
+  listOptions: ['$filter', '$top', '$skip', '$orderby'],
+});
+const pages = importRuns.containsMany({
+  name: 'pages',
+  key: 'pageNo',
+  keyType: 'integer',
+  noun: 'import run page',
+  keyParam: 'pageKey',
+  item: Type.Object({
+    pageNo: Type.Integer(),
+    url: Type.String({ description: 'The URL called, secrets redacted' }),
+    recordsFetched: Type.Integer({ description: 'Records received on the page' }),
   }),
-  stopDetail: Type.String({ description: 'Why fetching stopped, as a sentence' }),
-  warnings: Type.Array(Type.String()),
-  errorMessage: Type.String({
-    description:
-      "'' when there is no error. A record error names the record's page and place: record 12 (page 3, record 2): field \"name\" is required",
-  }),
-  attempts: Type.Integer(),
-};
-const EntitySchema = Type.Object({ '@odata.context': Type.String(), ...RunProperties });
-const ListSchema = Type.Object({
-  '@odata.context': Type.String(),
-  value: Type.Array(Type.Object(RunProperties)),
-  '@odata.nextLink': Type.Optional(Type.String()),
+  listOptions: ['$top', '$skip'],
 });
-const PageSchema = Type.Object({
-  pageNo: Type.Integer(),
-  url: Type.String({ description: 'The URL called, secrets redacted' }),
-  recordsFetched: Type.Integer({ description: 'Records received on the page' }),
-});
-const PagesSchema = Type.Object({
-  '@odata.context': Type.String(),
-  value: Type.Array(PageSchema),
-  '@odata.nextLink': Type.Optional(Type.String()),
-});
-
-const PagingQuery = Type.Object(
-  { $top: Type.Optional(Type.String()), $skip: Type.Optional(Type.String()) },
-  { additionalProperties: false },
-);
-const ListQuery = Type.Object(
-  {
-    $filter: Type.Optional(Type.String()),
-    $top: Type.Optional(Type.String()),
-    $skip: Type.Optional(Type.String()),
-    $orderby: Type.Optional(Type.String()),
-  },
-  { additionalProperties: false },
-);
-
-const entity = (run: ImportRun) => ({ '@odata.context': `${CONTEXT}/$entity`, ...run });
-
-function runKey(raw: string): string {
-  const id = parseGuidKey(raw);
-  if (id === null) throw notFound(`No import run ${raw.replace(/^\(|\)$/g, '')}: a runId is a GUID.`);
-  return id;
-}
 
 export function importRunRoutes(deps: ImportRunRouteDeps): RoutePlugin {
   const { db } = deps;
@@ -115,80 +88,70 @@ export function importRunRoutes(deps: ImportRunRouteDeps): RoutePlugin {
 
   return (app) => {
     app.post(
-      `${ENDPOINTS}/:key/Microsoft.NAV.run`,
+      restApiEndpoints.action('run'),
       {
-        config: { permission: 'runImports' },
+        config: restApiEndpoints.config('runImports'),
         schema: {
           summary: 'Start an import run of a REST API endpoint',
           description: 'Answers 202 with the Queued run (poll it at the Location); 409 while the endpoint has a run Queued or Running.',
           tags,
           params: KeyParams,
-          response: { 202: EntitySchema, 404: ErrorSchema, 409: ErrorSchema },
+          response: { 202: importRuns.Entity, 404: ErrorSchema, 409: ErrorSchema },
         },
       },
       async (request, reply) => {
-        const code = requireKey(parseStringKey(request.params.key), 'REST API endpoint', request.params.key);
+        const code = restApiEndpoints.key(request.params.key);
         const run = await queueEndpointRun(db, code, 'manual', deps.clock());
         deps.wake?.();
-        return reply.status(202).header('location', `${SET}(${run.runId})`).send(entity(run));
+        return reply.status(202).header('location', importRuns.url(run.runId)).send(importRuns.entity(run));
       },
     );
 
     app.get(
-      SET,
+      importRuns.path,
       {
-        config: { permission: 'read' },
+        config: importRuns.config('read'),
         schema: {
           summary: 'List import runs',
           description: `$filter on status, endpointCode, trigger, queuedAt, endedAt (eq, ne, gt, ge, lt, le joined by "and"); $top, $skip; $orderby=queuedAt desc (default) or asc. At most ${maxPageSize} per answer; more through @odata.nextLink.`,
           tags,
-          querystring: ListQuery,
-          response: { 200: ListSchema, 400: ErrorSchema },
+          querystring: importRuns.ListQuery,
+          response: { 200: importRuns.List, 400: ErrorSchema },
         },
       },
-      async (request) => {
-        const filter = parseFilter(request.query.$filter, RUN_FILTERS);
-        const orderby = (request.query.$orderby ?? 'queuedAt desc').trim().replace(/\s+/g, ' ');
-        if (!['queuedAt', 'queuedAt asc', 'queuedAt desc'].includes(orderby))
-          throw badRequest('invalidQuery', '$orderby supports queuedAt asc or queuedAt desc.');
-        const page = parsePaging(request.query, maxPageSize);
-        const rows = await listRuns(db, { filter, skip: page.skip, limit: page.limit + 1, descending: orderby.endsWith('desc') });
-        const { value, nextLink } = pageResult(rows, page, requestedUrl(request));
-        return { '@odata.context': CONTEXT, value, ...(nextLink !== undefined ? { '@odata.nextLink': nextLink } : {}) };
-      },
+      async (request) =>
+        importRuns.page(request, {
+          maxPageSize,
+          filter: RUN_FILTERS,
+          orderBy: { by: 'queuedAt', default: 'desc' },
+          rows: ({ filter, orderBy, skip, limit }) => listRuns(db, { filter, skip, limit, descending: orderBy[0]!.descending }),
+        }),
     );
 
     app.get(
-      `${SET}/:key`,
+      importRuns.itemPath,
       {
-        config: { permission: 'read' },
-        schema: { summary: 'Read an import run', tags, params: KeyParams, response: { 200: EntitySchema, 404: ErrorSchema } },
+        config: importRuns.config('read'),
+        schema: { summary: 'Read an import run', tags, params: KeyParams, response: { 200: importRuns.Entity, 404: ErrorSchema } },
       },
-      async (request) => entity(await load(runKey(request.params.key))),
+      async (request) => importRuns.entity(await load(importRuns.key(request.params.key))),
     );
 
     app.get(
-      `${SET}/:key/pages`,
+      pages.path,
       {
-        config: { permission: 'read' },
+        config: pages.config('read'),
         schema: {
           summary: 'The pages an import run fetched: page number, URL (secrets redacted) and records fetched',
           tags,
           params: KeyParams,
-          querystring: PagingQuery,
-          response: { 200: PagesSchema, 400: ErrorSchema, 404: ErrorSchema },
+          querystring: pages.ListQuery,
+          response: { 200: pages.List, 400: ErrorSchema, 404: ErrorSchema },
         },
       },
       async (request) => {
-        const run = await load(runKey(request.params.key));
-        const page = parsePaging(request.query, maxPageSize);
-        const rows = await listRunPages(db, run.runId, { skip: page.skip, limit: page.limit + 1 });
-        const { value, nextLink } = pageResult(rows, page, requestedUrl(request));
-        return {
-          '@odata.context': `${CONTEXT}(${run.runId})/pages`,
-          value,
-          ...(nextLink !== undefined ? { '@odata.nextLink': nextLink } : {}),
-        };
+        const run = await load(importRuns.key(request.params.key));
+        return pages.page(request, run.runId, { maxPageSize, rows: ({ skip, limit }) => listRunPages(db, run.runId, { skip, limit }) });
       },
     );
   };

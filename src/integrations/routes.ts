@@ -37,43 +37,59 @@ import {
   MappingProperties,
 } from './validate.js';
 import type { Database } from '../storage/database.js';
-import { API_BASE, parseIntegerKey, requireKey } from '../http/odata.js';
+import { entitySet } from '../http/entity-set.js';
 import type { RoutePlugin } from '../http/server.js';
-import { ErrorSchema, KeyParams, ODATA_BODY } from '../http/schemas.js';
+import { Deleted, ErrorSchema, KeyParams, ODATA_BODY } from '../http/schemas.js';
 
-const SET = `${API_BASE}/integrations`;
-const CONTEXT = `${API_BASE}/$metadata#integrations`;
 const tags = ['Integrations'];
 
-const FieldKeyParams = Type.Object({ key: Type.String(), fieldKey: Type.String() });
+const integrations = entitySet({
+  name: 'integrations',
+  key: 'sortingOrder',
+  keyType: 'integer',
+  noun: 'integration',
+  item: Type.Object({
+    sortingOrder: Type.Integer(),
+    name: Type.String(),
+    type: Type.String(),
+    targetTable: Type.String(),
+    recordsPath: Type.String(),
+    acceptBulkImportRequests: Type.Boolean(),
+    maxPayloadSizeKb: Type.Union([Type.Integer(), Type.Null()]),
+    writeMode: Type.String(),
+    onRecordError: Type.String(),
+  }),
+});
+const fields = integrations.containsMany({
+  name: 'fields',
+  key: 'fieldNo',
+  keyType: 'integer',
+  noun: 'integration field',
+  keyParam: 'fieldKey',
+  item: Type.Object({
+    integrationSortingOrder: Type.Integer(),
+    fieldNo: Type.Integer(),
+    title: Type.String(),
+    sourcePath: Type.String(),
+    columnType: Type.String(),
+    constantValue: Type.Union([Type.String(), Type.Null()]),
+  }),
+});
+/** A mapping is the mapping of one field: keyed by the field's number, under the same route parameter and noun. */
+const mappings = integrations.containsMany({
+  name: 'mappings',
+  key: 'fieldNo',
+  keyType: 'integer',
+  noun: 'integration field',
+  keyParam: 'fieldKey',
+  item: Type.Object({
+    integrationSortingOrder: Type.Integer(),
+    fieldNo: Type.Integer(),
+    targetField: Type.String(),
+    required: Type.Boolean(),
+  }),
+});
 
-const IntegrationOut = {
-  sortingOrder: Type.Integer(),
-  name: Type.String(),
-  type: Type.String(),
-  targetTable: Type.String(),
-  recordsPath: Type.String(),
-  acceptBulkImportRequests: Type.Boolean(),
-  maxPayloadSizeKb: Type.Union([Type.Integer(), Type.Null()]),
-  writeMode: Type.String(),
-  onRecordError: Type.String(),
-};
-const FieldOut = {
-  integrationSortingOrder: Type.Integer(),
-  fieldNo: Type.Integer(),
-  title: Type.String(),
-  sourcePath: Type.String(),
-  columnType: Type.String(),
-  constantValue: Type.Union([Type.String(), Type.Null()]),
-};
-const MappingOut = {
-  integrationSortingOrder: Type.Integer(),
-  fieldNo: Type.Integer(),
-  targetField: Type.String(),
-  required: Type.Boolean(),
-};
-
-const IntegrationEntity = Type.Object({ '@odata.context': Type.String(), ...IntegrationOut });
 /** Inline fields and mappings are answered in the shape they are sent in, so an answer can be sent back as a PATCH. */
 const InlineFieldOut = Type.Object({
   fieldNo: Type.Integer(),
@@ -84,23 +100,13 @@ const InlineFieldOut = Type.Object({
 });
 const InlineMappingOut = Type.Object({ fieldNo: Type.Integer(), targetField: Type.String(), required: Type.Boolean() });
 const IntegrationWithSets = Type.Object({
-  '@odata.context': Type.String(),
-  ...IntegrationOut,
+  ...integrations.Entity.properties,
   fields: Type.Optional(Type.Array(InlineFieldOut, { description: 'Present when the request listed fields or mappings' })),
   mappings: Type.Optional(Type.Array(InlineMappingOut, { description: 'Present when the request listed fields or mappings' })),
 });
-const IntegrationList = Type.Object({ '@odata.context': Type.String(), value: Type.Array(Type.Object(IntegrationOut)) });
-const FieldEntity = Type.Object({ '@odata.context': Type.String(), ...FieldOut });
-const FieldList = Type.Object({ '@odata.context': Type.String(), value: Type.Array(Type.Object(FieldOut)) });
-const MappingEntity = Type.Object({ '@odata.context': Type.String(), ...MappingOut });
-const MappingList = Type.Object({ '@odata.context': Type.String(), value: Type.Array(Type.Object(MappingOut)) });
-const Deleted = Type.Null({ description: 'Deleted' });
-
-const entity = <T extends object>(context: string, value: T) => ({ '@odata.context': `${context}/$entity`, ...value });
-
 /** The integration, and its fields and mappings as stored when the request listed either. */
 function declaredEntity(declared: IntegrationDeclared, listed: { fields?: unknown; mappings?: unknown }) {
-  const answer = entity(CONTEXT, declared.integration);
+  const answer = integrations.entity(declared.integration);
   if (listed.fields === undefined && listed.mappings === undefined) return answer;
   return {
     ...answer,
@@ -108,13 +114,9 @@ function declaredEntity(declared: IntegrationDeclared, listed: { fields?: unknow
     mappings: declared.mappings.map(({ integrationSortingOrder: _, ...m }) => m),
   };
 }
-const fieldsContext = (n: number) => `${API_BASE}/$metadata#integrations(${n})/fields`;
-const mappingsContext = (n: number) => `${API_BASE}/$metadata#integrations(${n})/mappings`;
 
 export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePlugin {
   const { db, clock } = deps;
-  const integrationKey = (raw: string): number => requireKey(parseIntegerKey(raw), 'integration', raw);
-  const fieldKey = (raw: string): number => requireKey(parseIntegerKey(raw), 'integration field', raw);
 
   async function loadIntegration(sortingOrder: number): Promise<Integration> {
     const integration = await getIntegration(db.kysely, sortingOrder);
@@ -124,31 +126,28 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
 
   return (app) => {
     // ---- integrations ----------------------------------------------------------------------
-    const integrationResponses = { 200: IntegrationEntity, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
+    const integrationResponses = { 200: integrations.Entity, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
     const changeResponses = { ...integrationResponses, 200: IntegrationWithSets };
 
     app.get(
-      SET,
-      { config: { permission: 'read' }, schema: { summary: 'List integrations', tags, response: { 200: IntegrationList } } },
-      async () => ({
-        '@odata.context': CONTEXT,
-        value: await listIntegrations(db.kysely),
-      }),
+      integrations.path,
+      { config: integrations.config('read'), schema: { summary: 'List integrations', tags, response: { 200: integrations.List } } },
+      async () => integrations.list(await listIntegrations(db.kysely)),
     );
 
     app.get(
-      `${SET}/:key`,
+      integrations.itemPath,
       {
-        config: { permission: 'read' },
+        config: integrations.config('read'),
         schema: { summary: 'Read an integration', tags, params: KeyParams, response: integrationResponses },
       },
-      async (request) => entity(CONTEXT, await loadIntegration(integrationKey(request.params.key))),
+      async (request) => integrations.entity(await loadIntegration(integrations.key(request.params.key))),
     );
 
     app.post(
-      SET,
+      integrations.path,
       {
-        config: { permission: 'configure' },
+        config: integrations.config('configure'),
         schema: {
           summary: 'Create an integration, optionally with its fields and mappings',
           description:
@@ -164,15 +163,15 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
         const declared = await createIntegration(db, request.body, clock);
         return reply
           .status(201)
-          .header('location', `${SET}(${declared.integration.sortingOrder})`)
+          .header('location', integrations.url(declared.integration.sortingOrder))
           .send(declaredEntity(declared, request.body));
       },
     );
 
     app.patch(
-      `${SET}/:key`,
+      integrations.itemPath,
       {
-        config: { permission: 'configure' },
+        config: integrations.config('configure'),
         schema: {
           summary: 'Change an integration; a fields or mappings list replaces that set',
           description:
@@ -185,13 +184,14 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
           response: changeResponses,
         },
       },
-      async (request) => declaredEntity(await updateIntegration(db, integrationKey(request.params.key), request.body, clock), request.body),
+      async (request) =>
+        declaredEntity(await updateIntegration(db, integrations.key(request.params.key), request.body, clock), request.body),
     );
 
     app.delete(
-      `${SET}/:key`,
+      integrations.itemPath,
       {
-        config: { permission: 'configure' },
+        config: integrations.config('configure'),
         schema: {
           summary: 'Delete an integration with its fields and mappings',
           description: 'Refused with 409 while bulk import requests for it are Pending or Processing.',
@@ -201,191 +201,193 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
         },
       },
       async (request, reply) => {
-        await deleteIntegration(db, integrationKey(request.params.key));
+        await deleteIntegration(db, integrations.key(request.params.key));
         return reply.status(204).send(null);
       },
     );
 
     // ---- fields ----------------------------------------------------------------------------
-    const fieldResponses = { 200: FieldEntity, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
+    const fieldResponses = { 200: fields.Entity, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
 
     app.get(
-      `${SET}/:key/fields`,
+      fields.path,
       {
-        config: { permission: 'read' },
-        schema: { summary: 'List the fields of an integration', tags, params: KeyParams, response: { 200: FieldList, 404: ErrorSchema } },
+        config: fields.config('read'),
+        schema: {
+          summary: 'List the fields of an integration',
+          tags,
+          params: KeyParams,
+          response: { 200: fields.List, 404: ErrorSchema },
+        },
       },
       async (request) => {
-        const { sortingOrder } = await loadIntegration(integrationKey(request.params.key));
-        return { '@odata.context': fieldsContext(sortingOrder), value: await listIntegrationFields(db.kysely, sortingOrder) };
+        const { sortingOrder } = await loadIntegration(integrations.key(request.params.key));
+        return fields.list(sortingOrder, await listIntegrationFields(db.kysely, sortingOrder));
       },
     );
 
     app.get(
-      `${SET}/:key/fields/:fieldKey`,
+      fields.itemPath,
       {
-        config: { permission: 'read' },
-        schema: { summary: 'Read an integration field', tags, params: FieldKeyParams, response: fieldResponses },
+        config: fields.config('read'),
+        schema: { summary: 'Read an integration field', tags, params: fields.Params, response: fieldResponses },
       },
       async (request) => {
-        const { sortingOrder } = await loadIntegration(integrationKey(request.params.key));
-        const fieldNo = fieldKey(request.params.fieldKey);
+        const { sortingOrder } = await loadIntegration(integrations.key(request.params.key));
+        const fieldNo = fields.key(request.params.fieldKey);
         const field: IntegrationField | undefined = await getIntegrationField(db.kysely, sortingOrder, fieldNo);
         if (field === undefined) throw notFound(`Integration ${sortingOrder} has no field ${fieldNo}.`);
-        return entity(fieldsContext(sortingOrder), field);
+        return fields.entity(sortingOrder, field);
       },
     );
 
     app.post(
-      `${SET}/:key/fields`,
+      fields.path,
       {
-        config: { permission: 'configure' },
+        config: fields.config('configure'),
         schema: {
           summary: 'Add a field to an integration',
           description: 'columnType standard (default) reads sourcePath from each record; constant gives every record constantValue.',
           tags,
           params: KeyParams,
           body: Type.Object(FieldProperties, ODATA_BODY),
-          response: { ...fieldResponses, 201: FieldEntity },
+          response: { ...fieldResponses, 201: fields.Entity },
         },
       },
       async (request, reply) => {
-        const sortingOrder = integrationKey(request.params.key);
+        const sortingOrder = integrations.key(request.params.key);
         const field = await createField(db, sortingOrder, request.body, clock);
-        return reply
-          .status(201)
-          .header('location', `${SET}(${sortingOrder})/fields(${field.fieldNo})`)
-          .send(entity(fieldsContext(sortingOrder), field));
+        return reply.status(201).header('location', fields.url(sortingOrder, field.fieldNo)).send(fields.entity(sortingOrder, field));
       },
     );
 
     app.patch(
-      `${SET}/:key/fields/:fieldKey`,
+      fields.itemPath,
       {
-        config: { permission: 'configure' },
+        config: fields.config('configure'),
         schema: {
           summary: 'Change an integration field',
           tags,
-          params: FieldKeyParams,
+          params: fields.Params,
           body: Type.Object(FieldPatchSchema.properties, ODATA_BODY),
           response: fieldResponses,
         },
       },
       async (request) => {
-        const sortingOrder = integrationKey(request.params.key);
-        const field = await updateField(db, sortingOrder, fieldKey(request.params.fieldKey), request.body, clock);
-        return entity(fieldsContext(sortingOrder), field);
+        const sortingOrder = integrations.key(request.params.key);
+        const field = await updateField(db, sortingOrder, fields.key(request.params.fieldKey), request.body, clock);
+        return fields.entity(sortingOrder, field);
       },
     );
 
     app.delete(
-      `${SET}/:key/fields/:fieldKey`,
+      fields.itemPath,
       {
-        config: { permission: 'configure' },
+        config: fields.config('configure'),
         schema: {
           summary: 'Delete an integration field and its mapping',
           description: 'Refused (400) when its mapping is the last one of an integration that accepts bulk import requests.',
           tags,
-          params: FieldKeyParams,
+          params: fields.Params,
           response: { 204: Deleted, 400: ErrorSchema, 404: ErrorSchema },
         },
       },
       async (request, reply) => {
-        await deleteField(db, integrationKey(request.params.key), fieldKey(request.params.fieldKey), clock);
+        await deleteField(db, integrations.key(request.params.key), fields.key(request.params.fieldKey), clock);
         return reply.status(204).send(null);
       },
     );
 
     // ---- mappings --------------------------------------------------------------------------
-    const mappingResponses = { 200: MappingEntity, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
+    const mappingResponses = { 200: mappings.Entity, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
 
     app.get(
-      `${SET}/:key/mappings`,
+      mappings.path,
       {
-        config: { permission: 'read' },
+        config: mappings.config('read'),
         schema: {
           summary: 'List the mappings of an integration',
           tags,
           params: KeyParams,
-          response: { 200: MappingList, 404: ErrorSchema },
+          response: { 200: mappings.List, 404: ErrorSchema },
         },
       },
       async (request) => {
-        const { sortingOrder } = await loadIntegration(integrationKey(request.params.key));
-        return { '@odata.context': mappingsContext(sortingOrder), value: await listIntegrationMappings(db.kysely, sortingOrder) };
+        const { sortingOrder } = await loadIntegration(integrations.key(request.params.key));
+        return mappings.list(sortingOrder, await listIntegrationMappings(db.kysely, sortingOrder));
       },
     );
 
     app.get(
-      `${SET}/:key/mappings/:fieldKey`,
+      mappings.itemPath,
       {
-        config: { permission: 'read' },
-        schema: { summary: 'Read the mapping of an integration field', tags, params: FieldKeyParams, response: mappingResponses },
+        config: mappings.config('read'),
+        schema: { summary: 'Read the mapping of an integration field', tags, params: mappings.Params, response: mappingResponses },
       },
       async (request) => {
-        const { sortingOrder } = await loadIntegration(integrationKey(request.params.key));
-        const fieldNo = fieldKey(request.params.fieldKey);
+        const { sortingOrder } = await loadIntegration(integrations.key(request.params.key));
+        const fieldNo = mappings.key(request.params.fieldKey);
         const mapping: IntegrationMapping | undefined = await getIntegrationMapping(db.kysely, sortingOrder, fieldNo);
         if (mapping === undefined) throw notFound(`Integration ${sortingOrder} has no mapping for field ${fieldNo}.`);
-        return entity(mappingsContext(sortingOrder), mapping);
+        return mappings.entity(sortingOrder, mapping);
       },
     );
 
     app.post(
-      `${SET}/:key/mappings`,
+      mappings.path,
       {
-        config: { permission: 'configure' },
+        config: mappings.config('configure'),
         schema: {
           summary: 'Map an integration field to a field of the target table',
           tags,
           params: KeyParams,
           body: Type.Object(MappingProperties, ODATA_BODY),
-          response: { ...mappingResponses, 201: MappingEntity },
+          response: { ...mappingResponses, 201: mappings.Entity },
         },
       },
       async (request, reply) => {
-        const sortingOrder = integrationKey(request.params.key);
+        const sortingOrder = integrations.key(request.params.key);
         const mapping = await createMapping(db, sortingOrder, request.body, clock);
         return reply
           .status(201)
-          .header('location', `${SET}(${sortingOrder})/mappings(${mapping.fieldNo})`)
-          .send(entity(mappingsContext(sortingOrder), mapping));
+          .header('location', mappings.url(sortingOrder, mapping.fieldNo))
+          .send(mappings.entity(sortingOrder, mapping));
       },
     );
 
     app.patch(
-      `${SET}/:key/mappings/:fieldKey`,
+      mappings.itemPath,
       {
-        config: { permission: 'configure' },
+        config: mappings.config('configure'),
         schema: {
           summary: 'Change a mapping',
           tags,
-          params: FieldKeyParams,
+          params: mappings.Params,
           body: Type.Object(MappingPatchSchema.properties, ODATA_BODY),
           response: mappingResponses,
         },
       },
       async (request) => {
-        const sortingOrder = integrationKey(request.params.key);
-        const mapping = await updateMapping(db, sortingOrder, fieldKey(request.params.fieldKey), request.body, clock);
-        return entity(mappingsContext(sortingOrder), mapping);
+        const sortingOrder = integrations.key(request.params.key);
+        const mapping = await updateMapping(db, sortingOrder, mappings.key(request.params.fieldKey), request.body, clock);
+        return mappings.entity(sortingOrder, mapping);
       },
     );
 
     app.delete(
-      `${SET}/:key/mappings/:fieldKey`,
+      mappings.itemPath,
       {
-        config: { permission: 'configure' },
+        config: mappings.config('configure'),
         schema: {
           summary: 'Delete a mapping',
           description: 'Refused (400) when it is the last mapping of an integration that accepts bulk import requests.',
           tags,
-          params: FieldKeyParams,
+          params: mappings.Params,
           response: { 204: Deleted, 400: ErrorSchema, 404: ErrorSchema },
         },
       },
       async (request, reply) => {
-        await deleteMapping(db, integrationKey(request.params.key), fieldKey(request.params.fieldKey), clock);
+        await deleteMapping(db, integrations.key(request.params.key), mappings.key(request.params.fieldKey), clock);
         return reply.status(204).send(null);
       },
     );

@@ -7,14 +7,14 @@ import type { Clock } from '../core/clock.js';
 import { badRequest, conflict, notFound } from '../core/errors.js';
 import { getEntry, listEntries, type JobQueueEntry } from './entries.js';
 import { holdEntry } from './hold-entry.js';
-import type { SettableEntryStatus } from './model.js';
+import { ENTRY_STATUSES, SETTABLE_ENTRY_STATUSES, type SettableEntryStatus } from './model.js';
 import { readyEntry } from './ready-entry.js';
 import { runEntryNow } from './run-entry-now.js';
 import { setEntryRecurrence } from './set-entry-recurrence.js';
 import type { Database } from '../storage/database.js';
-import { API_BASE, parseStringKey, requireKey } from '../http/odata.js';
+import { entitySet } from '../http/entity-set.js';
 import type { RoutePlugin } from '../http/server.js';
-import { ErrorSchema, KeyParams } from '../http/schemas.js';
+import { ErrorSchema, KeyParams, literalUnion } from '../http/schemas.js';
 
 export interface JobQueueRouteDeps {
   readonly db: Database;
@@ -23,31 +23,31 @@ export interface JobQueueRouteDeps {
   readonly queue?: { wake(): void } | undefined;
 }
 
-const SET = `${API_BASE}/jobQueueEntries`;
-const CONTEXT = `${API_BASE}/$metadata#jobQueueEntries`;
-
 const Timestamp = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
-const StatusSchema = Type.Union([Type.Literal('Ready'), Type.Literal('On Hold'), Type.Literal('In Process'), Type.Literal('Error')], {
-  description: 'Ready, On Hold, In Process (running now) or Error (the last run failed; it runs again at its next time)',
-});
-/** What PATCH offers is what it accepts: In Process and Error are the scheduler's to set (SETTABLE_ENTRY_STATUSES). */
-const SettableStatusSchema = Type.Union([Type.Literal('Ready'), Type.Literal('On Hold')], {
+/** What PATCH offers is what it accepts: In Process and Error are the scheduler's to set. */
+const SettableStatusSchema = literalUnion(SETTABLE_ENTRY_STATUSES, {
   description: 'Ready or On Hold; In Process and Error are set by the job queue itself',
 });
 
-const EntryProperties = {
-  id: Type.String(),
-  description: Type.String(),
-  kind: Type.String({ description: 'What the entry runs: bulkImportProcessor or retentionCleanup' }),
-  status: StatusSchema,
-  recurrenceSeconds: Type.Integer({ description: 'Interval between runs, in seconds' }),
-  nextRunAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'null while the entry runs' }),
-  lastRunAt: Timestamp,
-  lastEndedAt: Timestamp,
-  lastError: Type.String({ description: "Error of the last run; '' when it succeeded" }),
-};
-const EntitySchema = Type.Object({ '@odata.context': Type.String(), ...EntryProperties });
-const ListSchema = Type.Object({ '@odata.context': Type.String(), value: Type.Array(Type.Object(EntryProperties)) });
+const jobQueueEntries = entitySet({
+  name: 'jobQueueEntries',
+  key: 'id',
+  keyType: 'string',
+  noun: 'job queue entry',
+  item: Type.Object({
+    id: Type.String(),
+    description: Type.String(),
+    kind: Type.String({ description: 'What the entry runs: bulkImportProcessor or retentionCleanup' }),
+    status: literalUnion(ENTRY_STATUSES, {
+      description: 'Ready, On Hold, In Process (running now) or Error (the last run failed; it runs again at its next time)',
+    }),
+    recurrenceSeconds: Type.Integer({ description: 'Interval between runs, in seconds' }),
+    nextRunAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'null while the entry runs' }),
+    lastRunAt: Timestamp,
+    lastEndedAt: Timestamp,
+    lastError: Type.String({ description: "Error of the last run; '' when it succeeded" }),
+  }),
+});
 
 const PatchBody = Type.Object(
   {
@@ -57,12 +57,8 @@ const PatchBody = Type.Object(
   { additionalProperties: false },
 );
 
-const entity = (entry: JobQueueEntry) => ({ '@odata.context': `${CONTEXT}/$entity`, ...entry });
-
 export function jobQueueRoutes(deps: JobQueueRouteDeps): RoutePlugin {
   const { db, clock } = deps;
-
-  const entryId = (raw: string): string => requireKey(parseStringKey(raw), 'job queue entry', raw);
 
   async function load(id: string): Promise<JobQueueEntry> {
     const entry = await getEntry(db, id);
@@ -87,25 +83,27 @@ export function jobQueueRoutes(deps: JobQueueRouteDeps): RoutePlugin {
   }
 
   const tags = ['Job Queue'];
-  const entityResponses = { 200: EntitySchema, 404: ErrorSchema };
+  const entityResponses = { 200: jobQueueEntries.Entity, 404: ErrorSchema };
+  const read = jobQueueEntries.config('read');
+  const change = jobQueueEntries.config('jobQueue');
 
   return (app) => {
     app.get(
-      SET,
-      { config: { permission: 'read' }, schema: { summary: 'List job queue entries', tags, response: { 200: ListSchema } } },
-      async () => ({ '@odata.context': CONTEXT, value: await listEntries(db) }),
+      jobQueueEntries.path,
+      { config: read, schema: { summary: 'List job queue entries', tags, response: { 200: jobQueueEntries.List } } },
+      async () => jobQueueEntries.list(await listEntries(db)),
     );
 
     app.get(
-      `${SET}/:key`,
-      { config: { permission: 'read' }, schema: { summary: 'Read a job queue entry', tags, params: KeyParams, response: entityResponses } },
-      async (request) => entity(await load(entryId(request.params.key))),
+      jobQueueEntries.itemPath,
+      { config: read, schema: { summary: 'Read a job queue entry', tags, params: KeyParams, response: entityResponses } },
+      async (request) => jobQueueEntries.entity(await load(jobQueueEntries.key(request.params.key))),
     );
 
     app.patch(
-      `${SET}/:key`,
+      jobQueueEntries.itemPath,
       {
-        config: { permission: 'jobQueue' },
+        config: change,
         schema: {
           summary: 'Put an entry On Hold or Ready, or change its interval',
           description:
@@ -117,28 +115,28 @@ export function jobQueueRoutes(deps: JobQueueRouteDeps): RoutePlugin {
         },
       },
       async (request) => {
-        const id = (await load(entryId(request.params.key))).id;
+        const id = (await load(jobQueueEntries.key(request.params.key))).id;
         const { status, recurrenceSeconds } = request.body;
         if (recurrenceSeconds !== undefined) await setEntryRecurrence(db, { id, now: clock(), recurrenceSeconds });
         if (status !== undefined) await setStatus(id, status);
-        return entity(await load(id));
+        return jobQueueEntries.entity(await load(id));
       },
     );
 
     app.post(
-      `${SET}/:key/Microsoft.NAV.setReady`,
-      { config: { permission: 'jobQueue' }, schema: { summary: 'Set an entry Ready', tags, params: KeyParams, response: entityResponses } },
+      jobQueueEntries.action('setReady'),
+      { config: change, schema: { summary: 'Set an entry Ready', tags, params: KeyParams, response: entityResponses } },
       async (request) => {
-        const id = (await load(entryId(request.params.key))).id;
+        const id = (await load(jobQueueEntries.key(request.params.key))).id;
         await setStatus(id, 'Ready');
-        return entity(await load(id));
+        return jobQueueEntries.entity(await load(id));
       },
     );
 
     app.post(
-      `${SET}/:key/Microsoft.NAV.setOnHold`,
+      jobQueueEntries.action('setOnHold'),
       {
-        config: { permission: 'jobQueue' },
+        config: change,
         schema: {
           summary: 'Put an entry On Hold: nothing runs, requests stay Pending',
           tags,
@@ -147,16 +145,16 @@ export function jobQueueRoutes(deps: JobQueueRouteDeps): RoutePlugin {
         },
       },
       async (request) => {
-        const id = (await load(entryId(request.params.key))).id;
+        const id = (await load(jobQueueEntries.key(request.params.key))).id;
         await setStatus(id, 'On Hold');
-        return entity(await load(id));
+        return jobQueueEntries.entity(await load(id));
       },
     );
 
     app.post(
-      `${SET}/:key/Microsoft.NAV.runNow`,
+      jobQueueEntries.action('runNow'),
       {
-        config: { permission: 'jobQueue' },
+        config: change,
         schema: {
           summary: 'Make an entry due now (answers before it runs)',
           description:
@@ -172,12 +170,12 @@ export function jobQueueRoutes(deps: JobQueueRouteDeps): RoutePlugin {
         },
       },
       async (request) => {
-        const id = (await load(entryId(request.params.key))).id;
+        const id = (await load(jobQueueEntries.key(request.params.key))).id;
         if (!(await runEntryNow(db, { id, now: clock() }))) {
           throw conflict('invalidStatusTransition', `Job queue entry '${id}' is On Hold; set it Ready to run it.`);
         }
         deps.queue?.wake();
-        return entity(await load(id));
+        return jobQueueEntries.entity(await load(id));
       },
     );
   };

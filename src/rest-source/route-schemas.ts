@@ -1,44 +1,47 @@
 /**
- * What the REST API connection and endpoint routes answer (routes.ts): the answer schemas (no secret
- * property among them, so none can slip out), the probe answers, and the small helpers that shape them.
+ * What the REST API connection and endpoint routes answer (routes.ts): the two entity sets, whose
+ * item schemas list no secret property (so none can slip out), the probe answers, and the small
+ * helpers that shape them. `restApiEndpoints` is also where import-runs binds its `run` action.
  */
 import { Type } from 'typebox';
-import { API_BASE } from '../http/odata.js';
+import { entitySet } from '../http/entity-set.js';
 import type { FetchOptions } from './fetch-pages.js';
 import { FetchError } from './http-client.js';
 import type { RestConnection, RestEndpoint } from './model.js';
 import { previewFirstPage, type PagePreview, type PreviewIntegration } from './preview.js';
 import type { EndpointView } from './settings.js';
 
-export const CONNECTIONS = `${API_BASE}/restApiConnections`;
-export const ENDPOINTS = `${API_BASE}/restApiEndpoints`;
-export const CONNECTIONS_CONTEXT = `${API_BASE}/$metadata#restApiConnections`;
-export const ENDPOINTS_CONTEXT = `${API_BASE}/$metadata#restApiEndpoints`;
 export const tags = ['REST API'];
 
 export const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 export const StringMap = Type.Record(Type.String(), Type.String());
 
-export const ConnectionOut = {
-  code: Type.String(),
-  baseUrl: Type.String(),
-  authType: Type.String(),
-  username: nullable(Type.String()),
-  passwordIsSet: Type.Boolean(),
-  tokenIsSet: Type.Boolean(),
-  apiKeyName: nullable(Type.String()),
-  apiKeyIn: nullable(Type.String()),
-  apiKeyIsSet: Type.Boolean(),
-  tokenUrl: nullable(Type.String()),
-  clientId: nullable(Type.String()),
-  clientSecretIsSet: Type.Boolean(),
-  scope: nullable(Type.String()),
-  headers: StringMap,
-  query: StringMap,
-  timeoutMs: Type.Integer(),
-  maxRetries: Type.Integer(),
-  initialDelayMs: Type.Integer(),
-};
+export const restApiConnections = entitySet({
+  name: 'restApiConnections',
+  key: 'code',
+  keyType: 'string',
+  noun: 'REST API connection',
+  item: Type.Object({
+    code: Type.String(),
+    baseUrl: Type.String(),
+    authType: Type.String(),
+    username: nullable(Type.String()),
+    passwordIsSet: Type.Boolean(),
+    tokenIsSet: Type.Boolean(),
+    apiKeyName: nullable(Type.String()),
+    apiKeyIn: nullable(Type.String()),
+    apiKeyIsSet: Type.Boolean(),
+    tokenUrl: nullable(Type.String()),
+    clientId: nullable(Type.String()),
+    clientSecretIsSet: Type.Boolean(),
+    scope: nullable(Type.String()),
+    headers: StringMap,
+    query: StringMap,
+    timeoutMs: Type.Integer(),
+    maxRetries: Type.Integer(),
+    initialDelayMs: Type.Integer(),
+  }),
+});
 export const RECORDS_FOUND_BY =
   "Read-only, ignored on input: which setting finds a page's records (the integration's records path, else Response Data Path, else the response root) and why that one";
 /** An answer may be sent back as it is (GET, change, PATCH): its read-only property is accepted there and ignored. */
@@ -49,33 +52,33 @@ export const withoutReadOnly = <T extends { recordsFoundBy?: string }>({
 }: T): Omit<T, 'recordsFoundBy'> => input;
 export type EndpointAnswer = EndpointView & { readonly recordsFoundBy: string };
 
-export const EndpointOut = {
-  code: Type.String(),
-  connectionCode: Type.String(),
-  path: Type.String(),
-  method: Type.String(),
-  headers: StringMap,
-  query: StringMap,
-  body: nullable(Type.String()),
-  integrationSortingOrder: Type.Integer(),
-  paginationType: Type.String(),
-  nextLinkJsonPath: nullable(Type.String()),
-  pageParameterName: nullable(Type.String()),
-  offsetParameterName: nullable(Type.String()),
-  limitParameterName: nullable(Type.String()),
-  pageSize: nullable(Type.Integer()),
-  maxPages: Type.Integer(),
-  responseDataPath: nullable(Type.String({ description: 'As configured: null when not set, "" or "$" when blank' })),
-  allowCrossOrigin: Type.Boolean(),
-  scheduleSeconds: nullable(Type.Integer()),
-  recordsFoundBy: Type.String({ description: RECORDS_FOUND_BY }),
-};
-
-export const ConnectionEntity = Type.Object({ '@odata.context': Type.String(), ...ConnectionOut });
-export const ConnectionList = Type.Object({ '@odata.context': Type.String(), value: Type.Array(Type.Object(ConnectionOut)) });
-export const EndpointEntity = Type.Object({ '@odata.context': Type.String(), ...EndpointOut });
-export const EndpointList = Type.Object({ '@odata.context': Type.String(), value: Type.Array(Type.Object(EndpointOut)) });
-export const Deleted = Type.Null({ description: 'Deleted' });
+export const restApiEndpoints = entitySet({
+  name: 'restApiEndpoints',
+  key: 'code',
+  keyType: 'string',
+  noun: 'REST API endpoint',
+  item: Type.Object({
+    code: Type.String(),
+    connectionCode: Type.String(),
+    path: Type.String(),
+    method: Type.String(),
+    headers: StringMap,
+    query: StringMap,
+    body: nullable(Type.String()),
+    integrationSortingOrder: Type.Integer(),
+    paginationType: Type.String(),
+    nextLinkJsonPath: nullable(Type.String()),
+    pageParameterName: nullable(Type.String()),
+    offsetParameterName: nullable(Type.String()),
+    limitParameterName: nullable(Type.String()),
+    pageSize: nullable(Type.Integer()),
+    maxPages: Type.Integer(),
+    responseDataPath: nullable(Type.String({ description: 'As configured: null when not set, "" or "$" when blank' })),
+    allowCrossOrigin: Type.Boolean(),
+    scheduleSeconds: nullable(Type.Integer()),
+    recordsFoundBy: Type.String({ description: RECORDS_FOUND_BY }),
+  }),
+});
 
 export const ProbeError = Type.Object({
   pageNo: Type.Integer(),
@@ -142,10 +145,6 @@ export const preview = async (
     next: { ...page.next },
   };
 };
-
-export const entity = <T extends object>(context: string, value: T) => ({ '@odata.context': `${context}/$entity`, ...value });
-export const connectionUrl = (code: string) => `${CONNECTIONS}('${code}')`;
-export const endpointUrl = (code: string) => `${ENDPOINTS}('${code}')`;
 
 /** A remote failure is an answer, not an error: the probe itself worked. */
 export async function probe<T extends object>(

@@ -43,28 +43,17 @@ import {
 } from './schemas.js';
 import { endpointViewOf, type EndpointSettings } from './settings.js';
 import type { Database } from '../storage/database.js';
-import { parseStringKey, requireKey } from '../http/odata.js';
 import type { RoutePlugin } from '../http/server.js';
-import { ErrorSchema, KeyParams, ODATA_BODY } from '../http/schemas.js';
+import { Deleted, ErrorSchema, KeyParams, ODATA_BODY } from '../http/schemas.js';
 import {
-  CONNECTIONS,
-  CONNECTIONS_CONTEXT,
-  ConnectionEntity,
-  ConnectionList,
-  Deleted,
-  ENDPOINTS,
-  ENDPOINTS_CONTEXT,
   type EndpointAnswer,
-  EndpointEntity,
-  EndpointList,
   PreviewAnswer,
   ReadOnlyIn,
   TestConnectionAnswer,
-  connectionUrl,
-  endpointUrl,
-  entity,
   preview,
   probe,
+  restApiConnections as connections,
+  restApiEndpoints as endpoints,
   tags,
   withoutReadOnly,
 } from './route-schemas.js';
@@ -82,8 +71,6 @@ export interface RestApiRouteDeps {
 export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
   const { db, clock, secrets } = deps;
   const fetchOptions = { outbound: deps.outbound };
-  const connectionKey = (raw: string): string => requireKey(parseStringKey(raw), 'REST API connection', raw);
-  const endpointKey = (raw: string): string => requireKey(parseStringKey(raw), 'REST API endpoint', raw);
 
   async function readConnection(code: string): Promise<ConnectionView> {
     const connection = await getConnection(db.kysely, code);
@@ -106,49 +93,46 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
 
   return (app) => {
     // ---- connections -----------------------------------------------------------------------
-    const connectionResponses = { 200: ConnectionEntity, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
+    const connectionResponses = { 200: connections.Entity, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
 
     app.get(
-      CONNECTIONS,
-      { config: { permission: 'read' }, schema: { summary: 'List REST API connections', tags, response: { 200: ConnectionList } } },
-      async () => ({
-        '@odata.context': CONNECTIONS_CONTEXT,
-        value: await listConnections(db.kysely),
-      }),
+      connections.path,
+      { config: connections.config('read'), schema: { summary: 'List REST API connections', tags, response: { 200: connections.List } } },
+      async () => connections.list(await listConnections(db.kysely)),
     );
 
     app.get(
-      `${CONNECTIONS}/:key`,
+      connections.itemPath,
       {
-        config: { permission: 'read' },
+        config: connections.config('read'),
         schema: { summary: 'Read a REST API connection', tags, params: KeyParams, response: connectionResponses },
       },
-      async (request) => entity(CONNECTIONS_CONTEXT, await readConnection(connectionKey(request.params.key))),
+      async (request) => connections.entity(await readConnection(connections.key(request.params.key))),
     );
 
     app.post(
-      CONNECTIONS,
+      connections.path,
       {
-        config: { permission: 'configureConnections' },
+        config: connections.config('configureConnections'),
         schema: {
           summary: 'Create a REST API connection',
           description:
             'Defaults: authType none, headers {}, query {}, timeoutMs 30000, maxRetries 3, initialDelayMs 500. Secrets (password, token, apiKey, clientSecret) are write-only: answers carry …IsSet flags.',
           tags,
           body: Type.Object(ConnectionProperties, ODATA_BODY),
-          response: { ...connectionResponses, 201: ConnectionEntity },
+          response: { ...connectionResponses, 201: connections.Entity },
         },
       },
       async (request, reply) => {
         const connection = await createConnection(db, request.body, clock, secrets);
-        return reply.status(201).header('location', connectionUrl(connection.code)).send(entity(CONNECTIONS_CONTEXT, connection));
+        return reply.status(201).header('location', connections.url(connection.code)).send(connections.entity(connection));
       },
     );
 
     app.patch(
-      `${CONNECTIONS}/:key`,
+      connections.itemPath,
       {
-        config: { permission: 'configureConnections' },
+        config: connections.config('configureConnections'),
         schema: {
           summary: 'Change a REST API connection',
           description:
@@ -159,14 +143,13 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
           response: connectionResponses,
         },
       },
-      async (request) =>
-        entity(CONNECTIONS_CONTEXT, await updateConnection(db, connectionKey(request.params.key), request.body, clock, secrets)),
+      async (request) => connections.entity(await updateConnection(db, connections.key(request.params.key), request.body, clock, secrets)),
     );
 
     app.delete(
-      `${CONNECTIONS}/:key`,
+      connections.itemPath,
       {
-        config: { permission: 'configureConnections' },
+        config: connections.config('configureConnections'),
         schema: {
           summary: 'Delete a REST API connection',
           description: 'Refused with 409 while endpoints use it.',
@@ -176,7 +159,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
         },
       },
       async (request, reply) => {
-        await deleteConnection(db, connectionKey(request.params.key));
+        await deleteConnection(db, connections.key(request.params.key));
         return reply.status(204).send(null);
       },
     );
@@ -184,9 +167,9 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
     const testDescription =
       'Answers 200 with {ok:true,status,url,message}, or {ok:false,error:{pageNo,url,message,status}} when the remote call failed.';
     app.post(
-      `${CONNECTIONS}/:key/Microsoft.NAV.testConnection`,
+      connections.action('testConnection'),
       {
-        config: { permission: 'configureRest' },
+        config: connections.config('configureRest'),
         schema: {
           summary: 'Test a saved REST API connection',
           description: testDescription,
@@ -196,15 +179,15 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
         },
       },
       async (request) => {
-        const connection = await loadConnection(db, connectionKey(request.params.key), secrets);
+        const connection = await loadConnection(db, connections.key(request.params.key), secrets);
         return probe(() => testConnection(connection, fetchOptions));
       },
     );
 
     app.post(
-      `${CONNECTIONS}/Microsoft.NAV.testConnection`,
+      connections.collectionAction('testConnection'),
       {
-        config: { permission: 'configureConnections' },
+        config: connections.config('configureConnections'),
         schema: {
           summary: 'Test a REST API connection that is not saved',
           description: `The body is a connection as for POST (code optional), validated the same way; it uses only the secrets it carries. ${testDescription}`,
@@ -220,56 +203,53 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
     );
 
     // ---- endpoints -------------------------------------------------------------------------
-    const endpointResponses = { 200: EndpointEntity, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
+    const endpointResponses = { 200: endpoints.Entity, 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema };
 
     app.get(
-      ENDPOINTS,
-      { config: { permission: 'read' }, schema: { summary: 'List REST API endpoints', tags, response: { 200: EndpointList } } },
+      endpoints.path,
+      { config: endpoints.config('read'), schema: { summary: 'List REST API endpoints', tags, response: { 200: endpoints.List } } },
       async () => {
         const recordsPaths = new Map((await listIntegrations(db.kysely)).map((i) => [i.sortingOrder, i.recordsPath]));
-        const endpoints = await listEndpoints(db.kysely);
-        return {
-          '@odata.context': ENDPOINTS_CONTEXT,
-          value: endpoints.map((e) => answerOf(e, recordsPaths.get(e.integrationSortingOrder))),
-        };
+        const stored = await listEndpoints(db.kysely);
+        return endpoints.list(stored.map((e) => answerOf(e, recordsPaths.get(e.integrationSortingOrder))));
       },
     );
 
     app.get(
-      `${ENDPOINTS}/:key`,
+      endpoints.itemPath,
       {
-        config: { permission: 'read' },
+        config: endpoints.config('read'),
         schema: { summary: 'Read a REST API endpoint', tags, params: KeyParams, response: endpointResponses },
       },
-      async (request) => entity(ENDPOINTS_CONTEXT, await readEndpoint(endpointKey(request.params.key))),
+      async (request) => endpoints.entity(await readEndpoint(endpoints.key(request.params.key))),
     );
 
     app.post(
-      ENDPOINTS,
+      endpoints.path,
       {
-        config: { permission: 'configureRest' },
+        config: endpoints.config('configureRest'),
         schema: {
           summary: 'Create a REST API endpoint',
           description:
             'Defaults: method GET, paginationType none, maxPages 100, scheduleSeconds null. Page Number and Offset/Limit need pageSize and a responseDataPath that is set: a path, or "" (also "$") when the records are the response root or where the integration\'s records path says. A setting of another pagination type is refused.',
           tags,
           body: Type.Object({ ...EndpointProperties, ...ReadOnlyIn }, ODATA_BODY),
-          response: { ...endpointResponses, 201: EndpointEntity },
+          response: { ...endpointResponses, 201: endpoints.Entity },
         },
       },
       async (request, reply) => {
         const endpoint = await createEndpoint(db, withoutReadOnly(request.body), clock);
         return reply
           .status(201)
-          .header('location', endpointUrl(endpoint.code))
-          .send(entity(ENDPOINTS_CONTEXT, await endpointAnswer(endpoint)));
+          .header('location', endpoints.url(endpoint.code))
+          .send(endpoints.entity(await endpointAnswer(endpoint)));
       },
     );
 
     app.patch(
-      `${ENDPOINTS}/:key`,
+      endpoints.itemPath,
       {
-        config: { permission: 'configureRest' },
+        config: endpoints.config('configureRest'),
         schema: {
           summary: 'Change a REST API endpoint',
           description:
@@ -281,15 +261,15 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
         },
       },
       async (request) => {
-        const endpoint = await updateEndpoint(db, endpointKey(request.params.key), withoutReadOnly(request.body), clock);
-        return entity(ENDPOINTS_CONTEXT, await endpointAnswer(endpoint));
+        const endpoint = await updateEndpoint(db, endpoints.key(request.params.key), withoutReadOnly(request.body), clock);
+        return endpoints.entity(await endpointAnswer(endpoint));
       },
     );
 
     app.delete(
-      `${ENDPOINTS}/:key`,
+      endpoints.itemPath,
       {
-        config: { permission: 'configureRest' },
+        config: endpoints.config('configureRest'),
         schema: {
           summary: 'Delete a REST API endpoint and its schedule',
           description: 'Refused with 409 while an import run of it is Queued or Running.',
@@ -299,7 +279,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
         },
       },
       async (request, reply) => {
-        await deleteEndpoint(db, endpointKey(request.params.key), clock, deps.activeRunOf);
+        await deleteEndpoint(db, endpoints.key(request.params.key), clock, deps.activeRunOf);
         return reply.status(204).send(null);
       },
     );
@@ -307,9 +287,9 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
     const previewDescription =
       "Fetches the first page only and writes nothing. Its records are found as a run finds them (recordsFoundBy), the first 5 go through the endpoint's integration (rows: each record's row or its errors). Answers 200 with {ok:true,url,status,recordsFoundBy,recordCount,records,rows,next}, or {ok:false,error:{pageNo,url,message,status}} when page 1 fails as a run would fail on it (a remote error, or no records where the settings say).";
     app.post(
-      `${ENDPOINTS}/:key/Microsoft.NAV.previewFirstPage`,
+      endpoints.action('previewFirstPage'),
       {
-        config: { permission: 'configureRest' },
+        config: endpoints.config('configureRest'),
         schema: {
           summary: 'Preview the first page of a saved REST API endpoint',
           description: previewDescription,
@@ -319,7 +299,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
         },
       },
       async (request) => {
-        const endpoint = await loadEndpoint(db, endpointKey(request.params.key));
+        const endpoint = await loadEndpoint(db, endpoints.key(request.params.key));
         const connection = await loadConnection(db, endpoint.connectionCode, secrets);
         const integration = await loadDryRunIntegration(db, endpoint.integrationSortingOrder);
         return probe(() => preview(connection, endpoint, integration, fetchOptions));
@@ -327,9 +307,9 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
     );
 
     app.post(
-      `${ENDPOINTS}/Microsoft.NAV.previewFirstPage`,
+      endpoints.collectionAction('previewFirstPage'),
       {
-        config: { permission: 'configureRest' },
+        config: endpoints.config('configureRest'),
         schema: {
           summary: 'Preview the first page of a REST API endpoint that is not saved',
           description: `The body is an endpoint as for POST (code and integrationSortingOrder optional) on a saved connection, validated the same way. ${previewDescription}`,

@@ -9,21 +9,10 @@ import type { Database } from '../storage/database.js';
 import { countTableRows, readTableRows } from './rows.js';
 import { getTargetTable } from './store.js';
 import type { FieldType, TargetTable } from './model.js';
-import {
-  API_BASE,
-  pageResult,
-  parseCount,
-  parseFilter,
-  parseOrderBy,
-  parsePaging,
-  parseStringKey,
-  requestedUrl,
-  requireKey,
-  type FilterPropertyType,
-} from '../http/odata.js';
+import type { FilterPropertyType } from '../http/odata.js';
 import type { RoutePlugin } from '../http/server.js';
-
-const ErrorSchema = Type.Object({ error: Type.Object({ code: Type.String(), message: Type.String() }) });
+import { ErrorSchema, KeyParams } from '../http/schemas.js';
+import { targetTables } from './routes.js';
 
 /** How each field type is written in `$filter`; the values are compared in the form imports store. */
 const FILTER_TYPES: Readonly<Record<Exclude<FieldType, 'option'>, FilterPropertyType>> = {
@@ -43,30 +32,29 @@ export function filterProperties(table: TargetTable): Record<string, FilterPrope
   );
 }
 
-const RowSchema = Type.Object(
-  {},
-  {
-    additionalProperties: true,
-    description:
-      "One property per field of the table's declaration (GET targetTables('<name>') lists them), named as the field: " +
-      'text, code, option, guid, date (YYYY-MM-DD) and datetime (ISO 8601 UTC) as strings, integer and decimal as numbers, ' +
-      'boolean as true or false; null where a row has no value.',
-  },
-);
-
-const RowsSchema = Type.Object({
-  '@odata.context': Type.String(),
-  '@odata.count': Type.Optional(Type.Integer({ description: 'With $count=true: the rows matching $filter, on all pages' })),
-  value: Type.Array(RowSchema),
-  '@odata.nextLink': Type.Optional(Type.String()),
+/** Open items without a key of their own: each table has its own columns and primary key. */
+const rows = targetTables.containsMany({
+  name: 'rows',
+  key: null,
+  item: Type.Object(
+    {},
+    {
+      additionalProperties: true,
+      description:
+        "One property per field of the table's declaration (GET targetTables('<name>') lists them), named as the field: " +
+        'text, code, option, guid, date (YYYY-MM-DD) and datetime (ISO 8601 UTC) as strings, integer and decimal as numbers, ' +
+        'boolean as true or false; null where a row has no value.',
+    },
+  ),
+  listOptions: ['$filter', '$orderby', '$top', '$skip', '$count'],
 });
 
 export function targetTableRowRoutes(deps: { db: Database; maxPageSize: number }): RoutePlugin {
   return (app) => {
     app.get(
-      `${API_BASE}/targetTables/:key/rows`,
+      rows.path,
       {
-        config: { permission: 'read' },
+        config: rows.config('read'),
         schema: {
           summary: 'Rows of a target table',
           description:
@@ -75,44 +63,32 @@ export function targetTableRowRoutes(deps: { db: Database; maxPageSize: number }
             `always last (the default order); $top, $skip; $count=true adds @odata.count. At most ${deps.maxPageSize} rows ` +
             'per answer; more through @odata.nextLink.',
           tags: ['Target tables'],
-          params: Type.Object({ key: Type.String() }),
-          querystring: Type.Object(
-            {
-              $filter: Type.Optional(Type.String()),
-              $orderby: Type.Optional(Type.String()),
-              $top: Type.Optional(Type.String()),
-              $skip: Type.Optional(Type.String()),
-              $count: Type.Optional(Type.String()),
-            },
-            { additionalProperties: false },
-          ),
-          response: { 200: RowsSchema, 400: ErrorSchema, 404: ErrorSchema },
+          params: KeyParams,
+          querystring: rows.ListQuery,
+          response: { 200: rows.List, 400: ErrorSchema, 404: ErrorSchema },
         },
         // Rows are open objects, and OData wants @odata.count before value: JSON.stringify keeps the
         // order written below, where the compiled serializer would put required properties first.
         serializerCompiler: () => (data) => JSON.stringify(data),
       },
       async (request) => {
-        const name = requireKey(parseStringKey(request.params.key), 'target table', request.params.key);
-        const table = await getTargetTable(deps.db.kysely, name);
-        if (table === undefined) throw notFound(`No target table "${name}".`);
-        const filter = parseFilter(request.query.$filter, filterProperties(table));
-        const orderBy = parseOrderBy(
-          request.query.$orderby,
-          table.fields.map((f) => f.name),
-        ).map((o) => ({ field: o.property, descending: o.descending }));
-        const count = parseCount(request.query.$count);
-        const page = parsePaging(request.query, deps.maxPageSize);
+        const name = targetTables.key(request.params.key);
         const db = deps.db.kysely;
-        const rows = await readTableRows(db, table, { filter, orderBy, skip: page.skip, limit: page.limit + 1 });
-        // The URL as the caller wrote it (`targetTables('x')`), not as routing rewrote it.
-        const { value, nextLink } = pageResult(rows, page, requestedUrl(request));
-        return {
-          '@odata.context': `${API_BASE}/$metadata#targetTables('${name.replace(/'/g, "''")}')/rows`,
-          ...(count ? { '@odata.count': await countTableRows(db, table, filter) } : {}),
-          value,
-          ...(nextLink !== undefined ? { '@odata.nextLink': nextLink } : {}),
-        };
+        const table = await getTargetTable(db, name);
+        if (table === undefined) throw notFound(`No target table "${name}".`);
+        return rows.page(request, name, {
+          maxPageSize: deps.maxPageSize,
+          filter: filterProperties(table),
+          orderBy: { among: table.fields.map((f) => f.name) },
+          rows: ({ filter, orderBy, skip, limit }) =>
+            readTableRows(db, table, {
+              filter,
+              orderBy: orderBy.map((o) => ({ field: o.property, descending: o.descending })),
+              skip,
+              limit,
+            }),
+          count: (filter) => countTableRows(db, table, filter),
+        });
       },
     );
   };
