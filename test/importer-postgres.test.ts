@@ -817,9 +817,7 @@ describe.skipIf(SKIP_POSTGRES)('PostgreSQL importer in the caller’s transactio
     await b.reset([item], (ddl) => ddl.replace('"name" TEXT NOT NULL', `"name" TEXT NOT NULL CHECK ("name" <> 'bad')`));
     const { outcome } = await callerTransaction([[...items(1, 3), { id: 4, name: 'bad' }, ...items(5, 6)]]);
     expect(outcome).toMatchObject({ ok: true, inserted: 5, skipped: 1 });
-    expect(outcome!.errorMessage).toBe(
-      '1 record skipped: record 4: breaks a rule of table "item" (a CHECK constraint added to the table)',
-    );
+    expect(outcome!.errorMessage).toBe('1 record skipped: record 4: breaks a rule of table "item" (a CHECK constraint added to the table)');
     expect(await ids()).toEqual([1, 2, 3, 5, 6]);
     expect(await logged()).toEqual(['before', 'after']);
   });
