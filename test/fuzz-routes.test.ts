@@ -9,8 +9,9 @@
  *   - a refused request is answered within a second.
  * The same for raw HTTP/1.1 requests with broken framing, lines and headers.
  *
- * CI runs a fixed seed (FUZZ_SEED, default below) and FUZZ_RUNS requests; `npm run fuzz` runs many
- * more with a new seed and prints it, so a failure can be replayed with `FUZZ_SEED=<seed> npm run fuzz`.
+ * CI runs a fixed seed (FUZZ_SEED, default below) and FUZZ_RUNS requests on each database; `npm run
+ * fuzz` runs many more with a new seed and prints it, so a failure can be replayed with
+ * `FUZZ_SEED=<seed> npm run fuzz`; FUZZ_DATABASE=postgres (or sqlite) runs one database only.
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -19,9 +20,11 @@ import net from 'node:net';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
+import pg from 'pg';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SqliteDatabase } from '../src/storage/database.js';
+import { BACKENDS, type FreshDatabase } from './helpers/databases.js';
 import { hostileRequest, operationsOf, rawRequest, type HostileRequest, type Operation } from './helpers/hostile.js';
 import { API, startTestService, type TestService } from './helpers/service.js';
 
@@ -29,6 +32,8 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20261124);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 500);
 const RAW_RUNS = Math.max(50, Math.round(RUNS / 4));
 const CONSOLE_PASSWORD = 'fuzzer-password-1';
+/** FUZZ_DATABASE=sqlite|postgres: one database only (`npm run fuzz` runs both unless told). */
+const FUZZ_BACKENDS = BACKENDS.filter((b) => process.env.FUZZ_DATABASE === undefined || b.name === process.env.FUZZ_DATABASE);
 
 /** The error codes docs/security.md lists in its table of error answers. */
 function documentedCodes(): Set<string> {
@@ -45,8 +50,10 @@ const ERROR_CODES_IN_SOURCE = (): string[] => {
   return [...union.matchAll(/'([a-zA-Z]+)'/g)].map((m) => m[1]!);
 };
 
-describe('hostile requests over every route of the OpenAPI document', { timeout: 30 * 60_000 }, () => {
+describe.each(FUZZ_BACKENDS)('hostile requests over every route of the OpenAPI document ($name)', { timeout: 30 * 60_000 }, (backend) => {
   let t: TestService;
+  let database: FreshDatabase;
+  let reader: pg.Client | undefined;
   let base: string;
   let port: number;
   let remote: http.Server;
@@ -62,7 +69,12 @@ describe('hostile requests over every route of the OpenAPI document', { timeout:
     await new Promise<void>((resolve) => remote.listen(0, '127.0.0.1', resolve));
     const remoteUrl = `http://127.0.0.1:${(remote.address() as AddressInfo).port}`;
 
-    t = await startTestService({ workers: false, config: { host: '127.0.0.1', port: 0 } });
+    database = await backend.fresh();
+    t = await startTestService({ workers: false, databaseUrl: database.url, config: { host: '127.0.0.1', port: 0 } });
+    if (backend.name === 'postgres') {
+      reader = new pg.Client({ connectionString: database.url });
+      await reader.connect();
+    }
     base = (await t.service.listen()).replace('localhost', '127.0.0.1');
     port = Number(new URL(base).port);
     const call = async (method: string, url: string, body?: unknown) => {
@@ -93,7 +105,7 @@ describe('hostile requests over every route of the OpenAPI document', { timeout:
     session = await signInToConsole();
     const doc = (await (await fetch(`${base}/docs/json`)).json()) as Parameters<typeof operationsOf>[0];
     ops = operationsOf(doc);
-    console.log(`fuzz seed=${SEED} runs=${RUNS} raw runs=${RAW_RUNS} operations=${ops.length}`);
+    console.log(`fuzz (${backend.name}) seed=${SEED} runs=${RUNS} raw runs=${RAW_RUNS} operations=${ops.length}`);
   });
 
   /** Signs in to the console as the SUPER user `fuzzer`: the session cookie and the CSRF token its pages carry. */
@@ -119,21 +131,36 @@ describe('hostile requests over every route of the OpenAPI document', { timeout:
 
   afterAll(async () => {
     await agent.close();
+    await reader?.end();
     await t?.cleanup();
+    await database?.cleanup();
     await new Promise<void>((resolve) => remote?.close(() => resolve()));
   });
 
-  /** Every table's rows, hashed: what "nothing changed" compares. */
-  const snapshot = (): string => {
-    const sqlite = (t.service.db as SqliteDatabase).sqlite;
+  /**
+   * Every table's rows, hashed: what "nothing changed" compares. When a console session was last seen
+   * moves on with every page it asks for, refused or not, so that column is left out.
+   */
+  const snapshot = async (): Promise<string> => {
     const hash = createHash('sha256');
-    const tables = sqlite.prepare("select name from sqlite_master where type = 'table' order by name").pluck().all() as string[];
-    for (const table of tables) {
-      hash.update(table);
-      // When a console session was last seen moves on with every page it asks for, refused or not.
-      const columns = table === 'ifw_console_session' ? 'token_hash, user_id, security_stamp, csrf_token, created_at, expires_at' : '*';
-      for (const row of sqlite.prepare(`select ${columns} from "${table}"`).raw().iterate())
-        hash.update(JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)));
+    if (reader === undefined) {
+      const sqlite = (t.service.db as SqliteDatabase).sqlite;
+      const tables = sqlite.prepare("select name from sqlite_master where type = 'table' order by name").pluck().all() as string[];
+      for (const table of tables) {
+        hash.update(table);
+        const columns = table === 'ifw_console_session' ? 'token_hash, user_id, security_stamp, csrf_token, created_at, expires_at' : '*';
+        for (const row of sqlite.prepare(`select ${columns} from "${table}"`).raw().iterate())
+          hash.update(JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)));
+      }
+      return hash.digest('hex');
+    }
+    const tables = await reader.query<{ name: string }>(
+      "select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE' order by 1",
+    );
+    for (const { name } of tables.rows) {
+      hash.update(name);
+      const rows = await reader.query<{ row: string }>(`select (to_jsonb(t) - 'last_seen_at')::text as row from "${name}" t order by 1`);
+      for (const { row } of rows.rows) hash.update(row);
     }
     return hash.digest('hex');
   };
@@ -158,14 +185,14 @@ describe('hostile requests over every route of the OpenAPI document', { timeout:
     const seen = new Map<number, number>();
     await fc.assert(
       fc.asyncProperty(hostileRequest(ops, { authorization: t.headers.authorization, session, validKeys }), async (req) => {
-        const before = snapshot();
+        const before = await snapshot();
         const answer = await send(req);
         seen.set(answer.status, (seen.get(answer.status) ?? 0) + 1);
         const what = `${req.method} ${req.url.slice(0, 200)} (${req.operation}) → ${answer.status} ${answer.text.slice(0, 300)}`;
         expect(answer.status, what).toBeLessThan(500);
         if (answer.status < 400) return;
         expect(answer.ms, what).toBeLessThan(1000);
-        expect(snapshot(), `${what}: a refused request changed the database`).toBe(before);
+        expect(await snapshot(), `${what}: a refused request changed the database`).toBe(before);
         if (!req.url.startsWith(API) && !answer.contentType.startsWith('application/json')) return; // a console page answers in HTML
         expect(answer.contentType, what).toMatch(/^application\/json/);
         const body = JSON.parse(answer.text) as { error: Record<string, unknown> };

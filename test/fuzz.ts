@@ -2,7 +2,8 @@
  * `npm run fuzz`: the property-based hostile-input tests (test/fuzz-routes.test.ts) for longer than
  * `npm test` runs them, with a new seed each time unless FUZZ_SEED is given. Prints the seed first, so
  * a failure can be replayed: `FUZZ_SEED=<seed> npm run fuzz`. FUZZ_RUNS sets the number of generated
- * requests (default 5 000; the raw-socket property runs a quarter as many).
+ * requests (default 5 000; the raw-socket property runs a quarter as many), on each database: SQLite and
+ * PostgreSQL, or only the one FUZZ_DATABASE names (`FUZZ_DATABASE=postgres npm run fuzz`).
  */
 import { spawnSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
@@ -11,7 +12,8 @@ import path from 'node:path';
 const root = path.resolve(import.meta.dirname, '..');
 const seed = process.env.FUZZ_SEED ?? String(randomInt(1, 2 ** 31 - 1));
 const runs = process.env.FUZZ_RUNS ?? '5000';
-console.log(`fuzz seed=${seed} runs=${runs} (replay: FUZZ_SEED=${seed} FUZZ_RUNS=${runs} npm run fuzz)`);
+const database = process.env.FUZZ_DATABASE === undefined ? '' : `FUZZ_DATABASE=${process.env.FUZZ_DATABASE} `;
+console.log(`fuzz seed=${seed} runs=${runs} (replay: ${database}FUZZ_SEED=${seed} FUZZ_RUNS=${runs} npm run fuzz)`);
 const result = spawnSync(process.execPath, [path.join(root, 'node_modules/vitest/vitest.mjs'), 'run', 'test/fuzz-routes.test.ts'], {
   cwd: root,
   stdio: 'inherit',

@@ -77,8 +77,17 @@ describe('$filter', () => {
   it.each([
     [
       'qty eq 9007199254740993',
-      '$filter value 9007199254740993 does not fit property "qty" (integer): write a whole number within ±9007199254740991.',
+      '$filter value 9007199254740993 does not fit property "qty" (integer): write a whole number from -2147483648 to 2147483647.',
     ],
+    [
+      'qty eq 2147483648',
+      '$filter value 2147483648 does not fit property "qty" (integer): write a whole number from -2147483648 to 2147483647.',
+    ],
+    [
+      'qty lt -2147483649',
+      '$filter value -2147483649 does not fit property "qty" (integer): write a whole number from -2147483648 to 2147483647.',
+    ],
+    ["name eq 'a\u0000b'", '$filter value for property "name" contains the character U+0000, which the database cannot store.'],
     ['day eq 2026-02-30', '$filter value 2026-02-30 does not fit property "day" (date): write a date such as 2026-01-31.'],
     [
       "ref eq 'nope'",

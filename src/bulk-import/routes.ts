@@ -12,7 +12,7 @@ import { findRequest, findRequestDetails, listRequests, REQUEST_FILTERS } from '
 import type { Submitter } from './submit.js';
 import { acceptStreamedBodies, RECEIVED, type ReceivedBody } from './submit-route.js';
 import { principalLabel } from '../auth/model.js';
-import { ErrorSchema, KeyParams, literalUnion, ODATA_BODY } from '../http/schemas.js';
+import { ErrorSchema, KeyParams, literalUnion, ODATA_BODY, Integer } from '../http/schemas.js';
 
 export interface BulkImportRouteDeps {
   readonly db: Database;
@@ -33,18 +33,18 @@ export const bulkImportRequests = entitySet({
   noun: 'bulk import request',
   item: Type.Object({
     requestId: Type.String({ format: 'uuid' }),
-    integrationSortingOrder: Type.Integer(),
+    integrationSortingOrder: Integer(),
     status: literalUnion(REQUEST_STATUSES),
     submittedAt: Type.String({ format: 'date-time' }),
     processedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-    recordCount: Type.Integer(),
+    recordCount: Integer(),
     errorMessage: Type.String(),
   }),
   listOptions: ['$filter', '$top', '$skip', '$orderby'],
 });
 
 const RecordErrorSchema = Type.Object({
-  recordNo: Type.Union([Type.Integer(), Type.Null()]),
+  recordNo: Type.Union([Integer(), Type.Null()]),
   field: Type.Union([Type.String(), Type.Null()]),
   value: Type.Union([Type.String(), Type.Null()]),
   rule: Type.String(),
@@ -56,7 +56,7 @@ const details = bulkImportRequests.containsOne({
   key: 'requestId',
   item: Type.Object({
     requestId: Type.String(),
-    integrationSortingOrder: Type.Integer(),
+    integrationSortingOrder: Integer(),
     status: Type.String(),
     submittedAt: Type.String(),
     submittedBy: Type.Union([Type.String(), Type.Null()], {
@@ -64,12 +64,12 @@ const details = bulkImportRequests.containsOne({
     }),
     startedAt: Type.Union([Type.String(), Type.Null()]),
     processedAt: Type.Union([Type.String(), Type.Null()]),
-    attempts: Type.Integer(),
-    payloadLength: Type.Integer({ description: 'Length of the payload text in characters' }),
-    recordCount: Type.Integer(),
-    insertedCount: Type.Integer(),
-    updatedCount: Type.Integer(),
-    skippedCount: Type.Integer(),
+    attempts: Integer(),
+    payloadLength: Integer({ description: 'Length of the payload text in characters' }),
+    recordCount: Integer(),
+    insertedCount: Integer(),
+    updatedCount: Integer(),
+    skippedCount: Integer(),
     errorMessage: Type.String(),
     errors: Type.Array(RecordErrorSchema),
   }),
@@ -77,7 +77,7 @@ const details = bulkImportRequests.containsOne({
 
 const SubmitBody = Type.Object(
   {
-    integrationSortingOrder: Type.Integer({ description: 'Sorting Order of the integration that processes the payload' }),
+    integrationSortingOrder: Integer({ description: 'Sorting Order of the integration that processes the payload' }),
     payload: Type.String({ description: 'The data as a JSON text inside a string' }),
   },
   ODATA_BODY,

@@ -23,6 +23,7 @@ import { ChunkBuffers } from './chunk-buffers.js';
 import { JsonTextCheck } from './json-text-check.js';
 import { SubmitBodyScanner } from './submit-body.js';
 import { checkPayloadSize, MAX_PAYLOAD_DEPTH, payloadNotJson, payloadTooDeep, type ReceivedPayload, type Submitter } from './submit.js';
+import { isStorableInteger } from '../core/bounds.js';
 
 /** Bytes per stored chunk. */
 export const CHUNK_BYTES = 1 << 20;
@@ -180,9 +181,9 @@ export function receiveBody(
             return;
           }
           members[key] = value;
-          if (key === 'integrationSortingOrder' && Number.isSafeInteger(value)) {
+          if (key === 'integrationSortingOrder' && typeof value === 'number' && isStorableInteger(value)) {
             stream.pause();
-            submitter.integration(value as number).then(
+            submitter.integration(value).then(
               (found) => {
                 integration = found;
                 try {

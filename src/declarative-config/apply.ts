@@ -27,7 +27,7 @@ import type { SecretBox } from '../rest-source/secrets.js';
 import { AppError, invalidRequest } from '../core/errors.js';
 import { IntegrationProperties, IntegrationSetsProperties } from '../integrations/validate.js';
 import { declareIntegration } from '../integrations/service.js';
-import { literalUnion } from '../http/schemas.js';
+import { literalUnion, Integer } from '../http/schemas.js';
 import { getEntry } from '../job-queue/entries.js';
 import { holdEntry } from '../job-queue/hold-entry.js';
 import { SETTABLE_ENTRY_STATUSES } from '../job-queue/model.js';
@@ -45,7 +45,7 @@ const JobQueueEntrySchema = Type.Object(
   {
     id: Type.String(),
     status: Type.Optional(literalUnion(SETTABLE_ENTRY_STATUSES)),
-    recurrenceSeconds: Type.Optional(Type.Integer()),
+    recurrenceSeconds: Type.Optional(Integer()),
   },
   closed,
 );

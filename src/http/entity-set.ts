@@ -32,6 +32,7 @@ import {
   type FilterPropertyType,
   type OrderItem,
 } from './odata.js';
+import { Integer } from './schemas.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -290,7 +291,7 @@ function collection<P extends TProperties, O extends readonly ListOption[]>(
     List: Type.Object({
       ...withContext({}),
       ...(listOptions.includes('$count')
-        ? { '@odata.count': Type.Optional(Type.Integer({ description: `With $count=true: the ${name} matching $filter, on all pages` })) }
+        ? { '@odata.count': Type.Optional(Integer({ description: `With $count=true: the ${name} matching $filter, on all pages` })) }
         : {}),
       value: Type.Array(item),
       ...(paged ? { '@odata.nextLink': Type.Optional(Type.String()) } : {}),

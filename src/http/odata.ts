@@ -7,6 +7,7 @@
  * before routing; routes are declared as `name/:key` and read the key with `parseKey`. It also routes
  * the service root written with a trailing slash (`…/v1.0/`) to the root.
  */
+import { INTEGER_MAX, INTEGER_MIN, isStorableInteger, NUL, NUL_REASON } from '../core/bounds.js';
 import { AppError, badRequest, notFound } from '../core/errors.js';
 import type { FilterClause, FilterOp, FilterValue } from '../storage/filter.js';
 
@@ -38,13 +39,16 @@ export function parseStringKey(raw: string): string | null {
   if (inner === null) return null;
   const m = /^'((?:[^']|'')*)'$/.exec(inner);
   const value = m ? m[1]!.replace(/''/g, "'") : inner;
-  return value === '' ? null : value;
+  // No stored key holds U+0000 (core/bounds.ts): such a key names nothing, on either database.
+  return value === '' || value.includes(NUL) ? null : value;
 }
 
+/** An integer key within what the databases store; null (404) for anything else. */
 export function parseIntegerKey(raw: string): number | null {
   const inner = parseKey(raw);
-  if (inner === null || !/^-?\d{1,15}$/.test(inner)) return null;
-  return Number(inner);
+  if (inner === null || !/^-?\d{1,10}$/.test(inner)) return null;
+  const value = Number(inner);
+  return isStorableInteger(value) ? value : null;
 }
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -65,10 +69,11 @@ export function requireKey<T>(value: T | null, entity: string, raw: string): T {
 /**
  * A property's type; `{ oneOf }` is a string property with a closed set of values (a status). `date`
  * values are `YYYY-MM-DD`, `datetime` values are compared in `toISOString()` form, `guid` values in
- * lowercase: the forms the service stores.
+ * lowercase: the forms the service stores. `integer` is one of the service's own columns (32 bits,
+ * core/bounds.ts), `bigint` an integer field of a target table (within ±2^53, as imports store it).
  */
 export type FilterPropertyType =
-  'string' | 'integer' | 'number' | 'boolean' | 'date' | 'datetime' | 'guid' | { readonly oneOf: readonly string[] };
+  'string' | 'integer' | 'bigint' | 'number' | 'boolean' | 'date' | 'datetime' | 'guid' | { readonly oneOf: readonly string[] };
 
 const LITERAL = [
   "'(?:[^']|'')*'",
@@ -137,14 +142,24 @@ function convertLiteral(literal: string, type: FilterPropertyType, property: str
   }
   if (literal === 'null') return null;
   const wrong = (expected: string) =>
-    badRequest('invalidQuery', `$filter value ${literal} does not fit property "${property}" (${type}): write ${expected}.`);
+    badRequest(
+      'invalidQuery',
+      `$filter value ${literal} does not fit property "${property}" (${type === 'bigint' ? 'integer' : type}): write ${expected}.`,
+    );
   switch (type) {
     case 'string': {
       const value = unquote(literal);
       if (value === undefined) throw wrong("a quoted string such as 'text'");
+      if (value.includes(NUL)) throw badRequest('invalidQuery', `$filter value for property "${property}" ${NUL_REASON}.`);
       return value;
     }
     case 'integer': {
+      const value = Number(literal);
+      if (!/^-?\d+$/.test(literal)) throw wrong('a whole number');
+      if (!isStorableInteger(value)) throw wrong(`a whole number from ${INTEGER_MIN} to ${INTEGER_MAX}`);
+      return value;
+    }
+    case 'bigint': {
       const value = Number(literal);
       if (!/^-?\d+$/.test(literal)) throw wrong('a whole number');
       if (!Number.isSafeInteger(value)) throw wrong('a whole number within ±9007199254740991');

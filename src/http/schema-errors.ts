@@ -6,6 +6,8 @@
  * folded into the union's sentence.
  */
 
+import { INTEGER_MAX, INTEGER_MIN } from '../core/bounds.js';
+
 /** The part of an ajv error this module reads (fastify passes ajv's errors through). */
 export interface SchemaError {
   readonly keyword: string;
@@ -27,8 +29,14 @@ const isSchema = (value: unknown): value is Schema => typeof value === 'object' 
 
 // ---- what is allowed -----------------------------------------------------------------------
 
-function range(schema: Schema, unit: string): string {
-  const bound = (key: string) => (typeof schema[key] === 'number' ? schema[key] : undefined);
+/**
+ * What a number may be. The bounds every integer has (what the databases hold, http/schemas.ts) go
+ * without saying, except to a value beyond them (`storageBounds`).
+ */
+function range(schema: Schema, unit: string, storageBounds = false): string {
+  const implicit = (key: string, value: number) =>
+    !storageBounds && ((key === 'minimum' && value === INTEGER_MIN) || (key === 'maximum' && value === INTEGER_MAX));
+  const bound = (key: string) => (typeof schema[key] === 'number' && !implicit(key, schema[key]) ? schema[key] : undefined);
   const [min, max, above, below] = [bound('minimum'), bound('maximum'), bound('exclusiveMinimum'), bound('exclusiveMaximum')];
   if (min !== undefined && max !== undefined) return `${unit} from ${min} to ${max}`;
   const lower = min !== undefined ? `at least ${min}` : above !== undefined ? `above ${above}` : undefined;
@@ -267,6 +275,9 @@ function sentence(error: SchemaError, part: SchemaPart, bodyAbsent: boolean): st
       return `${at} must be ${allowed()}, got ${describeValue(value, wrongType(schema, value))}`;
     case 'minimum':
     case 'maximum':
+      if (error.params.limit === INTEGER_MIN || error.params.limit === INTEGER_MAX)
+        return `${at} must be ${range(schema, 'a whole number', true)}, got ${describeValue(value)}`;
+      return `${at} must be ${allowed()}, got ${describeValue(value)}`;
     case 'exclusiveMinimum':
     case 'exclusiveMaximum':
     case 'format':

@@ -1,8 +1,9 @@
 /**
  * The pieces of route schemas every entity set shares: the error body, a key parameter, what a body may
- * carry, and a closed set of words (a status) as a union of its literals.
+ * carry, integers the databases can hold, and a closed set of words (a status) as a union of its literals.
  */
-import { Type, type TLiteral, type TSchemaOptions, type TUnion } from 'typebox';
+import { Type, type TInteger, type TLiteral, type TNumberOptions, type TSchemaOptions, type TUnion } from 'typebox';
+import { INTEGER_MAX, INTEGER_MIN } from '../core/bounds.js';
 
 /** Every error answer: `{"error":{"code","message"}}`. */
 export const ErrorSchema = Type.Object({ error: Type.Object({ code: Type.String(), message: Type.String() }) });
@@ -27,4 +28,13 @@ export function literalUnion<const T extends readonly string[]>(values: T, optio
     values.map((value) => Type.Literal(value)),
     options,
   ) as unknown as TUnion<Literals<T>>;
+}
+
+/**
+ * An integer property: within what both databases store (core/bounds.ts) unless narrower bounds are
+ * given, so a value outside is refused with a 400 before any query. Every integer of every schema is
+ * one of these (lint forbids `Type.Integer` elsewhere).
+ */
+export function Integer(options?: TNumberOptions): TInteger {
+  return Type.Integer({ minimum: INTEGER_MIN, maximum: INTEGER_MAX, ...options });
 }

@@ -23,6 +23,7 @@ import type { Authenticator } from '../auth/authenticate.js';
 import { authorizeRequests } from './authorize.js';
 import { enforcePermissions } from './permissions.js';
 import { AppError } from '../core/errors.js';
+import { findNul, NUL_REASON } from '../core/bounds.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling, MAX_PATH_PARAM_LENGTH } from './errors.js';
 import { API_BASE, rewriteODataUrl } from './odata.js';
 import { metadataRoutes, recordRouteShapes } from './metadata.js';
@@ -128,6 +129,10 @@ export const forbiddenKeyError = (): AppError =>
     'The request body uses the key "__proto__" or "constructor"."prototype", which the service refuses; rename it.',
   );
 
+/** A body holding U+0000 in a key or a text: no database column may hold it (core/bounds.ts). */
+export const nulError = (at: string): AppError =>
+  new AppError(400, 'invalidRequest', `${at === '' ? 'The request body' : at}: ${NUL_REASON}; remove it.`);
+
 /** A body whose bytes are not UTF-8: refused rather than read with U+FFFD in place of the bad bytes. */
 export const notUtf8Error = (): AppError =>
   new AppError(400, 'malformedBody', 'The request body is not valid UTF-8: send JSON encoded as UTF-8.');
@@ -146,7 +151,11 @@ export function jsonParser(app: App): JsonParser {
   );
   return (request, text, done) => {
     void parseJson(request, text, (err, value) => {
-      if (err === null) return done(null, value);
+      if (err === null) {
+        // JSON writes U+0000 only as the escape `\u0000`: a body without it cannot hold one.
+        const nul = text.includes('\\u0000') ? findNul(value) : undefined;
+        return nul === undefined ? done(null, value) : done(nulError(nul));
+      }
       if (isJson(text)) return done(forbiddenKeyError());
       return done(err);
     });

@@ -12,7 +12,7 @@ import { queueEndpointRun } from './queue-endpoint-run.js';
 import type { Database } from '../storage/database.js';
 import { entitySet } from '../http/entity-set.js';
 import type { RoutePlugin } from '../http/server.js';
-import { ErrorSchema, KeyParams, literalUnion } from '../http/schemas.js';
+import { ErrorSchema, KeyParams, literalUnion, Integer } from '../http/schemas.js';
 import { restApiEndpoints } from '../rest-source/route-schemas.js';
 
 export interface ImportRunRouteDeps {
@@ -34,20 +34,20 @@ const importRuns = entitySet({
   item: Type.Object({
     runId: Type.String({ format: 'uuid' }),
     endpointCode: Type.String(),
-    integrationSortingOrder: Type.Integer(),
+    integrationSortingOrder: Integer(),
     trigger: literalUnion(RUN_TRIGGERS),
     status: literalUnion(RUN_STATUSES),
     queuedAt: Type.String({ format: 'date-time' }),
     startedAt: Timestamp,
     endedAt: Timestamp,
-    durationMs: Type.Union([Type.Integer(), Type.Null()]),
-    pagesFetched: Type.Integer({ description: 'Pages fetched, also a page whose next link failed the run' }),
-    recordsFetched: Type.Integer({
+    durationMs: Type.Union([Integer(), Type.Null()]),
+    pagesFetched: Integer({ description: 'Pages fetched, also a page whose next link failed the run' }),
+    recordsFetched: Integer({
       description: 'Records received from the endpoint, all pages (what was written is insertedCount + updatedCount)',
     }),
-    insertedCount: Type.Integer({ description: 'Records written as new rows; 0 unless Completed' }),
-    updatedCount: Type.Integer({ description: 'Records that updated an existing row; 0 unless Completed' }),
-    skippedCount: Type.Integer({ description: "Records left out for an error (the integration's onRecordError skip); 0 unless Completed" }),
+    insertedCount: Integer({ description: 'Records written as new rows; 0 unless Completed' }),
+    updatedCount: Integer({ description: 'Records that updated an existing row; 0 unless Completed' }),
+    skippedCount: Integer({ description: "Records left out for an error (the integration's onRecordError skip); 0 unless Completed" }),
     stopReason: Type.Union([Type.String(), Type.Null()], {
       description: 'singlePage, noNextLink, shortPage, maxPages or recordsNotCountable',
     }),
@@ -57,7 +57,7 @@ const importRuns = entitySet({
       description:
         "'' when there is no error. A record error names the record's page and place: record 12 (page 3, record 2): field \"name\" is required",
     }),
-    attempts: Type.Integer(),
+    attempts: Integer(),
   }),
   listOptions: ['$filter', '$top', '$skip', '$orderby'],
 });
@@ -68,9 +68,9 @@ const pages = importRuns.containsMany({
   noun: 'import run page',
   keyParam: 'pageKey',
   item: Type.Object({
-    pageNo: Type.Integer(),
+    pageNo: Integer(),
     url: Type.String({ description: 'The URL called, secrets redacted' }),
-    recordsFetched: Type.Integer({ description: 'Records received on the page' }),
+    recordsFetched: Integer({ description: 'Records received on the page' }),
   }),
   listOptions: ['$top', '$skip'],
 });

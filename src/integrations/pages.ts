@@ -5,6 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Clock } from '../core/clock.js';
+import { isStorableInteger } from '../core/bounds.js';
 import { AppError } from '../core/errors.js';
 import { redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
 import { html, path, type Html } from '../console/html.js';
@@ -33,7 +34,7 @@ const blankRow = (): Record<string, string> => ({});
 function sortingOrderOf(request: FastifyRequest): number {
   const raw = (request.params as { no: string }).no;
   const n = Number(raw);
-  if (!/^-?\d{1,15}$/.test(raw) || !Number.isSafeInteger(n)) throw new AppError(404, 'notFound', `No integration ${raw}.`);
+  if (!/^-?\d{1,10}$/.test(raw) || !isStorableInteger(n)) throw new AppError(404, 'notFound', `No integration ${raw}.`);
   return n;
 }
 

@@ -39,7 +39,7 @@ import {
 import type { Database } from '../storage/database.js';
 import { entitySet } from '../http/entity-set.js';
 import type { RoutePlugin } from '../http/server.js';
-import { Deleted, ErrorSchema, KeyParams, ODATA_BODY } from '../http/schemas.js';
+import { Deleted, ErrorSchema, KeyParams, ODATA_BODY, Integer } from '../http/schemas.js';
 
 const tags = ['Integrations'];
 
@@ -49,13 +49,13 @@ const integrations = entitySet({
   keyType: 'integer',
   noun: 'integration',
   item: Type.Object({
-    sortingOrder: Type.Integer(),
+    sortingOrder: Integer(),
     name: Type.String(),
     type: Type.String(),
     targetTable: Type.String(),
     recordsPath: Type.String(),
     acceptBulkImportRequests: Type.Boolean(),
-    maxPayloadSizeKb: Type.Union([Type.Integer(), Type.Null()]),
+    maxPayloadSizeKb: Type.Union([Integer(), Type.Null()]),
     writeMode: Type.String(),
     onRecordError: Type.String(),
   }),
@@ -67,8 +67,8 @@ const fields = integrations.containsMany({
   noun: 'integration field',
   keyParam: 'fieldKey',
   item: Type.Object({
-    integrationSortingOrder: Type.Integer(),
-    fieldNo: Type.Integer(),
+    integrationSortingOrder: Integer(),
+    fieldNo: Integer(),
     title: Type.String(),
     sourcePath: Type.String(),
     columnType: Type.String(),
@@ -83,8 +83,8 @@ const mappings = integrations.containsMany({
   noun: 'integration field',
   keyParam: 'fieldKey',
   item: Type.Object({
-    integrationSortingOrder: Type.Integer(),
-    fieldNo: Type.Integer(),
+    integrationSortingOrder: Integer(),
+    fieldNo: Integer(),
     targetField: Type.String(),
     required: Type.Boolean(),
   }),
@@ -92,13 +92,13 @@ const mappings = integrations.containsMany({
 
 /** Inline fields and mappings are answered in the shape they are sent in, so an answer can be sent back as a PATCH. */
 const InlineFieldOut = Type.Object({
-  fieldNo: Type.Integer(),
+  fieldNo: Integer(),
   title: Type.String(),
   sourcePath: Type.String(),
   columnType: Type.String(),
   constantValue: Type.Union([Type.String(), Type.Null()]),
 });
-const InlineMappingOut = Type.Object({ fieldNo: Type.Integer(), targetField: Type.String(), required: Type.Boolean() });
+const InlineMappingOut = Type.Object({ fieldNo: Integer(), targetField: Type.String(), required: Type.Boolean() });
 const IntegrationWithSets = Type.Object({
   ...integrations.Entity.properties,
   fields: Type.Optional(Type.Array(InlineFieldOut, { description: 'Present when the request listed fields or mappings' })),

@@ -22,11 +22,12 @@ import {
   type OnRecordError,
   type WriteMode,
 } from './model.js';
+import { Integer } from '../http/schemas.js';
 
 // No JSON-schema `default`s here: the HTTP validator would fill them into PATCH bodies and reset
 // settings the caller did not send. Defaults are applied by the validate functions below.
 export const IntegrationProperties = {
-  sortingOrder: Type.Integer({ description: 'Identifies the integration; bulk import callers send it as integrationSortingOrder' }),
+  sortingOrder: Integer({ description: 'Identifies the integration; bulk import callers send it as integrationSortingOrder' }),
   name: Type.String(),
   type: Type.Optional(
     Type.String({
@@ -38,13 +39,13 @@ export const IntegrationProperties = {
   acceptBulkImportRequests: Type.Optional(
     Type.Boolean({ description: 'Default false. Refused while the integration has no mappings (every request would fail)' }),
   ),
-  maxPayloadSizeKb: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+  maxPayloadSizeKb: Type.Optional(Type.Union([Integer(), Type.Null()])),
   writeMode: Type.Optional(Type.String({ description: `One of ${WRITE_MODES.join(', ')}; default insert` })),
   onRecordError: Type.Optional(Type.String({ description: `One of ${ON_RECORD_ERROR.join(', ')}; default fail` })),
 };
 
 export const FieldProperties = {
-  fieldNo: Type.Integer({ description: 'Processing order; the key within the integration' }),
+  fieldNo: Integer({ description: 'Processing order; the key within the integration' }),
   title: Type.String(),
   sourcePath: Type.Optional(Type.String({ description: 'Dot path (address.city) or JSONPath ($.address.city); standard columns' })),
   columnType: Type.Optional(Type.String({ description: `One of ${COLUMN_TYPES.join(', ')}; default standard` })),
@@ -52,7 +53,7 @@ export const FieldProperties = {
 };
 
 export const MappingProperties = {
-  fieldNo: Type.Integer({ description: 'The integration field whose value is mapped' }),
+  fieldNo: Integer({ description: 'The integration field whose value is mapped' }),
   targetField: Type.String({ description: "A field of the integration's target table" }),
   required: Type.Optional(Type.Boolean({ description: 'Default false' })),
 };

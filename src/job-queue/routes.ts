@@ -14,7 +14,7 @@ import { setEntryRecurrence } from './set-entry-recurrence.js';
 import type { Database } from '../storage/database.js';
 import { entitySet } from '../http/entity-set.js';
 import type { RoutePlugin } from '../http/server.js';
-import { ErrorSchema, KeyParams, literalUnion } from '../http/schemas.js';
+import { ErrorSchema, KeyParams, literalUnion, Integer } from '../http/schemas.js';
 
 export interface JobQueueRouteDeps {
   readonly db: Database;
@@ -41,7 +41,7 @@ const jobQueueEntries = entitySet({
     status: literalUnion(ENTRY_STATUSES, {
       description: 'Ready, On Hold, In Process (running now) or Error (the last run failed; it runs again at its next time)',
     }),
-    recurrenceSeconds: Type.Integer({ description: 'Interval between runs, in seconds' }),
+    recurrenceSeconds: Integer({ description: 'Interval between runs, in seconds' }),
     nextRunAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'null while the entry runs' }),
     lastRunAt: Timestamp,
     lastEndedAt: Timestamp,
@@ -52,7 +52,7 @@ const jobQueueEntries = entitySet({
 const PatchBody = Type.Object(
   {
     status: Type.Optional(SettableStatusSchema),
-    recurrenceSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400 })),
+    recurrenceSeconds: Type.Optional(Integer({ minimum: 1, maximum: 86_400 })),
   },
   { additionalProperties: false },
 );

@@ -10,6 +10,7 @@ import { FetchError } from './http-client.js';
 import type { RestConnection, RestEndpoint } from './model.js';
 import { previewFirstPage, type PagePreview, type PreviewIntegration } from './preview.js';
 import type { EndpointView } from './settings.js';
+import { Integer } from '../http/schemas.js';
 
 export const tags = ['REST API'];
 
@@ -37,9 +38,9 @@ export const restApiConnections = entitySet({
     scope: nullable(Type.String()),
     headers: StringMap,
     query: StringMap,
-    timeoutMs: Type.Integer(),
-    maxRetries: Type.Integer(),
-    initialDelayMs: Type.Integer(),
+    timeoutMs: Integer(),
+    maxRetries: Integer(),
+    initialDelayMs: Integer(),
   }),
 });
 export const RECORDS_FOUND_BY =
@@ -65,30 +66,30 @@ export const restApiEndpoints = entitySet({
     headers: StringMap,
     query: StringMap,
     body: nullable(Type.String()),
-    integrationSortingOrder: Type.Integer(),
+    integrationSortingOrder: Integer(),
     paginationType: Type.String(),
     nextLinkJsonPath: nullable(Type.String()),
     pageParameterName: nullable(Type.String()),
     offsetParameterName: nullable(Type.String()),
     limitParameterName: nullable(Type.String()),
-    pageSize: nullable(Type.Integer()),
-    maxPages: Type.Integer(),
+    pageSize: nullable(Integer()),
+    maxPages: Integer(),
     responseDataPath: nullable(Type.String({ description: 'As configured: null when not set, "" or "$" when blank' })),
     allowCrossOrigin: Type.Boolean(),
-    scheduleSeconds: nullable(Type.Integer()),
+    scheduleSeconds: nullable(Integer()),
     recordsFoundBy: Type.String({ description: RECORDS_FOUND_BY }),
   }),
 });
 
 export const ProbeError = Type.Object({
-  pageNo: Type.Integer(),
+  pageNo: Integer(),
   url: Type.String(),
   message: Type.String(),
-  status: nullable(Type.Integer()),
+  status: nullable(Integer()),
 });
 export const TestConnectionAnswer = Type.Object({
   ok: Type.Boolean(),
-  status: Type.Optional(nullable(Type.Integer())),
+  status: Type.Optional(nullable(Integer())),
   url: Type.Optional(Type.String()),
   message: Type.Optional(Type.String()),
   error: Type.Optional(ProbeError),
@@ -105,7 +106,7 @@ export const PreviewNext = Type.Object(
   { description: 'What pagination would do after page 1' },
 );
 export const PreviewRow = Type.Object({
-  recordNo: Type.Integer(),
+  recordNo: Integer(),
   row: Type.Optional(
     Type.Record(Type.String(), nullable(Type.Union([Type.String(), Type.Number()])), {
       description: 'The row the integration would write: target field → value',
@@ -116,9 +117,9 @@ export const PreviewRow = Type.Object({
 export const PreviewAnswer = Type.Object({
   ok: Type.Boolean(),
   url: Type.Optional(Type.String({ description: 'Page 1 as sent, secrets redacted' })),
-  status: Type.Optional(Type.Integer()),
+  status: Type.Optional(Integer()),
   recordsFoundBy: Type.Optional(Type.String({ description: RECORDS_FOUND_BY })),
-  recordCount: Type.Optional(Type.Integer({ description: 'Records on page 1, found as a run finds them' })),
+  recordCount: Type.Optional(Integer({ description: 'Records on page 1, found as a run finds them' })),
   records: Type.Optional(Type.Array(Type.Unknown(), { description: 'The first 5 records' })),
   rows: Type.Optional(
     Type.Array(PreviewRow, {

@@ -6,6 +6,7 @@
 import { Type, type Static } from 'typebox';
 import { PAGINATION_TYPES } from '../pagination/index.js';
 import { AUTH_TYPES, HTTP_METHODS } from './model.js';
+import { Integer } from '../http/schemas.js';
 
 /** Response Data Path value that means the same as blank ("the response root is the array"); the pagination engine reads it as ''. */
 export const ROOT_ARRAY_PATH = '$';
@@ -45,11 +46,11 @@ export const ConnectionProperties = {
   scope: nullableString('oauth2ClientCredentials: optional scope'),
   headers: stringMap('Headers sent with every request of the connection'),
   query: stringMap('Query parameters added to every request of the connection'),
-  timeoutMs: Type.Optional(Type.Integer({ description: `Per request, ${T.min} to ${T.max}; default ${T.default}` })),
+  timeoutMs: Type.Optional(Integer({ description: `Per request, ${T.min} to ${T.max}; default ${T.default}` })),
   maxRetries: Type.Optional(
-    Type.Integer({ description: `Retries for 429, 5xx and network errors, ${R.min} to ${R.max}; default ${R.default}` }),
+    Integer({ description: `Retries for 429, 5xx and network errors, ${R.min} to ${R.max}; default ${R.default}` }),
   ),
-  initialDelayMs: Type.Optional(Type.Integer({ description: `First backoff delay, ${D.min} to ${D.max}; default ${D.default}` })),
+  initialDelayMs: Type.Optional(Integer({ description: `First backoff delay, ${D.min} to ${D.max}; default ${D.default}` })),
 };
 
 export const EndpointProperties = {
@@ -60,7 +61,7 @@ export const EndpointProperties = {
   headers: stringMap('Headers added to (or overriding) the connection headers'),
   query: stringMap('Query parameters added to (or overriding) the connection query'),
   body: nullableString('POST only: a JSON text sent with every page request'),
-  integrationSortingOrder: Type.Integer({ description: 'The integration the records are imported through' }),
+  integrationSortingOrder: Integer({ description: 'The integration the records are imported through' }),
   paginationType: Type.Optional(
     Type.String({
       description: `One of ${PAGINATION_TYPES.join(', ')}; default none. The settings of the other types are kept (answers show them) and used again when the type is switched back; one of them may be sent only with its kept value, or null (allowCrossOrigin: false) to drop it`,
@@ -73,11 +74,11 @@ export const EndpointProperties = {
   offsetParameterName: nullableString('Offset/Limit: the query parameter for the start position (first 0)'),
   limitParameterName: nullableString('Offset/Limit: the query parameter for the page size'),
   pageSize: Type.Optional(
-    Type.Union([Type.Integer(), Type.Null()], {
+    Type.Union([Integer(), Type.Null()], {
       description: `Records per page, ${P.min} to ${P.max}; required for Page Number and Offset/Limit`,
     }),
   ),
-  maxPages: Type.Optional(Type.Integer({ description: `Safety limit, ${M.min} to ${M.max}; default ${M.default}` })),
+  maxPages: Type.Optional(Integer({ description: `Safety limit, ${M.min} to ${M.max}; default ${M.default}` })),
   responseDataPath: nullableString(
     `Where the record array is in a response, to count records (e.g. data, value, results.items). "" (blank, or "${ROOT_ARRAY_PATH}"): the records are the response root, or where the integration's records path says when that is set. ` +
       `null or left out: not set, which Page Number and Offset/Limit refuse (None and Next Link read it as blank). When the integration's records path is blank, this also finds the records imported`,
@@ -86,7 +87,7 @@ export const EndpointProperties = {
     Type.Boolean({ description: 'Next Link: follow links to another origin (credentials are never sent there); default false' }),
   ),
   scheduleSeconds: Type.Optional(
-    Type.Union([Type.Integer(), Type.Null()], { description: `Import every N seconds (${S.min} to ${S.max}); null: on demand only` }),
+    Type.Union([Integer(), Type.Null()], { description: `Import every N seconds (${S.min} to ${S.max}); null: on demand only` }),
   ),
 };
 

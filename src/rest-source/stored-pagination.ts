@@ -12,19 +12,20 @@
 import { Type } from 'typebox';
 import { Value } from 'typebox/value';
 import type { ConfiguredPagination, KeptPagination } from './settings.js';
+import { Integer } from '../http/schemas.js';
 
 const closed = { additionalProperties: false } as const;
 const common = {
-  maxPages: Type.Integer(),
-  pageSize: Type.Union([Type.Integer(), Type.Null()]),
+  maxPages: Integer(),
+  pageSize: Type.Union([Integer(), Type.Null()]),
   responseDataPath: Type.Union([Type.String(), Type.Null()]),
 };
 const StoredPaginationSchema = Type.Union([
   Type.Object({ type: Type.Literal('none'), ...common }, closed),
   Type.Object({ type: Type.Literal('nextLink'), nextLinkPath: Type.String(), allowCrossOrigin: Type.Boolean(), ...common }, closed),
-  Type.Object({ type: Type.Literal('pageNumber'), pageParam: Type.String(), ...common, pageSize: Type.Integer() }, closed),
+  Type.Object({ type: Type.Literal('pageNumber'), pageParam: Type.String(), ...common, pageSize: Integer() }, closed),
   Type.Object(
-    { type: Type.Literal('offsetLimit'), offsetParam: Type.String(), limitParam: Type.String(), ...common, pageSize: Type.Integer() },
+    { type: Type.Literal('offsetLimit'), offsetParam: Type.String(), limitParam: Type.String(), ...common, pageSize: Integer() },
     closed,
   ),
 ]);

@@ -12,6 +12,7 @@ import type { DB } from './schema.js';
 import { migrationProvider } from './migrations.js';
 import { openPostgresPool } from './postgres/pool.js';
 import { EmbeddedSqliteDialect, openSqliteFile } from './sqlite/dialect.js';
+import { refusingNul } from './refuse-nul.js';
 
 /** What the dialects do differently, named by what the code needs rather than by dialect. */
 export interface Capabilities {
@@ -77,7 +78,7 @@ function openSqlite(target: SqliteTarget, options: OpenOptions): SqliteDatabase 
   const busyTimeoutMs = options.busyTimeoutMs ?? 0;
   const sqlite = openSqliteFile(target.file, busyTimeoutMs);
   const kysely = new Kysely<DB>({
-    dialect: new EmbeddedSqliteDialect(sqlite, { busyTimeoutMs, busyRetryMs: options.busyRetryMs ?? 30_000 }),
+    dialect: refusingNul(new EmbeddedSqliteDialect(sqlite, { busyTimeoutMs, busyRetryMs: options.busyRetryMs ?? 30_000 })),
   });
   return {
     kysely,
@@ -91,7 +92,7 @@ function openSqlite(target: SqliteTarget, options: OpenOptions): SqliteDatabase 
 function openPostgres(target: PostgresTarget, options: OpenOptions): PostgresDatabase {
   const pool = openPostgresPool(target, { onIdleClientError: options.onIdleClientError });
   // Kysely ends the pool on destroy().
-  const kysely = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const kysely = new Kysely<DB>({ dialect: refusingNul(new PostgresDialect({ pool })) });
   return {
     kysely,
     dialect: 'postgres',

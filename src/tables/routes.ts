@@ -11,7 +11,7 @@ import { getTargetTable, listTargetTables } from './store.js';
 import { FieldRelationSchema, TargetTableProperties } from './validate.js';
 import { entitySet } from '../http/entity-set.js';
 import type { RoutePlugin } from '../http/server.js';
-import { Deleted, ErrorSchema, KeyParams, ODATA_BODY } from '../http/schemas.js';
+import { Deleted, ErrorSchema, KeyParams, ODATA_BODY, Integer } from '../http/schemas.js';
 
 const tags = ['Target tables'];
 
@@ -29,7 +29,7 @@ export const targetTables = entitySet({
         Type.Object({
           name: Type.String(),
           type: Type.String(),
-          maxLength: Type.Optional(Type.Integer()),
+          maxLength: Type.Optional(Integer()),
           required: Type.Optional(Type.Boolean()),
           options: Type.Optional(Type.Immutable(Type.Array(Type.String()))),
           relation: Type.Optional(FieldRelationSchema),

@@ -19,7 +19,7 @@ const FILTER_TYPES: Readonly<Record<Exclude<FieldType, 'option'>, FilterProperty
   text: 'string',
   code: 'string',
   guid: 'guid',
-  integer: 'integer',
+  integer: 'bigint',
   decimal: 'number',
   boolean: 'boolean',
   date: 'date',

@@ -7,13 +7,14 @@
 import { Type, type Static } from 'typebox';
 import { incompatibleAt, invalidAt, pathOf, sameJson } from '../core/validation.js';
 import { FIELD_TYPES, fieldMaxLength, type FieldType, type TargetField, type TargetTable } from './model.js';
+import { Integer } from '../http/schemas.js';
 
 export const FieldRelationSchema = Type.Object({ table: Type.String(), field: Type.String() }, { additionalProperties: false });
 
 const TargetFieldProperties = {
   name: Type.String(),
   type: Type.String({ description: `One of ${FIELD_TYPES.join(', ')}` }),
-  maxLength: Type.Optional(Type.Integer({ description: 'text and code only; default text 250, code 20' })),
+  maxLength: Type.Optional(Integer({ description: 'text and code only; default text 250, code 20' })),
   required: Type.Optional(Type.Boolean()),
   options: Type.Optional(Type.Array(Type.String(), { description: 'option only: the allowed values' })),
   relation: Type.Optional(FieldRelationSchema),
