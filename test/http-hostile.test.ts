@@ -1,10 +1,12 @@
 /**
  * Hostile and careless requests over real sockets: whatever Node's parser, fastify's router or the
  * body parser refuses is answered with `{"error":{"code","message"}}` and changes nothing; input that
- * names a key never reaches an object's prototype; every key that can be created can be managed.
+ * names a key never reaches an object's prototype; every key that can be created can be managed. On
+ * SQLite and on PostgreSQL alike.
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BACKENDS, type FreshDatabase } from './helpers/databases.js';
 import { API, startTestService, type TestService } from './helpers/service.js';
 
 const PROTOTYPE_NAMES = Object.getOwnPropertyNames(Object.prototype);
@@ -32,19 +34,22 @@ function expectErrorAnswer(answer: string, status: number, code: string): void {
   expect(parsed.error.message.length).toBeGreaterThan(10);
 }
 
-describe('hostile HTTP requests', { timeout: 60_000 }, () => {
+describe.each(BACKENDS)('hostile HTTP requests ($name)', { timeout: 60_000 }, (backend) => {
+  let fresh: FreshDatabase;
   let t: TestService;
   let base: string;
   let port: number;
 
   beforeAll(async () => {
-    t = await startTestService({ workers: false, config: { host: '127.0.0.1', port: 0 } });
+    fresh = await backend.fresh();
+    t = await startTestService({ workers: false, databaseUrl: fresh.url, config: { host: '127.0.0.1', port: 0 } });
     base = (await t.service.listen()).replace('localhost', '127.0.0.1');
     port = Number(new URL(base).port);
   });
 
   afterAll(async () => {
     await t?.cleanup();
+    await fresh?.cleanup();
   });
 
   const call = async (method: string, path: string, init: { body?: string; headers?: Record<string, string> } = {}) => {
