@@ -10,7 +10,7 @@ import { none } from './none.js';
 import { offsetLimit } from './offset-limit.js';
 import { pageNumber } from './page-number.js';
 
-export type { CommonSettings, AnyPagination, SettingDeclaration, SwitchSetting, TextSetting } from './declaration.js';
+export type { AnyPagination, AnySettings, CommonSettings, SettingDeclaration, SwitchSetting, TextSetting } from './declaration.js';
 export type { NextStep, PageRequest, PageResponse, Paginator, StopReason } from './steps.js';
 
 /** In the order the spec lists them: the API's `paginationType` values and the console's choices. */

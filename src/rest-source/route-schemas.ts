@@ -8,6 +8,7 @@ import { entitySet } from '../http/entity-set.js';
 import type { FetchOptions } from './fetch-pages.js';
 import { FetchError } from './http-client.js';
 import type { RestConnection, RestEndpoint } from './model.js';
+import { PaginationAnswers } from './pagination-fields.js';
 import { previewFirstPage, type PagePreview, type PreviewIntegration } from './preview.js';
 import type { EndpointView } from './settings.js';
 
@@ -67,14 +68,11 @@ export const restApiEndpoints = entitySet({
     body: nullable(Type.String()),
     integrationSortingOrder: Type.Integer(),
     paginationType: Type.String(),
-    nextLinkJsonPath: nullable(Type.String()),
-    pageParameterName: nullable(Type.String()),
-    offsetParameterName: nullable(Type.String()),
-    limitParameterName: nullable(Type.String()),
+    ...PaginationAnswers.texts,
     pageSize: nullable(Type.Integer()),
     maxPages: Type.Integer(),
     responseDataPath: nullable(Type.String({ description: 'As configured: null when not set, "" or "$" when blank' })),
-    allowCrossOrigin: Type.Boolean(),
+    ...PaginationAnswers.switches,
     scheduleSeconds: nullable(Type.Integer()),
     recordsFoundBy: Type.String({ description: RECORDS_FOUND_BY }),
   }),
