@@ -111,9 +111,9 @@ export type SettingsFor<T extends string, S extends Settings, P extends PageSize
 } & { readonly [K in keyof S]: SettingValue<S[K]> } & (P extends 'counted' ? { readonly pageSize: number } : unknown);
 
 /** A rule across a type's settings, beyond each setting's own. */
-export interface PaginationRule<V> {
-  /** The setting the API names in its message. */
-  readonly setting: string;
+export interface PaginationRule<V, K extends string = string> {
+  /** The setting the API names in its message (its engine name). */
+  readonly setting: K;
   broken(settings: V): boolean;
   /** The engine's sentence (spec names). */
   readonly problem: string;
@@ -131,7 +131,7 @@ export interface PaginationDeclaration<T extends string, S extends Settings, P e
   readonly pageSize: P;
   /** Its own settings, in the order they are checked and shown. */
   readonly settings: S;
-  readonly rules: readonly PaginationRule<SettingsFor<T, S, P>>[];
+  readonly rules: readonly PaginationRule<SettingsFor<T, S, P>, keyof S & string>[];
   /** The paginator factory: the first request and the strategy (paginator.ts adds loop detection). */
   start(settings: SettingsFor<T, S, P>, firstUrl: string, connectionOrigin: string): Start;
 }

@@ -3,7 +3,7 @@
  * in one list, the settings every type has with their console texts, and the phrases that name types
  * by what Page Size is to them ("Page Number and Offset/Limit"), so that no text lists types by hand.
  */
-import { settingValue, type AnyPagination, type AnySettings, type PageSizeRole } from './declaration.js';
+import type { AnyPagination, PageSizeRole } from './declaration.js';
 import { DEFAULT_MAX_PAGES, PAGINATIONS, type PaginationSetting, type PaginationType } from './types.js';
 
 /** One type's own setting, with the name the engine reads it by and the type that owns it. */
@@ -24,11 +24,8 @@ export const OWN_SETTINGS: readonly OwnSetting[] = (PAGINATIONS as readonly AnyP
   })),
 );
 
-/** The value of an own setting in the engine's settings of its type. */
-export const ownValue = (settings: AnySettings, own: OwnSetting): unknown => settingValue(settings, own.key);
-
 /** "A", "A and B", "A, B and C". */
-export function listOf(words: readonly string[]): string {
+function listOf(words: readonly string[]): string {
   if (words.length <= 1) return words.join('');
   return `${words.slice(0, -1).join(', ')} and ${words[words.length - 1]}`;
 }

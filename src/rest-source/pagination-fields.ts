@@ -47,9 +47,6 @@ const isSwitch = (own: OwnSetting): boolean => own.setting.kind === 'switch';
 export const TEXT_SETTINGS: readonly OwnSetting[] = OWN_SETTINGS.filter((own) => !isSwitch(own));
 export const SWITCH_SETTINGS: readonly OwnSetting[] = OWN_SETTINGS.filter(isSwitch);
 
-/** The own setting under a field name (from a form or an input), if one is. */
-export const ownSettingOf = (field: string): OwnSetting | undefined => OWN_SETTINGS.find((own) => own.setting.field === field);
-
 type Nullable<T extends Parameters<typeof Type.Union>[0][number]> = TUnion<[T, TNull]>;
 const entries = <T>(settings: readonly OwnSetting[], schema: (setting: PaginationSetting) => T): Record<string, T> =>
   Object.fromEntries(settings.map(({ setting }) => [setting.field, schema(setting)]));
