@@ -38,5 +38,19 @@ export default tseslint.config(
       '@typescript-eslint/no-non-null-assertion': 'off',
     },
   },
+  {
+    // Every integer of a schema is one both databases can hold (src/core/bounds.ts): Integer() from http/schemas.ts.
+    files: ['src/**/*.ts'],
+    ignores: ['src/http/schemas.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "MemberExpression[object.name='Type'][property.name='Integer']",
+          message: 'Use Integer() from src/http/schemas.ts: it bounds the value to what both databases hold.',
+        },
+      ],
+    },
+  },
   { files: ['eslint.config.js', '.dependency-cruiser.js'], ...tseslint.configs.disableTypeChecked },
 );

@@ -1,30 +1,22 @@
 /**
  * Page Number and Offset/Limit: the client computes each page's position and stops when a page is
  * not full (spec 4.4). Both need records to count; without them only page 1 is fetched, and the run
- * says why, because "only the first page is imported" is the commonest misconfiguration.
+ * says why, because "only the first page is imported" is the commonest misconfiguration. A counted
+ * type declares only where a page is (its Positions); the rest is here.
  */
+import type { CommonSettings } from './declaration.js';
 import { explainNoRecords } from './records.js';
-import { maxPagesStop, type Strategy } from './steps.js';
-import type { NextStep, PaginationSettings } from './types.js';
+import { maxPagesStop, type NextStep, type Start, type Strategy } from './steps.js';
 import { setQueryParams } from './url.js';
 
-type CountedSettings = Extract<PaginationSettings, { type: 'pageNumber' | 'offsetLimit' }>;
+export type CountedSettings = CommonSettings & { readonly pageSize: number };
 
-/** The query parameters that position page `pageNo` (1-based); `position` overrides the page number or offset value. */
-export function positionParams(settings: CountedSettings, pageNo: number, position?: string): Record<string, string> {
-  switch (settings.type) {
-    case 'pageNumber':
-      return { [settings.pageParam]: position ?? String(pageNo) };
-    case 'offsetLimit':
-      return {
-        [settings.offsetParam]: position ?? String((pageNo - 1) * settings.pageSize),
-        [settings.limitParam]: String(settings.pageSize),
-      };
-    default: {
-      const unexpected: never = settings;
-      throw new Error(`unknown Pagination Type ${JSON.stringify(unexpected)}`);
-    }
-  }
+/** Where page `pageNo` (1-based) is: the value that changes per page, and the query parameters that carry it. */
+export interface Positions {
+  /** The changing value of page `pageNo`: the page number, the offset. */
+  position(pageNo: number): string;
+  /** The query parameters with `position` in place of the changing value. */
+  params(position: string): Record<string, string>;
 }
 
 /** Letters only, so URLSearchParams leaves it as is; a URL that already contains it takes the slow path. */
@@ -35,11 +27,11 @@ const MARK = 'IfwPagePosition';
  * where the position goes, because URLSearchParams re-serialises the whole query on every set(),
  * which costs more per page than everything else a paginator does.
  */
-export function countedUrls(settings: CountedSettings, firstUrl: string): (pageNo: number) => string {
-  const parts = setQueryParams(firstUrl, positionParams(settings, 1, MARK)).split(MARK);
-  if (parts.length !== 2) return (pageNo) => setQueryParams(firstUrl, positionParams(settings, pageNo));
+export function countedUrls(positions: Positions, firstUrl: string): (pageNo: number) => string {
+  const parts = setQueryParams(firstUrl, positions.params(MARK)).split(MARK);
+  if (parts.length !== 2) return (pageNo) => setQueryParams(firstUrl, positions.params(positions.position(pageNo)));
   const [before, after] = parts as [string, string];
-  return (pageNo) => `${before}${settings.type === 'pageNumber' ? pageNo : (pageNo - 1) * settings.pageSize}${after}`;
+  return (pageNo) => `${before}${positions.position(pageNo)}${after}`;
 }
 
 function shortPageStop(pageNo: number, count: number, pageSize: number): NextStep {
@@ -71,4 +63,10 @@ export function countedStrategy(settings: CountedSettings, urlOf: (pageNo: numbe
     }
     return { kind: 'next', request };
   };
+}
+
+/** The paginator factory of a counted type: page 1 carries its position too. */
+export function countedStart(settings: CountedSettings, firstUrl: string, positions: Positions): Start {
+  const urlOf = countedUrls(positions, firstUrl);
+  return { first: { pageNo: 1, url: urlOf(1) }, strategy: countedStrategy(settings, urlOf) };
 }

@@ -1,7 +1,9 @@
 /** What other folders use of pagination. */
 export { compileLookup, pathProblem, type PathLookup, type PathMatch } from '../json-path/lookup.js';
+export { JSON_PATH_LIMIT, QUERY_PARAMETER_LIMIT, type PageSizeRole, type SettingValue } from './declaration.js';
 export { createPaginator } from './paginator.js';
 export { compileRecordsGetter, explainNoRecords, extractRecords, listKeys, responseHint, type RecordsGetter } from './records.js';
+export { COMMON_SETTINGS, OWN_SETTINGS, PAGINATION_TYPE_HELP, titlesWhere, type OwnSetting } from './section.js';
 export { MAX_MAX_PAGES, MAX_PAGE_SIZE, paginationProblems } from './settings.js';
 export { maxPagesWarning } from './steps.js';
 export * from './types.js';

@@ -4,10 +4,10 @@
  * is not re-appended, because APIs put their cursor state there.
  */
 import { compileLookup, describeJsonType } from '../json-path/lookup.js';
+import { declarePagination, jsonPathSetting, switchSetting, type CommonSettings } from './declaration.js';
 import { maxPagesStop, type Strategy } from './steps.js';
-import type { PaginationSettings } from './types.js';
 
-type NextLinkSettings = Extract<PaginationSettings, { type: 'nextLink' }>;
+type NextLinkSettings = CommonSettings & { readonly nextLinkPath: string; readonly allowCrossOrigin: boolean };
 
 /** The link the path finds, null when pagination ends there, or an error sentence. */
 function readLink(path: string, match: ReturnType<ReturnType<typeof compileLookup>>): { link: string | null } | { error: string } {
@@ -32,7 +32,7 @@ function readLink(path: string, match: ReturnType<ReturnType<typeof compileLooku
   }
 }
 
-export function nextLinkStrategy(settings: NextLinkSettings, connectionOrigin: string): Strategy {
+function nextLinkStrategy(settings: NextLinkSettings, connectionOrigin: string): Strategy {
   const { nextLinkPath: path, maxPages, allowCrossOrigin } = settings;
   const lookup = compileLookup(path);
   return (previous, { body }) => {
@@ -62,3 +62,31 @@ export function nextLinkStrategy(settings: NextLinkSettings, connectionOrigin: s
     return { kind: 'next', request: { pageNo: previous.pageNo + 1, url: url.href } };
   };
 }
+
+export const nextLink = declarePagination({
+  type: 'nextLink',
+  title: 'Next Link',
+  help: 'Next Link: the response names the next page URL.',
+  pageSize: 'informational',
+  settings: {
+    nextLinkPath: jsonPathSetting({
+      field: 'nextLinkJsonPath',
+      label: 'Next Link JSON Path',
+      description:
+        'Next Link: where the next page URL is (a property name such as @odata.nextLink, a dot path or a JSONPath starting with $)',
+      help: 'JSON path to the next-page URL in the response: a flat name (@odata.nextLink), a dotted path (links.next) or a JSONPath ($.paging.next). Pagination stops when it is absent, null or empty.',
+      needs: 'where the next page URL is in a response (e.g. "@odata.nextLink", "links.next" or "$.paging.next")',
+    }),
+    allowCrossOrigin: switchSetting({
+      field: 'allowCrossOrigin',
+      label: 'Allow cross-origin next links',
+      description: 'Next Link: follow links to another origin (credentials are never sent there); default false',
+      help: 'Follow next links to another origin. Credentials are never sent there.',
+    }),
+  },
+  rules: [],
+  start: (settings, firstUrl, connectionOrigin) => ({
+    first: { pageNo: 1, url: firstUrl },
+    strategy: nextLinkStrategy(settings, connectionOrigin),
+  }),
+});

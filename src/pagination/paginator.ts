@@ -1,36 +1,12 @@
 /**
- * createPaginator: the one entry point. Builds the strategy for the endpoint's Pagination Type and
+ * createPaginator: the one entry point. Starts the paginator its Pagination Type declares and
  * adds what no strategy can see on its own: a URL requested twice in one run is a loop, and fails
  * naming the URL instead of running to Max Pages.
  */
 import { invalidRequest } from '../core/errors.js';
-import { countedStrategy, countedUrls } from './counted.js';
-import { nextLinkStrategy } from './next-link.js';
 import { paginationProblems } from './settings.js';
-import type { Strategy } from './steps.js';
-import type { PageRequest, PaginationSettings, Paginator } from './types.js';
+import { paginationOf, type PaginationSettings, type Paginator } from './types.js';
 import { originOf } from './url.js';
-
-function strategyFor(settings: PaginationSettings, firstUrl: string, connectionOrigin: string): { first: PageRequest; strategy: Strategy } {
-  switch (settings.type) {
-    case 'none':
-      return {
-        first: { pageNo: 1, url: firstUrl },
-        strategy: () => ({ kind: 'stop', reason: 'singlePage', detail: 'Pagination Type is None: one request' }),
-      };
-    case 'nextLink':
-      return { first: { pageNo: 1, url: firstUrl }, strategy: nextLinkStrategy(settings, connectionOrigin) };
-    case 'pageNumber':
-    case 'offsetLimit': {
-      const urlOf = countedUrls(settings, firstUrl);
-      return { first: { pageNo: 1, url: urlOf(1) }, strategy: countedStrategy(settings, urlOf) };
-    }
-    default: {
-      const unexpected: never = settings;
-      throw new Error(`unknown Pagination Type ${JSON.stringify(unexpected)}`);
-    }
-  }
-}
 
 /**
  * `firstUrl` is the endpoint's complete URL before pagination parameters; `connectionOrigin` (default:
@@ -40,7 +16,7 @@ function strategyFor(settings: PaginationSettings, firstUrl: string, connectionO
 export function createPaginator(settings: PaginationSettings, firstUrl: string, connectionOrigin: string = originOf(firstUrl)): Paginator {
   const problems = paginationProblems(settings);
   if (problems.length > 0) throw invalidRequest(`invalid pagination settings: ${problems.join('; ')}`);
-  const { first, strategy } = strategyFor(settings, new URL(firstUrl).href, connectionOrigin);
+  const { first, strategy } = paginationOf(settings.type).start(settings, new URL(firstUrl).href, connectionOrigin);
   const requested = new Map<string, number>([[first.url, first.pageNo]]);
   return {
     first,

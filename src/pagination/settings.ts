@@ -3,21 +3,19 @@
  * endpoint API refuses what a paginator could not run and a run never starts on bad settings.
  */
 import { pathProblem } from '../json-path/lookup.js';
-import type { PaginationSettings } from './types.js';
+import { settingValue, type AnyPagination } from './declaration.js';
+import { PAGINATIONS, type PaginationSettings } from './types.js';
 
 /** Upper bounds that keep a typo (an extra zero or three) from turning into an endless import. */
 export const MAX_MAX_PAGES = 100_000;
 export const MAX_PAGE_SIZE = 100_000;
 
 const wholeNumber = (value: number, min: number, max: number): boolean => Number.isSafeInteger(value) && value >= min && value <= max;
+const blank = (value: unknown): boolean => typeof value !== 'string' || value.trim() === '';
 
 function checkPath(problems: string[], field: string, path: string): void {
   const problem = pathProblem(path);
   if (problem !== null) problems.push(`${field}: ${problem}`);
-}
-
-function checkParam(problems: string[], field: string, name: string): void {
-  if (name.trim() === '') problems.push(`${field} is required`);
 }
 
 /** Every rule the settings break, as sentences; empty when they are valid. */
@@ -28,27 +26,26 @@ export function paginationProblems(settings: PaginationSettings): string[] {
     problems.push(`Page Size must be a whole number from 1 to ${MAX_PAGE_SIZE}`);
   }
   checkPath(problems, 'Response Data Path', settings.responseDataPath);
-  switch (settings.type) {
-    case 'none':
-      break;
-    case 'nextLink':
-      if (settings.nextLinkPath.trim() === '') problems.push('Next Link JSON Path is required for Pagination Type Next Link');
-      else checkPath(problems, 'Next Link JSON Path', settings.nextLinkPath);
-      break;
-    case 'pageNumber':
-      checkParam(problems, 'Page Parameter Name', settings.pageParam);
-      break;
-    case 'offsetLimit':
-      checkParam(problems, 'Offset Parameter Name', settings.offsetParam);
-      checkParam(problems, 'Limit Parameter Name', settings.limitParam);
-      if (settings.offsetParam !== '' && settings.offsetParam === settings.limitParam) {
-        problems.push('Offset Parameter Name and Limit Parameter Name must differ');
+  const declaration: AnyPagination | undefined = PAGINATIONS.find((d) => d.type === settings.type);
+  if (declaration === undefined) return [...problems, `unknown Pagination Type ${JSON.stringify(settings)}`];
+  for (const [key, setting] of Object.entries(declaration.settings)) {
+    const value = settingValue(settings, key);
+    switch (setting.kind) {
+      case 'jsonPath':
+        if (blank(value)) problems.push(`${setting.label} is required for Pagination Type ${declaration.title}`);
+        else checkPath(problems, setting.label, value as string);
+        break;
+      case 'queryParameter':
+        if (blank(value)) problems.push(`${setting.label} is required`);
+        break;
+      case 'switch':
+        break;
+      default: {
+        const unexpected: never = setting;
+        problems.push(`unknown kind of setting ${JSON.stringify(unexpected)}`);
       }
-      break;
-    default: {
-      const unexpected: never = settings;
-      problems.push(`unknown Pagination Type ${JSON.stringify(unexpected)}`);
     }
   }
+  for (const rule of declaration.rules) if (rule.broken(settings)) problems.push(rule.problem);
   return problems;
 }

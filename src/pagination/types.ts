@@ -1,69 +1,44 @@
 /**
- * Pagination settings of a REST API endpoint (spec section 2.3) as a tagged union, and what a
- * paginator decides after each page. Paginators are pure: (settings, previous request, response)
- * → next request or stop, with the reason.
+ * The pagination types of a REST API endpoint (spec section 2.3), each declared once in its own file
+ * (declaration.ts says how), and the settings union derived from them: the one source of the stored
+ * form, the API and `ifw apply` properties, the console's Pagination section and the rules. A new type
+ * is a new file beside none.ts and its entry in this list.
  */
-export const PAGINATION_TYPES = ['none', 'nextLink', 'pageNumber', 'offsetLimit'] as const;
-export type PaginationType = (typeof PAGINATION_TYPES)[number];
+import type { PaginationDeclaration, PageSizeRole, SettingDeclaration, SettingsFor, AnyPagination, SettingValue } from './declaration.js';
+import { nextLink } from './next-link.js';
+import { none } from './none.js';
+import { offsetLimit } from './offset-limit.js';
+import { pageNumber } from './page-number.js';
+
+export type { AnyPagination, AnySettings, CommonSettings, SettingDeclaration, SwitchSetting, TextSetting } from './declaration.js';
+export type { NextStep, PageRequest, PageResponse, Paginator, StopReason } from './steps.js';
+
+/** In the order the spec lists them: the API's `paginationType` values and the console's choices. */
+export const PAGINATIONS = [none, nextLink, pageNumber, offsetLimit] as const;
+
+type Declared = (typeof PAGINATIONS)[number];
+export type PaginationType = Declared['type'];
+export const PAGINATION_TYPES: readonly PaginationType[] = PAGINATIONS.map((d) => d.type);
+
+type SettingsOf<D> = D extends PaginationDeclaration<infer T, infer S, infer P extends PageSizeRole> ? SettingsFor<T, S, P> : never;
+
+/** The Pagination section as the engine reads it: a tagged union on `type`. */
+export type PaginationSettings = SettingsOf<Declared>;
 
 /** Spec 4.4: "Max Pages: default 100". */
 export const DEFAULT_MAX_PAGES = 100;
 
-interface Common {
-  /** Safety limit against endless loops (spec default 100). */
-  readonly maxPages: number;
-  /** Records per page; for Next Link informational only; for Offset/Limit also the limit value. */
-  readonly pageSize: number | null;
-  /**
-   * Where the record array is in a response ('' = blank: the root is the array). What pagination
-   * counts is handed to it with each response (PageResponse.records), found by the caller.
-   */
-  readonly responseDataPath: string;
-}
+/** The declaration of a type. */
+export const paginationOf = (type: PaginationType): AnyPagination => {
+  const declaration: AnyPagination | undefined = PAGINATIONS.find((d) => d.type === type);
+  if (declaration === undefined) throw new Error(`unknown Pagination Type ${JSON.stringify(type)}`);
+  return declaration;
+};
 
-export type PaginationSettings =
-  | (Common & { readonly type: 'none' })
-  | (Common & { readonly type: 'nextLink'; readonly nextLinkPath: string; readonly allowCrossOrigin: boolean })
-  | (Common & { readonly type: 'pageNumber'; readonly pageParam: string; readonly pageSize: number })
-  | (Common & { readonly type: 'offsetLimit'; readonly offsetParam: string; readonly limitParam: string; readonly pageSize: number });
+/** Every type's own settings, each declaration with its type. */
+type SettingOf<D> = D extends { readonly settings: infer S } ? S[keyof S] : never;
+export type PaginationSetting = SettingOf<Declared> & SettingDeclaration;
+export type PaginationFieldName = PaginationSetting['field'];
 
-/** Why a run stopped fetching. */
-export type StopReason =
-  | 'singlePage' // Pagination Type None: exactly one call
-  | 'noNextLink' // Next Link absent, null or ""
-  | 'shortPage' // fewer records than Page Size
-  | 'maxPages' // Max Pages reached (a warning: records may be missing)
-  | 'recordsNotCountable'; // no record array to count on the page: stops there
-
-export interface PageRequest {
-  /** 1-based page number of this request. */
-  readonly pageNo: number;
-  /** The complete URL to call (without credentials: those are added when the request is sent). */
-  readonly url: string;
-}
-
-/** What a paginator looks at after a page. */
-export interface PageResponse {
-  /** The parsed JSON body. */
-  readonly body: unknown;
-  /** The records to count (by default those at Response Data Path), or null when there is no such array. */
-  readonly records: readonly unknown[] | null;
-  /**
-   * Why `records` is null, as a sentence naming the setting that was read; asked only when pagination
-   * needs it. Default: why Response Data Path finds no array (records.ts explainNoRecords).
-   */
-  readonly whyNoRecords?: () => string;
-}
-
-export type NextStep =
-  /** `warning`: something the run should report although fetching goes on (e.g. a page larger than Page Size). */
-  | { readonly kind: 'next'; readonly request: PageRequest; readonly warning?: string }
-  /** `detail`: a sentence for the run log saying why it stopped; `warning` when records may be missing. */
-  | { readonly kind: 'stop'; readonly reason: StopReason; readonly detail: string; readonly warning?: string }
-  | { readonly kind: 'fail'; readonly error: string };
-
-/** A small state machine: the first request, then one decision per fetched page. */
-export interface Paginator {
-  readonly first: PageRequest;
-  next(previous: PageRequest, response: PageResponse): NextStep;
-}
+/** Every type's own settings in their flat form (the API's names): null (false) when not set. */
+export type PaginationFields = { readonly [S in PaginationSetting as S['field']]: SettingValue<S> | S['unset'] };

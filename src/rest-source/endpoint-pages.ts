@@ -1,7 +1,7 @@
 /**
  * The console's REST API Endpoints: a new endpoint and the card, with the **Pagination** section
  * showing only the settings the chosen Pagination Type uses (htmx swaps them when the type changes),
- * the spec's help text beside each, validation as the form changes (the same rules as saving), and
+ * rendered from the type's declaration (src/pagination/) with the spec's help text beside each, validation as the form changes (the same rules as saving), and
  * "Preview first page": the records found on page 1 and what pagination would request next.
  */
 import type { FastifyRequest } from 'fastify';
@@ -9,7 +9,14 @@ import { AppError } from '../core/errors.js';
 import { redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
 import { html, path, type Html } from '../console/html.js';
 import { listIntegrations } from '../integrations/store.js';
-import { PAGINATION_TYPES, type PaginationType } from '../pagination/types.js';
+import {
+  COMMON_SETTINGS,
+  PAGINATION_TYPE_HELP,
+  PAGINATION_TYPES,
+  paginationOf,
+  type PaginationType,
+  type SettingDeclaration,
+} from '../pagination/index.js';
 import { loadDryRunIntegration } from '../table-writer/dry-run.js';
 import type { RestPagesDeps } from './connection-pages.js';
 import { FetchError } from './fetch-pages.js';
@@ -17,42 +24,14 @@ import { HTTP_METHODS } from './model.js';
 import { previewFirstPage, type PagePreview } from './preview.js';
 import type { EndpointInput } from './schemas.js';
 import { createEndpoint, resolveUnsavedEndpoint, updateEndpoint } from './service.js';
-import { endpointViewOf, PAGINATION_USES, type EndpointView, type PaginationFieldName } from './settings.js';
+import { endpointViewOf, type EndpointView } from './settings.js';
 import { getEndpoint, listConnections, loadConnection, loadEndpoint } from './store.js';
-
-const TYPE_TITLES: Readonly<Record<PaginationType, string>> = {
-  none: 'None',
-  nextLink: 'Next Link',
-  pageNumber: 'Page Number',
-  offsetLimit: 'Offset/Limit',
-};
-
-/** The spec's help text (section 2.3) for each setting of the Pagination section. */
-const HELP: Readonly<Record<PaginationFieldName | 'pageSize' | 'maxPages' | 'responseDataPath' | 'paginationType', string>> = {
-  paginationType:
-    'None: one call. Next Link: the response names the next page URL. Page Number: a page parameter counts up from 1. Offset/Limit: an offset grows by Page Size.',
-  nextLinkJsonPath:
-    'JSON path to the next-page URL in the response: a flat name (@odata.nextLink), a dotted path (links.next) or a JSONPath ($.paging.next). Pagination stops when it is absent, null or empty.',
-  allowCrossOrigin: 'Follow next links to another origin. Credentials are never sent there.',
-  pageParameterName: 'Query parameter that carries the page number; the first page is 1.',
-  offsetParameterName: 'Query parameter for the start position; the first is 0 and it grows by Page Size.',
-  limitParameterName: 'Query parameter for the page size; its value is always Page Size.',
-  pageSize: 'Records per page; must equal the records the API really returns per page. For Next Link it is for display only.',
-  maxPages: 'Safety limit against endless loops; default 100. Fetching stops at this page even if the API signals more.',
-  responseDataPath:
-    'JSON path to the data array, used to count returned records (data, value, results.items). Required for Page Number and Offset/Limit; blank when the response root is the array.',
-};
-const LABELS: Readonly<Record<PaginationFieldName, string>> = {
-  nextLinkJsonPath: 'Next Link JSON Path',
-  allowCrossOrigin: 'Allow cross-origin next links',
-  pageParameterName: 'Page Parameter Name',
-  offsetParameterName: 'Offset Parameter Name',
-  limitParameterName: 'Limit Parameter Name',
-};
 
 const isType = (v: string): v is PaginationType => (PAGINATION_TYPES as readonly string[]).includes(v);
 type Values = Partial<Record<string, string | number | boolean | null>>;
 const text = (v: Values[string]): string => (v === null || v === undefined || v === false ? '' : String(v));
+/** The own settings of a type, as its declaration lists them (label, kind of input, help). */
+const ownSettings = (type: PaginationType): readonly SettingDeclaration[] => Object.values(paginationOf(type).settings);
 
 function textField(name: string, label: string, v: Values, help: string, attrs: Html | string = ''): Html {
   return html`<div class="field">
@@ -62,27 +41,37 @@ function textField(name: string, label: string, v: Values, help: string, attrs: 
   </div>`;
 }
 
+function checkbox(name: string, label: string, v: Values, help: string): Html {
+  return html`<div class="field">
+    <input type="checkbox" id="p-${name}" name="${name}" ${v[name] === true || v[name] === 'on' ? html` checked` : ''} />
+    <label for="p-${name}" class="inline">${label}</label>
+    <p class="hint">${help}</p>
+  </div>`;
+}
+
+/** One own setting of a pagination type, as its declaration describes it. */
+function ownField(setting: SettingDeclaration, v: Values): Html {
+  switch (setting.input) {
+    case 'checkbox':
+      return checkbox(setting.field, setting.label, v, setting.help);
+    case 'text':
+      return textField(setting.field, setting.label, v, setting.help, html` required`);
+    default: {
+      const never: never = setting;
+      throw new Error(`unknown kind of field ${JSON.stringify(never)}`);
+    }
+  }
+}
+
 /** The settings of one pagination type, then those every type has. */
 export function paginationFields(type: PaginationType, v: Values): Html {
-  const own = PAGINATION_USES[type].map((name) =>
-    name === 'allowCrossOrigin'
-      ? html`<div class="field">
-          <input
-            type="checkbox"
-            id="p-allowCrossOrigin"
-            name="allowCrossOrigin"
-            ${v.allowCrossOrigin === true || v.allowCrossOrigin === 'on' ? html` checked` : ''}
-          />
-          <label for="p-allowCrossOrigin" class="inline">${LABELS[name]}</label>
-          <p class="hint">${HELP[name]}</p>
-        </div>`
-      : textField(name, LABELS[name], v, HELP[name], html` required`),
-  );
-  const countsRecords = type === 'pageNumber' || type === 'offsetLimit';
+  const own = ownSettings(type).map((setting) => ownField(setting, v));
+  const countsRecords = paginationOf(type).pageSize === 'counted';
+  const { pageSize, maxPages, responseDataPath } = COMMON_SETTINGS;
   return html`${own}
-  ${textField('pageSize', 'Page Size', v, HELP.pageSize, html` type="number" min="1"${countsRecords ? html` required` : ''}`)}
-  ${textField('maxPages', 'Max Pages', v, HELP.maxPages, html` type="number" min="1"`)}
-  ${textField('responseDataPath', 'Response Data Path', v, HELP.responseDataPath)}`;
+  ${textField('pageSize', pageSize.label, v, pageSize.help, html` type="number" min="1"${countsRecords ? html` required` : ''}`)}
+  ${textField('maxPages', maxPages.label, v, maxPages.help, html` type="number" min="1"`)}
+  ${textField('responseDataPath', responseDataPath.label, v, responseDataPath.help)}`;
 }
 
 /** The endpoint input a form sent: only the current pagination type's own settings (the others are kept). */
@@ -109,8 +98,10 @@ function inputFrom(form: URLSearchParams, code: string): EndpointInput {
   const maxPages = int('maxPages');
   if (maxPages !== undefined && maxPages !== null) input.maxPages = maxPages;
   if ((form.get('method') ?? 'GET') === 'POST') input.body = (form.get('body') ?? '') === '' ? null : form.get('body');
-  if (isType(type))
-    for (const name of PAGINATION_USES[type]) input[name] = name === 'allowCrossOrigin' ? form.get(name) === 'on' : (form.get(name) ?? '');
+  if (isType(type)) {
+    for (const { field, input: kind } of ownSettings(type))
+      input[field] = kind === 'checkbox' ? form.get(field) === 'on' : (form.get(field) ?? '');
+  }
   return input as unknown as EndpointInput;
 }
 
@@ -212,9 +203,9 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
               hx-include="closest form"
               aria-describedby="paginationType-hint"
             >
-              ${PAGINATION_TYPES.map((t) => opt(t, TYPE_TITLES[t], type))}
+              ${PAGINATION_TYPES.map((t) => opt(t, paginationOf(t).title, type))}
             </select>
-            <p class="hint" id="paginationType-hint">${HELP.paginationType}</p>
+            <p class="hint" id="paginationType-hint">${PAGINATION_TYPE_HELP}</p>
           </div>
           <div id="pagination-fields" aria-live="polite">${paginationFields(type, v)}</div>
         </fieldset>

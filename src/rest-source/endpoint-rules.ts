@@ -8,7 +8,8 @@ import { CONTROL, URL_LIMIT, findKey, headerMap, intIn, oneOf, queryMap, validat
 import { HTTP_METHODS, type HttpMethod } from './model.js';
 import { paginationTypeOf, validatePagination } from './pagination-rules.js';
 import { LIMITS, type EndpointInput } from './schemas.js';
-import type { ConnectionSettings, EndpointSettings, PaginationFields } from './settings.js';
+import type { PaginationFields } from '../pagination/index.js';
+import type { ConnectionSettings, EndpointSettings } from './settings.js';
 
 const BODY_LIMIT = 1_048_576;
 

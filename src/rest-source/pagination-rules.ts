@@ -1,7 +1,8 @@
 /**
  * The rules of an endpoint's Pagination section (spec 2.3): from the flat fields callers send to the
- * engine's tagged union. Each type needs its own settings; Page Number and Offset/Limit need a
- * Response Data Path, set (blank counts as set: the root array); and whatever the engine itself refuses
+ * engine's tagged union, as each type's declaration (src/pagination/) says. Each type needs its own
+ * settings, checked by their kind; a type that counts records needs a Page Size and a Response Data
+ * Path, set (blank counts as set: the root array); and whatever the engine itself refuses
  * (paginationProblems) is refused on save, since a run could not do it.
  *
  * The settings of the other types are kept for when the type is switched back, and answers show them.
@@ -10,33 +11,29 @@
  * `paginationType`, and refusing it says so.
  */
 import { invalidAt, pathOf } from '../core/validation.js';
-import { PAGINATION_TYPES, paginationProblems, pathProblem, type PaginationType } from '../pagination/index.js';
-import { CONTROL, intIn, oneOf, required } from './common-rules.js';
-import { enginePagination } from './runtime-forms.js';
-import { LIMITS, ROOT_ARRAY_PATH, type EndpointInput } from './schemas.js';
 import {
-  PAGINATION_FIELD_NAMES,
-  PAGINATION_USES,
-  type ConfiguredPagination,
-  type KeptPagination,
+  JSON_PATH_LIMIT,
+  OWN_SETTINGS,
+  PAGINATION_TYPES,
+  paginationOf,
+  paginationProblems,
+  pathProblem,
+  type AnySettings,
   type PaginationFieldName,
   type PaginationFields,
-} from './settings.js';
+  type PaginationType,
+  type SettingDeclaration,
+  type TextSetting,
+} from '../pagination/index.js';
+import { CONTROL, intIn, oneOf, required } from './common-rules.js';
+import type { ConfiguredPagination, KeptPagination } from './pagination-fields.js';
+import { enginePagination } from './runtime-forms.js';
+import { LIMITS, ROOT_ARRAY_PATH, type EndpointInput } from './schemas.js';
 
 type PaginationInput = Pick<EndpointInput, 'paginationType' | PaginationFieldName | 'pageSize' | 'responseDataPath'>;
 
 /** Query parameters set elsewhere, each with where, for the message: the paginator's own must not be among them. */
 export type TakenQueryNames = readonly (readonly [Readonly<Record<string, string>>, string])[];
-
-const PATH_LIMIT = 250;
-
-/** The spec's names of the pagination types, for messages. */
-const PAGINATION_TITLES: Readonly<Record<PaginationType, string>> = {
-  none: 'None',
-  nextLink: 'Next Link',
-  pageNumber: 'Page Number',
-  offsetLimit: 'Offset/Limit',
-};
 
 const shown = (value: string | boolean): string => (typeof value === 'string' ? `"${value}"` : String(value));
 
@@ -53,19 +50,19 @@ export function paginationTypeOf(
 ): { readonly type: PaginationType; readonly kept: KeptPagination } {
   const type: PaginationType = oneOf(PAGINATION_TYPES, input.paginationType, 'none', pathOf(at, 'paginationType'));
   const kept: Partial<Record<PaginationFieldName, string | boolean>> = {};
-  for (const name of PAGINATION_FIELD_NAMES) {
-    if (PAGINATION_USES[type].includes(name)) continue;
+  for (const { setting, type: owner, title } of OWN_SETTINGS) {
+    if (owner === type) continue;
+    const name = setting.field;
     const before = stored?.[name] ?? null;
     const value = input[name];
     const keep = value === undefined ? before : value;
     if (keep === null || keep === false) continue;
     if (keep !== before) {
-      const owner = PAGINATION_TYPES.find((t) => PAGINATION_USES[t].includes(name)) ?? 'none';
       const hint =
         before === null || before === false
           ? ''
-          : ` (its kept value is ${shown(before)}: send that unchanged, or ${name === 'allowCrossOrigin' ? 'false' : 'null'} to drop it)`;
-      throw invalidAt(pathOf(at, name), `only ${PAGINATION_TITLES[owner]} pagination uses ${name}; paginationType is ${type}${hint}`);
+          : ` (its kept value is ${shown(before)}: send that unchanged, or ${String(setting.unset)} to drop it)`;
+      throw invalidAt(pathOf(at, name), `only ${title} pagination uses ${name}; paginationType is ${type}${hint}`);
     }
     kept[name] = keep;
   }
@@ -75,7 +72,7 @@ export function paginationTypeOf(
 /** Response Data Path and Next Link JSON Path are read by the pagination engine's own path reader. */
 function responsePath(value: string, at: string): string {
   if (value === ROOT_ARRAY_PATH) return value;
-  if (value.length > PATH_LIMIT) throw invalidAt(at, `must be at most ${PATH_LIMIT} characters, got ${value.length}`);
+  if (value.length > JSON_PATH_LIMIT) throw invalidAt(at, `must be at most ${JSON_PATH_LIMIT} characters, got ${value.length}`);
   if (CONTROL.test(value)) throw invalidAt(at, 'must not contain control characters');
   const problem = pathProblem(value);
   if (problem !== null) throw invalidAt(at, problem);
@@ -83,8 +80,8 @@ function responsePath(value: string, at: string): string {
 }
 
 /** A query parameter name the paginator sets on every request. */
-function paginatorParam(value: string | null | undefined, at: string, missing: string, taken: TakenQueryNames): string {
-  const name = required(value, at, missing, 100);
+function paginatorParam(value: string | null | undefined, at: string, missing: string, limit: number, taken: TakenQueryNames): string {
+  const name = required(value, at, missing, limit);
   if (/[\s&=#?]/u.test(name)) throw invalidAt(at, `"${name}" is not a usable query parameter name (no spaces, &, =, # or ?)`);
   for (const [query, where] of taken) {
     if (Object.hasOwn(query, name))
@@ -93,9 +90,30 @@ function paginatorParam(value: string | null | undefined, at: string, missing: s
   return name;
 }
 
+/** What a type that lacks one of its text settings is told. */
+const missing = (title: string, setting: TextSetting): string =>
+  `${title} pagination needs ${/^[AEIOU]/i.test(setting.label) ? 'an' : 'a'} ${setting.label}: ${setting.needs}`;
+
+/** A type's own setting from the input, checked by its kind. */
+function ownSetting(setting: SettingDeclaration, value: unknown, title: string, taken: TakenQueryNames, at: string): string | boolean {
+  const where = pathOf(at, setting.field);
+  switch (setting.kind) {
+    case 'jsonPath':
+      return responsePath(required(value as string | null | undefined, where, missing(title, setting), setting.maxLength), where);
+    case 'queryParameter':
+      return paginatorParam(value as string | null | undefined, where, missing(title, setting), setting.maxLength, taken);
+    case 'switch':
+      return (value as boolean | undefined) ?? setting.unset;
+    default: {
+      const never: never = setting;
+      throw new Error(`unknown kind of setting ${JSON.stringify(never)}`);
+    }
+  }
+}
+
 const pageSizeIn = (value: number, at: string): number => intIn(value, { ...LIMITS.pageSize, default: value }, at);
 
-/** None and Next Link take a Page Size for display only; it may be left out. */
+/** A Page Size that is for display only (or kept if given) may be left out. */
 function optionalPageSize(value: number | null | undefined, at: string): number | null {
   return value === undefined || value === null ? null : pageSizeIn(value, at);
 }
@@ -103,6 +121,8 @@ function optionalPageSize(value: number | null | undefined, at: string): number 
 /**
  * The section of type `type` (from paginationTypeOf) with Max Pages already checked. `taken`: the
  * endpoint's and the connection's query parameters, which the paginator's own must not repeat.
+ * The type's own settings are checked in their declared order, then its rules, then Page Size and
+ * Response Data Path, then whatever the engine itself refuses.
  */
 export function validatePagination(
   input: PaginationInput,
@@ -111,7 +131,8 @@ export function validatePagination(
   taken: TakenQueryNames,
   at: string,
 ): ConfiguredPagination {
-  const title = PAGINATION_TITLES[type];
+  const declaration = paginationOf(type);
+  const { title } = declaration;
   // Not set (null or left out) differs from blank: blank says "the root array" (spec 2.3, 4.4 table).
   const dataPath = input.responseDataPath === undefined || input.responseDataPath === null ? null : input.responseDataPath.trim();
   const optionalDataPath = (): string | null => (dataPath === null ? null : responsePath(dataPath, pathOf(at, 'responseDataPath')));
@@ -136,59 +157,20 @@ export function validatePagination(
     };
   };
 
-  const pagination = ((): ConfiguredPagination => {
-    switch (type) {
-      case 'none': {
-        const pageSize = optionalPageSize(input.pageSize, pathOf(at, 'pageSize'));
-        return { type, maxPages, pageSize, responseDataPath: optionalDataPath() };
-      }
-      case 'nextLink': {
-        const nextLinkPath = responsePath(
-          required(
-            input.nextLinkJsonPath,
-            pathOf(at, 'nextLinkJsonPath'),
-            'Next Link pagination needs a Next Link JSON Path: where the next page URL is in a response (e.g. "@odata.nextLink", "links.next" or "$.paging.next")',
-            PATH_LIMIT,
-          ),
-          pathOf(at, 'nextLinkJsonPath'),
-        );
-        const allowCrossOrigin = input.allowCrossOrigin ?? false;
-        const pageSize = optionalPageSize(input.pageSize, pathOf(at, 'pageSize'));
-        return { type, nextLinkPath, allowCrossOrigin, maxPages, pageSize, responseDataPath: optionalDataPath() };
-      }
-      case 'pageNumber': {
-        const pageParam = paginatorParam(
-          input.pageParameterName,
-          pathOf(at, 'pageParameterName'),
-          'Page Number pagination needs a Page Parameter Name: the query parameter that carries the page number (e.g. "page")',
-          taken,
-        );
-        return { type, pageParam, maxPages, ...counted() };
-      }
-      case 'offsetLimit': {
-        const offsetParam = paginatorParam(
-          input.offsetParameterName,
-          pathOf(at, 'offsetParameterName'),
-          'Offset/Limit pagination needs an Offset Parameter Name: the query parameter for the start position (e.g. "offset")',
-          taken,
-        );
-        const limitParam = paginatorParam(
-          input.limitParameterName,
-          pathOf(at, 'limitParameterName'),
-          'Offset/Limit pagination needs a Limit Parameter Name: the query parameter for the page size (e.g. "limit")',
-          taken,
-        );
-        if (limitParam === offsetParam) {
-          throw invalidAt(pathOf(at, 'limitParameterName'), `must differ from offsetParameterName (both are "${limitParam}")`);
-        }
-        return { type, offsetParam, limitParam, maxPages, ...counted() };
-      }
-      default: {
-        const never: never = type;
-        throw new Error(`unknown pagination type ${String(never)}`);
-      }
-    }
-  })();
+  const own: Record<string, string | boolean> = {};
+  for (const [key, setting] of Object.entries(declaration.settings)) {
+    own[key] = ownSetting(setting, input[setting.field as PaginationFieldName], title, taken, at);
+  }
+  // A type's rules read its own settings; Page Size and Response Data Path are checked after them.
+  const checked = { type, ...own, maxPages, pageSize: null, responseDataPath: '' } as AnySettings;
+  for (const rule of declaration.rules) {
+    if (rule.broken(checked)) throw invalidAt(pathOf(at, declaration.settings[rule.setting]!.field), rule.fieldProblem(checked));
+  }
+  const common =
+    declaration.pageSize === 'counted'
+      ? counted()
+      : { pageSize: optionalPageSize(input.pageSize, pathOf(at, 'pageSize')), responseDataPath: optionalDataPath() };
+  const pagination = { type, ...own, maxPages, ...common } as ConfiguredPagination;
   // The engine's own rules, last: whatever they refuse, a run could not do.
   const [problem] = paginationProblems(enginePagination(pagination));
   if (problem !== undefined) throw invalidAt(pathOf(at, 'paginationType'), problem);

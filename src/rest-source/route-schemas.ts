@@ -8,6 +8,7 @@ import { entitySet } from '../http/entity-set.js';
 import type { FetchOptions } from './fetch-pages.js';
 import { FetchError } from './http-client.js';
 import type { RestConnection, RestEndpoint } from './model.js';
+import { PaginationAnswers } from './pagination-fields.js';
 import { previewFirstPage, type PagePreview, type PreviewIntegration } from './preview.js';
 import type { EndpointView } from './settings.js';
 import { Integer } from '../http/schemas.js';
@@ -68,14 +69,11 @@ export const restApiEndpoints = entitySet({
     body: nullable(Type.String()),
     integrationSortingOrder: Integer(),
     paginationType: Type.String(),
-    nextLinkJsonPath: nullable(Type.String()),
-    pageParameterName: nullable(Type.String()),
-    offsetParameterName: nullable(Type.String()),
-    limitParameterName: nullable(Type.String()),
+    ...PaginationAnswers.texts,
     pageSize: nullable(Integer()),
     maxPages: Integer(),
     responseDataPath: nullable(Type.String({ description: 'As configured: null when not set, "" or "$" when blank' })),
-    allowCrossOrigin: Type.Boolean(),
+    ...PaginationAnswers.switches,
     scheduleSeconds: nullable(Integer()),
     recordsFoundBy: Type.String({ description: RECORDS_FOUND_BY }),
   }),

@@ -15,6 +15,7 @@ import { Type } from 'typebox';
 import type { Clock } from '../core/clock.js';
 import { notFound } from '../core/errors.js';
 import { getIntegration, listIntegrations } from '../integrations/store.js';
+import { titlesWhere } from '../pagination/index.js';
 import { recordsFoundBy } from './page-records.js';
 import { loadDryRunIntegration } from '../table-writer/dry-run.js';
 import { testConnection } from './probe.js';
@@ -40,6 +41,7 @@ import {
   EndpointPatchSchema,
   EndpointProbeSchema,
   EndpointProperties,
+  LIMITS,
 } from './schemas.js';
 import { endpointViewOf, type EndpointSettings } from './settings.js';
 import type { Database } from '../storage/database.js';
@@ -230,8 +232,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
         config: endpoints.config('configureRest'),
         schema: {
           summary: 'Create a REST API endpoint',
-          description:
-            'Defaults: method GET, paginationType none, maxPages 100, scheduleSeconds null. Page Number and Offset/Limit need pageSize and a responseDataPath that is set: a path, or "" (also "$") when the records are the response root or where the integration\'s records path says. A setting of another pagination type is refused.',
+          description: `Defaults: method GET, paginationType none, maxPages ${LIMITS.maxPages.default}, scheduleSeconds null. ${titlesWhere('counted')} need pageSize and a responseDataPath that is set: a path, or "" (also "$") when the records are the response root or where the integration's records path says. A setting of another pagination type is refused.`,
           tags,
           body: Type.Object({ ...EndpointProperties, ...ReadOnlyIn }, ODATA_BODY),
           response: { ...endpointResponses, 201: endpoints.Entity },

@@ -4,8 +4,9 @@
  * types, and the limits their descriptions quote and the rules enforce.
  */
 import { Type, type Static } from 'typebox';
-import { PAGINATION_TYPES } from '../pagination/index.js';
+import { DEFAULT_MAX_PAGES, MAX_MAX_PAGES, MAX_PAGE_SIZE, PAGINATION_TYPES, titlesWhere } from '../pagination/index.js';
 import { AUTH_TYPES, HTTP_METHODS } from './model.js';
+import { PaginationInputs, SWITCH_SETTINGS } from './pagination-fields.js';
 import { Integer } from '../http/schemas.js';
 
 /** Response Data Path value that means the same as blank ("the response root is the array"); the pagination engine reads it as ''. */
@@ -15,8 +16,8 @@ export const LIMITS = {
   timeoutMs: { min: 100, max: 300_000, default: 30_000 },
   maxRetries: { min: 0, max: 10, default: 3 },
   initialDelayMs: { min: 0, max: 60_000, default: 500 },
-  pageSize: { min: 1, max: 100_000 },
-  maxPages: { min: 1, max: 100_000, default: 100 },
+  pageSize: { min: 1, max: MAX_PAGE_SIZE },
+  maxPages: { min: 1, max: MAX_MAX_PAGES, default: DEFAULT_MAX_PAGES },
   scheduleSeconds: { min: 60, max: 604_800 },
 } as const;
 
@@ -53,6 +54,10 @@ export const ConnectionProperties = {
   initialDelayMs: Type.Optional(Integer({ description: `First backoff delay, ${D.min} to ${D.max}; default ${D.default}` })),
 };
 
+/** The types that count records (and so need Page Size and Response Data Path), as a phrase. */
+const COUNTED = titlesWhere('counted');
+const DROPPED_SWITCHES = SWITCH_SETTINGS.map(({ setting }) => `${setting.field}: false`).join(', ');
+
 export const EndpointProperties = {
   code: Type.String({ description: '1 to 50 letters, digits, "_", "." or "-", starting with a letter or digit' }),
   connectionCode: Type.String({ description: 'The REST API connection it calls' }),
@@ -64,28 +69,21 @@ export const EndpointProperties = {
   integrationSortingOrder: Integer({ description: 'The integration the records are imported through' }),
   paginationType: Type.Optional(
     Type.String({
-      description: `One of ${PAGINATION_TYPES.join(', ')}; default none. The settings of the other types are kept (answers show them) and used again when the type is switched back; one of them may be sent only with its kept value, or null (allowCrossOrigin: false) to drop it`,
+      description: `One of ${PAGINATION_TYPES.join(', ')}; default none. The settings of the other types are kept (answers show them) and used again when the type is switched back; one of them may be sent only with its kept value, or null (${DROPPED_SWITCHES}) to drop it`,
     }),
   ),
-  nextLinkJsonPath: nullableString(
-    'Next Link: where the next page URL is (a property name such as @odata.nextLink, a dot path or a JSONPath starting with $)',
-  ),
-  pageParameterName: nullableString('Page Number: the query parameter that carries the page number (first page 1)'),
-  offsetParameterName: nullableString('Offset/Limit: the query parameter for the start position (first 0)'),
-  limitParameterName: nullableString('Offset/Limit: the query parameter for the page size'),
+  ...PaginationInputs.texts,
   pageSize: Type.Optional(
     Type.Union([Integer(), Type.Null()], {
-      description: `Records per page, ${P.min} to ${P.max}; required for Page Number and Offset/Limit`,
+      description: `Records per page, ${P.min} to ${P.max}; required for ${COUNTED}`,
     }),
   ),
   maxPages: Type.Optional(Integer({ description: `Safety limit, ${M.min} to ${M.max}; default ${M.default}` })),
   responseDataPath: nullableString(
     `Where the record array is in a response, to count records (e.g. data, value, results.items). "" (blank, or "${ROOT_ARRAY_PATH}"): the records are the response root, or where the integration's records path says when that is set. ` +
-      `null or left out: not set, which Page Number and Offset/Limit refuse (None and Next Link read it as blank). When the integration's records path is blank, this also finds the records imported`,
+      `null or left out: not set, which ${COUNTED} refuse (${titlesWhere('counted', true)} read it as blank). When the integration's records path is blank, this also finds the records imported`,
   ),
-  allowCrossOrigin: Type.Optional(
-    Type.Boolean({ description: 'Next Link: follow links to another origin (credentials are never sent there); default false' }),
-  ),
+  ...PaginationInputs.switches,
   scheduleSeconds: Type.Optional(
     Type.Union([Integer(), Type.Null()], { description: `Import every N seconds (${S.min} to ${S.max}); null: on demand only` }),
   ),

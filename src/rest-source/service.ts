@@ -48,12 +48,12 @@ import {
   connectionInputOf,
   endpointInputOf,
   endpointViewOf,
-  paginationFieldsOf,
   type ConnectionSettings,
   type EndpointSettings,
-  type PaginationFields,
   type ValidConnection,
 } from './settings.js';
+import type { PaginationFields } from '../pagination/index.js';
+import { paginationFieldsOf } from './pagination-fields.js';
 import { keptPaginationColumn, paginationColumn } from './stored-pagination.js';
 
 // ---- rows ----------------------------------------------------------------------------------

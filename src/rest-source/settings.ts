@@ -3,11 +3,12 @@
  * in. A connection is flat (its auth settings are few and shown as they are; another auth type's are
  * dropped); an endpoint carries its Pagination section as the engine's tagged union (Response Data
  * Path as written), beside it the settings of the pagination types not in use (kept for when the type
- * is switched back), and the flat fields the API and `ifw apply` speak (`paginationType`,
- * `nextLinkJsonPath`, …) are derived from both.
+ * is switched back), and the flat fields the API and `ifw apply` speak (`paginationType`, and every
+ * type's own settings: pagination-fields.ts) are derived from both.
  */
-import type { PaginationSettings, PaginationType } from '../pagination/index.js';
+import type { PaginationFields, PaginationType } from '../pagination/index.js';
 import type { AuthType, RestEndpoint } from './model.js';
+import { paginationFieldsOf, switchFieldsOf, textFieldsOf, type ConfiguredPagination, type KeptPagination } from './pagination-fields.js';
 import type { ConnectionInput, EndpointInput } from './schemas.js';
 
 // ---- connections ---------------------------------------------------------------------------
@@ -65,50 +66,7 @@ export function connectionInputOf(settings: ConnectionSettings): ConnectionInput
 
 // ---- endpoints -----------------------------------------------------------------------------
 
-/**
- * The Pagination section as configured: the engine's union, with Response Data Path as written: null
- * when it was not set, '' or `$` for "blank" (the root, or where the integration's records path
- * says: page-records.ts), or a path. The engine is given '' for null and `$` (runtime-forms.ts).
- */
-export type ConfiguredPagination = {
-  [T in PaginationType]: Omit<Extract<PaginationSettings, { readonly type: T }>, 'responseDataPath'> & {
-    readonly responseDataPath: string | null;
-  };
-}[PaginationType];
-
-/** The settings of the Pagination section that belong to one pagination type. */
-export const PAGINATION_FIELD_NAMES = [
-  'nextLinkJsonPath',
-  'allowCrossOrigin',
-  'pageParameterName',
-  'offsetParameterName',
-  'limitParameterName',
-] as const;
-export type PaginationFieldName = (typeof PAGINATION_FIELD_NAMES)[number];
-
-/** Which pagination type uses which of its own settings (Page Size, Max Pages and Response Data Path serve all). */
-export const PAGINATION_USES: Readonly<Record<PaginationType, readonly PaginationFieldName[]>> = {
-  none: [],
-  nextLink: ['nextLinkJsonPath', 'allowCrossOrigin'],
-  pageNumber: ['pageParameterName'],
-  offsetLimit: ['offsetParameterName', 'limitParameterName'],
-};
-
-/** The type-specific settings in the flat form answers show: null (false) when not set. */
-export interface PaginationFields {
-  readonly nextLinkJsonPath: string | null;
-  readonly allowCrossOrigin: boolean;
-  readonly pageParameterName: string | null;
-  readonly offsetParameterName: string | null;
-  readonly limitParameterName: string | null;
-}
-
-/**
- * Settings of the pagination types not in use, kept so that switching the type back restores them
- * (spec 7 advises setting the type temporarily). Only those that are set (allowCrossOrigin only when
- * true); never a setting of the type in use.
- */
-export type KeptPagination = { readonly [K in PaginationFieldName]?: Exclude<PaginationFields[K], null> };
+export type { ConfiguredPagination, KeptPagination } from './pagination-fields.js';
 
 /**
  * An endpoint as stored: the shape the fetch loop uses (RestEndpoint), but with the Pagination section
@@ -117,31 +75,6 @@ export type KeptPagination = { readonly [K in PaginationFieldName]?: Exclude<Pag
 export interface EndpointSettings extends Omit<RestEndpoint, 'pagination'> {
   readonly pagination: ConfiguredPagination;
   readonly keptPagination: KeptPagination;
-}
-
-/** The type-specific settings of every type: those of the type in use, and the kept ones of the others. */
-export function paginationFieldsOf(pagination: ConfiguredPagination, kept: KeptPagination): PaginationFields {
-  const fields: PaginationFields = {
-    nextLinkJsonPath: kept.nextLinkJsonPath ?? null,
-    allowCrossOrigin: kept.allowCrossOrigin ?? false,
-    pageParameterName: kept.pageParameterName ?? null,
-    offsetParameterName: kept.offsetParameterName ?? null,
-    limitParameterName: kept.limitParameterName ?? null,
-  };
-  switch (pagination.type) {
-    case 'none':
-      return fields;
-    case 'nextLink':
-      return { ...fields, nextLinkJsonPath: pagination.nextLinkPath, allowCrossOrigin: pagination.allowCrossOrigin };
-    case 'pageNumber':
-      return { ...fields, pageParameterName: pagination.pageParam };
-    case 'offsetLimit':
-      return { ...fields, offsetParameterName: pagination.offsetParam, limitParameterName: pagination.limitParam };
-    default: {
-      const never: never = pagination;
-      throw new Error(`unknown pagination type ${JSON.stringify(never)}`);
-    }
-  }
 }
 
 /**
@@ -179,12 +112,9 @@ export function endpointViewOf(settings: EndpointSettings): EndpointView {
     body: settings.body,
     integrationSortingOrder: settings.integrationSortingOrder,
     paginationType: pagination.type,
-    nextLinkJsonPath: fields.nextLinkJsonPath,
-    pageParameterName: fields.pageParameterName,
-    offsetParameterName: fields.offsetParameterName,
-    limitParameterName: fields.limitParameterName,
+    ...textFieldsOf(fields),
     maxPages: pagination.maxPages,
-    allowCrossOrigin: fields.allowCrossOrigin,
+    ...switchFieldsOf(fields),
     scheduleSeconds: settings.scheduleSeconds,
     pageSize: pagination.pageSize,
     responseDataPath: pagination.responseDataPath,

@@ -3,15 +3,17 @@
  *
  * - `pagination`: the endpoint's Pagination section as the tagged union it is validated into, as JSON,
  *   with Response Data Path as configured (null when not set, `$` kept);
- * - `pagination_kept`: the settings of the pagination types not in use (settings.ts KeptPagination),
+ * - `pagination_kept`: the settings of the pagination types not in use (pagination-fields.ts KeptPagination),
  *   as JSON in the API's names, `{}` when none is kept.
  *
- * Both are written only from validated settings; reading checks their shape once, so a row changed by
- * hand fails there, naming the endpoint, rather than in the middle of a run.
+ * Their schemas are read off the pagination declarations. Both are written only from validated
+ * settings; reading checks their shape once, so a row changed by hand fails there, naming the
+ * endpoint, rather than in the middle of a run.
  */
-import { Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import { Value } from 'typebox/value';
-import type { ConfiguredPagination, KeptPagination } from './settings.js';
+import { OWN_SETTINGS, PAGINATIONS, type AnyPagination } from '../pagination/index.js';
+import type { ConfiguredPagination, KeptPagination } from './pagination-fields.js';
 import { Integer } from '../http/schemas.js';
 
 const closed = { additionalProperties: false } as const;
@@ -20,23 +22,20 @@ const common = {
   pageSize: Type.Union([Integer(), Type.Null()]),
   responseDataPath: Type.Union([Type.String(), Type.Null()]),
 };
-const StoredPaginationSchema = Type.Union([
-  Type.Object({ type: Type.Literal('none'), ...common }, closed),
-  Type.Object({ type: Type.Literal('nextLink'), nextLinkPath: Type.String(), allowCrossOrigin: Type.Boolean(), ...common }, closed),
-  Type.Object({ type: Type.Literal('pageNumber'), pageParam: Type.String(), ...common, pageSize: Integer() }, closed),
+/** One object per declared type: its kind name, its own settings by their TypeBox types, the common ones. */
+const storedForm = (declaration: AnyPagination) =>
   Type.Object(
-    { type: Type.Literal('offsetLimit'), offsetParam: Type.String(), limitParam: Type.String(), ...common, pageSize: Integer() },
+    {
+      type: Type.Literal(declaration.type),
+      ...Object.fromEntries(Object.entries(declaration.settings).map(([key, setting]): [string, TSchema] => [key, setting.schema()])),
+      ...common,
+      ...(declaration.pageSize === 'counted' ? { pageSize: Integer() } : {}),
+    },
     closed,
-  ),
-]);
-const StoredKeptSchema = Type.Object(
-  {
-    nextLinkJsonPath: Type.Optional(Type.String()),
-    allowCrossOrigin: Type.Optional(Type.Boolean()),
-    pageParameterName: Type.Optional(Type.String()),
-    offsetParameterName: Type.Optional(Type.String()),
-    limitParameterName: Type.Optional(Type.String()),
-  },
+  );
+const StoredPaginationSchema: TSchema = Type.Union((PAGINATIONS as readonly AnyPagination[]).map(storedForm));
+const StoredKeptSchema: TSchema = Type.Object(
+  Object.fromEntries(OWN_SETTINGS.map(({ setting }) => [setting.field, Type.Optional(setting.schema())])),
   closed,
 );
 
@@ -56,9 +55,8 @@ export function paginationFromColumn(text: string, endpointCode: string): Config
   if (!Value.Check(StoredPaginationSchema, value)) {
     throw new Error(`REST API endpoint "${endpointCode}": the stored pagination ${text} is not one of the Pagination section's forms`);
   }
-  // The schema's type must stay assignable to the settings' union: this assignment fails to compile otherwise.
-  const pagination: ConfiguredPagination = value;
-  return pagination;
+  // The schema is derived from the same declarations as the union, so what it accepts is one of its members.
+  return value as ConfiguredPagination;
 }
 
 export function keptPaginationFromColumn(text: string, endpointCode: string): KeptPagination {
@@ -66,6 +64,5 @@ export function keptPaginationFromColumn(text: string, endpointCode: string): Ke
   if (!Value.Check(StoredKeptSchema, value)) {
     throw new Error(`REST API endpoint "${endpointCode}": the stored settings of other pagination types ${text} are not in their form`);
   }
-  const kept: KeptPagination = value;
-  return kept;
+  return value as KeptPagination;
 }

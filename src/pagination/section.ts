@@ -1,0 +1,54 @@
+/**
+ * The Pagination section as a whole, read off the declared types (types.ts): every type's own settings
+ * in one list, the settings every type has with their console texts, and the phrases that name types
+ * by what Page Size is to them ("Page Number and Offset/Limit"), so that no text lists types by hand.
+ */
+import type { AnyPagination, PageSizeRole } from './declaration.js';
+import { DEFAULT_MAX_PAGES, PAGINATIONS, type PaginationSetting, type PaginationType } from './types.js';
+
+/** One type's own setting, with the name the engine reads it by and the type that owns it. */
+export interface OwnSetting {
+  readonly key: string;
+  readonly setting: PaginationSetting;
+  readonly type: PaginationType;
+  readonly title: string;
+}
+
+/** Every type's own settings, type by type in declaration order. */
+export const OWN_SETTINGS: readonly OwnSetting[] = (PAGINATIONS as readonly AnyPagination[]).flatMap((d) =>
+  Object.entries(d.settings).map(([key, setting]) => ({
+    key,
+    setting: setting as PaginationSetting,
+    type: d.type as PaginationType,
+    title: d.title,
+  })),
+);
+
+/** "A", "A and B", "A, B and C". */
+function listOf(words: readonly string[]): string {
+  if (words.length <= 1) return words.join('');
+  return `${words.slice(0, -1).join(', ')} and ${words[words.length - 1]}`;
+}
+
+/** The titles of the types whose Page Size is (or, with `not`, is not) of this role, as a phrase. */
+export const titlesWhere = (role: PageSizeRole, not = false): string =>
+  listOf(PAGINATIONS.filter((d) => (d.pageSize === role) !== not).map((d) => d.title));
+
+/** The console's help under Pagination Type: each type in a sentence. */
+export const PAGINATION_TYPE_HELP = PAGINATIONS.map((d) => d.help).join(' ');
+
+/** The settings every type has, with their spec names and console help. */
+export const COMMON_SETTINGS = {
+  pageSize: {
+    label: 'Page Size',
+    help: `Records per page; must equal the records the API really returns per page. For ${titlesWhere('informational')} it is for display only.`,
+  },
+  maxPages: {
+    label: 'Max Pages',
+    help: `Safety limit against endless loops; default ${DEFAULT_MAX_PAGES}. Fetching stops at this page even if the API signals more.`,
+  },
+  responseDataPath: {
+    label: 'Response Data Path',
+    help: `JSON path to the data array, used to count returned records (data, value, results.items). Required for ${titlesWhere('counted')}; blank when the response root is the array.`,
+  },
+} as const;
