@@ -14,6 +14,7 @@ import { prepareIntegrationLookup } from '../integrations/store.js';
 import { newTimeOrderedId } from '../core/uuid7.js';
 import type { NewRequestRow } from './sqlite/writer-messages.js';
 import type { Db } from '../storage/db.js';
+import { insertRequests } from './insert-requests.js';
 
 export type { NewRequestRow } from './sqlite/writer-messages.js';
 
@@ -154,21 +155,7 @@ export interface RequestStore {
 export function kyselyRequestStore(db: Db): RequestStore {
   return {
     async insert(rows) {
-      await db
-        .insertInto('ifw_bulk_import_request')
-        .values(
-          rows.map((r) => ({
-            request_id: r.requestId,
-            integration_sorting_order: r.integrationSortingOrder,
-            payload: r.payload,
-            payload_chunks: r.payloadChunks,
-            payload_length: r.payloadLength,
-            status: 'Pending',
-            submitted_at: r.submittedAt,
-            submitted_by: r.submittedBy,
-          })),
-        )
-        .execute();
+      await insertRequests(db, rows).execute();
     },
     async writeChunk(requestId, seq, data) {
       const row = { request_id: requestId, seq, data };
