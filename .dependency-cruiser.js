@@ -77,6 +77,16 @@ export default {
       from: { path: '^src/(.*/|)postgres/' },
       to: { path: '^src/(.*/|)sqlite/' },
     },
+    // 5. The database drivers, and with them their own statement styles (`?` prepared statements, `$1`
+    //    queries), only where a database is opened or a dialect's own path runs: storage/, main/ and
+    //    sqlite/ or postgres/ folders. Everywhere else SQL is Kysely's (`sql` templates, the query builder).
+    {
+      name: 'drivers-in-dialect-folders',
+      severity: 'error',
+      comment: 'better-sqlite3 and pg are imported only under src/storage/, src/main/ and sqlite/ or postgres/ folders',
+      from: { path: '^src/', pathNot: ['^src/(storage|main)/', '^src/(.*/|)(sqlite|postgres)/'] },
+      to: { path: '(^|/)node_modules/(@types/)?(better-sqlite3|pg)/' },
+    },
     ...everyFileInALayer,
     // Guard for the rules above: an import the resolver cannot follow (e.g. a `.js` specifier that no longer
     // finds its `.ts` file) would silently escape them.

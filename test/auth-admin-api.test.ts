@@ -17,6 +17,7 @@ import { createLogger } from '../src/core/logger.js';
 import { declaredRoutes } from '../src/http/permissions.js';
 import { createService } from '../src/main/service.js';
 import { openDatabase } from '../src/storage/database.js';
+import { asDb } from '../src/storage/db.js';
 import { API, startTestService, type TestService } from './helpers/service.js';
 
 const USERS = `${API}/users`;
@@ -190,7 +191,7 @@ describe('applications', () => {
     const reader = openDatabase(t.service.config.database);
     try {
       await t.service.accounts.createApplication({ clientId: 'raced', permissionSets: ['VENDOR IF ALL'] });
-      const directory = createDirectory(reader.kysely.withPlugin(gate), systemClock);
+      const directory = createDirectory(asDb(reader.kysely.withPlugin(gate), reader.dialect), systemClock);
       const accounts = createAccounts(t.service.db.kysely, { clock: systemClock, onChange: () => directory.invalidate() });
 
       holding = true;

@@ -20,6 +20,7 @@ import { ConfigError, loadConfig, type Config } from '../src/core/config.js';
 import { AppError } from '../src/core/errors.js';
 import { REDACT_PATHS } from '../src/core/logger.js';
 import { createService } from '../src/main/service.js';
+import { asDb } from '../src/storage/db.js';
 import { createSigningKey, signToken, startJwksServer, type JwksServer, type SigningKey } from './helpers/jwks-server.js';
 import { API, startTestService, type TestService } from './helpers/service.js';
 
@@ -377,7 +378,7 @@ describe('Basic authentication', () => {
       },
       transformResult: (args) => Promise.resolve(args.result),
     });
-    const directory = createDirectory(counting, systemClock);
+    const directory = createDirectory(asDb(counting, db.dialect), systemClock);
     expect(await directory.user('u'.repeat(65))).toBeUndefined();
     expect(await directory.user('x'.repeat(5000))).toBeUndefined();
     expect(await directory.user('bad name')).toBeUndefined();

@@ -47,7 +47,7 @@ async function migrateTo(db: Database, name: string): Promise<void> {
       : undefined;
   const migrator = new Migrator({
     db: db.kysely,
-    provider: migrationProvider,
+    provider: migrationProvider(db.dialect),
     migrationTableName: 'ifw_migration',
     migrationLockTableName: 'ifw_migration_lock',
     ...(schema === undefined ? {} : { migrationTableSchema: schema }),

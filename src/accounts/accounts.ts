@@ -4,10 +4,9 @@
  * without an enabled principal holding SUPER, since nobody could administer it through the API then.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { PostgresAdapter, sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import type { Clock } from '../core/clock.js';
 import { AppError, conflict, notFound, invalidRequest } from '../core/errors.js';
-import type { DB } from '../storage/schema.js';
 import {
   CLIENT_ID_PATTERN,
   DISPLAY_NAME_MAX_LENGTH,
@@ -19,6 +18,8 @@ import {
 import { hashPassword, passwordProblem } from '../auth/passwords.js';
 import { parsePermissionSet, type PermissionSetName } from '../auth/permission-sets.js';
 import * as store from '../auth/store.js';
+import type { Db } from '../storage/db.js';
+import { withTransaction } from '../storage/transaction.js';
 
 export interface NewUser {
   readonly userName: string;
@@ -125,7 +126,7 @@ function checkDisplayName(displayName: string): void {
 }
 
 /** Enabled users and applications holding SUPER. */
-async function administratorCount(db: Kysely<DB>): Promise<number> {
+async function administratorCount(db: Db): Promise<number> {
   const holds = '%"SUPER"%';
   const users = await db
     .selectFrom('ifw_user')
@@ -148,10 +149,9 @@ async function administratorCount(db: Kysely<DB>): Promise<number> {
  * last holders at once would each still see the other holder, and both pass. So on PostgreSQL the
  * guarded changes take one transaction-scoped advisory lock first, and run one after another.
  */
-async function guarded(db: Kysely<DB>, what: string, change: (trx: Kysely<DB>) => Promise<void>): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    if (trx.getExecutor().adapter instanceof PostgresAdapter)
-      await sql`select pg_advisory_xact_lock(hashtext('ifw_administrators'))`.execute(trx);
+async function guarded(db: Db, what: string, change: (trx: Db) => Promise<void>): Promise<void> {
+  await withTransaction(db, async (trx) => {
+    if (trx.dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext('ifw_administrators'))`.execute(trx);
     const before = await administratorCount(trx);
     await change(trx);
     if (before > 0 && (await administratorCount(trx)) === 0) {
@@ -163,7 +163,7 @@ async function guarded(db: Kysely<DB>, what: string, change: (trx: Kysely<DB>) =
   });
 }
 
-export function createAccounts(db: Kysely<DB>, options: AccountsOptions): Accounts {
+export function createAccounts(db: Db, options: AccountsOptions): Accounts {
   const { clock } = options;
   const changed = () => options.onChange?.();
   const now = () => clock().toISOString();
@@ -309,7 +309,7 @@ export interface InitialAdministrator {
  */
 export async function ensureInitialAdministrator(
   accounts: Accounts,
-  db: Kysely<DB>,
+  db: Db,
   settings: { readonly userName: string; readonly password: string | undefined },
 ): Promise<InitialAdministrator | undefined> {
   if (await store.hasAnyPrincipal(db)) return undefined;

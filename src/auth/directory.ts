@@ -6,11 +6,10 @@
  * A name that no user or application can have (longer than its limit, or with characters it may not
  * hold) is not looked up and not remembered: a caller cannot fill the map with 16 KB names.
  */
-import type { Kysely } from 'kysely';
 import type { Clock } from '../core/clock.js';
-import type { DB } from '../storage/schema.js';
 import { CLIENT_ID_PATTERN, USER_NAME_PATTERN, type Application, type UserCredentials } from './model.js';
 import { findApplication, findUser } from './store.js';
+import type { Db } from '../storage/db.js';
 
 export interface Directory {
   user(userName: string): Promise<UserCredentials | undefined>;
@@ -53,7 +52,7 @@ function cached<T>(clock: Clock, ttlMs: number, valid: RegExp, load: (key: strin
   };
 }
 
-export function createDirectory(db: Kysely<DB>, clock: Clock, ttlMs = DIRECTORY_TTL_MS): Directory {
+export function createDirectory(db: Db, clock: Clock, ttlMs = DIRECTORY_TTL_MS): Directory {
   const users = cached(clock, ttlMs, USER_NAME_PATTERN, (name) => findUser(db, name));
   const applications = cached(clock, ttlMs, CLIENT_ID_PATTERN, (clientId) => findApplication(db, clientId));
   return {

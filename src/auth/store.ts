@@ -1,8 +1,8 @@
 /** Storage of users and applications. Permission sets are stored as a JSON array of names. */
-import type { Kysely } from 'kysely';
-import type { ApplicationRow, DB, UserRow } from '../storage/schema.js';
+import type { ApplicationRow, UserRow } from '../storage/schema.js';
 import type { Application, UserCredentials } from './model.js';
 import { parseStoredPermissionSets } from './permission-sets.js';
+import type { Db } from '../storage/db.js';
 
 const toUser = (row: UserRow): UserCredentials => ({
   userName: row.user_name,
@@ -26,58 +26,54 @@ const toApplication = (row: ApplicationRow): Application => ({
   updatedAt: row.updated_at,
 });
 
-export async function findUser(db: Kysely<DB>, userName: string): Promise<UserCredentials | undefined> {
+export async function findUser(db: Db, userName: string): Promise<UserCredentials | undefined> {
   const row = await db.selectFrom('ifw_user').selectAll().where('user_name', '=', userName).executeTakeFirst();
   return row && toUser(row);
 }
 
-export async function listUsers(db: Kysely<DB>): Promise<UserCredentials[]> {
+export async function listUsers(db: Db): Promise<UserCredentials[]> {
   return (await db.selectFrom('ifw_user').selectAll().orderBy('user_name').execute()).map(toUser);
 }
 
-export async function insertUser(db: Kysely<DB>, row: UserRow): Promise<void> {
+export async function insertUser(db: Db, row: UserRow): Promise<void> {
   await db.insertInto('ifw_user').values(row).execute();
 }
 
-export async function updateUser(
-  db: Kysely<DB>,
-  userName: string,
-  changes: Partial<Omit<UserRow, 'user_name' | 'created_at'>>,
-): Promise<void> {
+export async function updateUser(db: Db, userName: string, changes: Partial<Omit<UserRow, 'user_name' | 'created_at'>>): Promise<void> {
   await db.updateTable('ifw_user').set(changes).where('user_name', '=', userName).execute();
 }
 
-export async function deleteUser(db: Kysely<DB>, userName: string): Promise<void> {
+export async function deleteUser(db: Db, userName: string): Promise<void> {
   await db.deleteFrom('ifw_user').where('user_name', '=', userName).execute();
 }
 
-export async function findApplication(db: Kysely<DB>, clientId: string): Promise<Application | undefined> {
+export async function findApplication(db: Db, clientId: string): Promise<Application | undefined> {
   const row = await db.selectFrom('ifw_application').selectAll().where('client_id', '=', clientId).executeTakeFirst();
   return row && toApplication(row);
 }
 
-export async function listApplications(db: Kysely<DB>): Promise<Application[]> {
+export async function listApplications(db: Db): Promise<Application[]> {
   return (await db.selectFrom('ifw_application').selectAll().orderBy('client_id').execute()).map(toApplication);
 }
 
-export async function insertApplication(db: Kysely<DB>, row: ApplicationRow): Promise<void> {
+export async function insertApplication(db: Db, row: ApplicationRow): Promise<void> {
   await db.insertInto('ifw_application').values(row).execute();
 }
 
 export async function updateApplication(
-  db: Kysely<DB>,
+  db: Db,
   clientId: string,
   changes: Partial<Omit<ApplicationRow, 'client_id' | 'created_at'>>,
 ): Promise<void> {
   await db.updateTable('ifw_application').set(changes).where('client_id', '=', clientId).execute();
 }
 
-export async function deleteApplication(db: Kysely<DB>, clientId: string): Promise<void> {
+export async function deleteApplication(db: Db, clientId: string): Promise<void> {
   await db.deleteFrom('ifw_application').where('client_id', '=', clientId).execute();
 }
 
 /** Whether any user or application exists at all (the first start creates the administrator). */
-export async function hasAnyPrincipal(db: Kysely<DB>): Promise<boolean> {
+export async function hasAnyPrincipal(db: Db): Promise<boolean> {
   const user = await db.selectFrom('ifw_user').select('user_name').limit(1).executeTakeFirst();
   if (user !== undefined) return true;
   const app = await db.selectFrom('ifw_application').select('client_id').limit(1).executeTakeFirst();

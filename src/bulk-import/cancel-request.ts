@@ -3,15 +3,14 @@
  * request clears its lease, so the worker that held it can no longer complete or fail it: its fenced
  * final write finds no row and its import transaction rolls back.
  */
-import type { Kysely } from 'kysely';
 import type { Clock } from '../core/clock.js';
 import { conflict } from '../core/errors.js';
-import type { DB } from '../storage/schema.js';
 import { REQUEST_COLUMNS, type RequestSummaryRow } from './model.js';
 import { currentStatus } from './queries.js';
+import type { Db } from '../storage/db.js';
 
 /** Pending or Processing → Cancelled. */
-export async function cancelRequest(db: Kysely<DB>, requestId: string, clock: Clock): Promise<RequestSummaryRow> {
+export async function cancelRequest(db: Db, requestId: string, clock: Clock): Promise<RequestSummaryRow> {
   const now = clock().toISOString();
   const row = await db
     .updateTable('ifw_bulk_import_request')

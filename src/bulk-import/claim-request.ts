@@ -6,7 +6,7 @@
  * instead of all losing to the first (see claimLock).
  */
 import { sql } from 'kysely';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import { addMs, claimLock } from '../job-queue/model.js';
 import type { ClaimedRequest } from './model.js';
 
@@ -28,7 +28,7 @@ interface ClaimedRow {
   lease_expires_at: string;
 }
 
-export async function claimNextRequest(db: Database, { owner, now, leaseMs }: ClaimRequestArgs): Promise<ClaimedRequest | undefined> {
+export async function claimNextRequest(db: Db, { owner, now, leaseMs }: ClaimRequestArgs): Promise<ClaimedRequest | undefined> {
   const { rows } = await sql<ClaimedRow>`
     update ifw_bulk_import_request
        set status = 'Processing',
@@ -44,7 +44,7 @@ export async function claimNextRequest(db: Database, { owner, now, leaseMs }: Cl
                           ${claimLock(db)})
        and status = 'Pending'
     returning request_id, integration_sorting_order, payload, payload_chunks, payload_length, attempts, lease_owner, lease_expires_at`.execute(
-    db.kysely,
+    db,
   );
   const row = rows[0];
   if (row === undefined) return undefined;

@@ -1,6 +1,6 @@
 /** Extends a worker's lease on a Processing request, if the lease is still its own. */
 import { sql } from 'kysely';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import { addMs } from '../job-queue/model.js';
 
 export interface HeartbeatRequestArgs {
@@ -11,12 +11,12 @@ export interface HeartbeatRequestArgs {
 }
 
 /** False when the lease was lost (taken over after expiry, cancelled or reset): stop working on it. */
-export async function heartbeatRequest(db: Database, { requestId, owner, now, leaseMs }: HeartbeatRequestArgs): Promise<boolean> {
+export async function heartbeatRequest(db: Db, { requestId, owner, now, leaseMs }: HeartbeatRequestArgs): Promise<boolean> {
   const result = await sql`
     update ifw_bulk_import_request
        set lease_expires_at = ${addMs(now, leaseMs)}
      where request_id = ${requestId}
        and status = 'Processing'
-       and lease_owner = ${owner}`.execute(db.kysely);
+       and lease_owner = ${owner}`.execute(db);
   return result.numAffectedRows === 1n;
 }

@@ -2,8 +2,7 @@
  * What the console's request pages read: one page of the list by keyset (newest first, so that a page
  * costs the same with a million requests as with ten) and the counts the dashboard shows.
  */
-import type { Kysely } from 'kysely';
-import type { DB } from '../storage/schema.js';
+import type { Db } from '../storage/db.js';
 import { REQUEST_COLUMNS, type RequestStatus, type RequestSummaryRow } from './model.js';
 
 export interface RequestListQuery {
@@ -21,7 +20,7 @@ export interface RequestListQuery {
 
 export type RequestListRow = RequestSummaryRow & { submitted_by: string | null };
 
-export async function listRequestPage(db: Kysely<DB>, q: RequestListQuery): Promise<RequestListRow[]> {
+export async function listRequestPage(db: Db, q: RequestListQuery): Promise<RequestListRow[]> {
   let query = db.selectFrom('ifw_bulk_import_request').select([...REQUEST_COLUMNS, 'submitted_by']);
   if (q.status !== undefined) query = query.where('status', '=', q.status);
   if (q.integrationSortingOrder !== undefined) query = query.where('integration_sorting_order', '=', q.integrationSortingOrder);
@@ -40,7 +39,7 @@ export async function listRequestPage(db: Kysely<DB>, q: RequestListQuery): Prom
 }
 
 /** Requests submitted since `since`, per status. */
-export async function countRequestsByStatus(db: Kysely<DB>, since: string): Promise<Map<string, number>> {
+export async function countRequestsByStatus(db: Db, since: string): Promise<Map<string, number>> {
   const rows = await db
     .selectFrom('ifw_bulk_import_request')
     .select(['status', (eb) => eb.fn.countAll<number | string>().as('n')])
@@ -57,7 +56,7 @@ export interface MinuteCount {
 }
 
 /** Requests submitted per minute since `since`. */
-export async function requestsPerMinute(db: Kysely<DB>, since: string): Promise<MinuteCount[]> {
+export async function requestsPerMinute(db: Db, since: string): Promise<MinuteCount[]> {
   const rows = await db
     .selectFrom('ifw_bulk_import_request')
     .select([
@@ -71,7 +70,7 @@ export async function requestsPerMinute(db: Kysely<DB>, since: string): Promise<
 }
 
 /** Records imported (inserted or updated) per minute by requests that ended since `since`. */
-export async function recordsPerMinute(db: Kysely<DB>, since: string): Promise<MinuteCount[]> {
+export async function recordsPerMinute(db: Db, since: string): Promise<MinuteCount[]> {
   const rows = await db
     .selectFrom('ifw_bulk_import_request')
     .select([

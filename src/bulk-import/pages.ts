@@ -4,14 +4,13 @@
  * where the status allows them).
  */
 import type { FastifyRequest } from 'fastify';
-import type { Kysely } from 'kysely';
 import type { Clock } from '../core/clock.js';
 import { AppError } from '../core/errors.js';
 import { redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
 import { html, path, type Html } from '../console/html.js';
 import { actionButton, fields, select, statusBadge, time } from '../console/widgets.js';
 import { listIntegrations } from '../integrations/store.js';
-import type { DB } from '../storage/schema.js';
+import type { Db } from '../storage/db.js';
 import { cancelRequest } from './cancel-request.js';
 import { REQUEST_STATUSES, type RequestStatus } from './model.js';
 import { listRequestPage, type RequestListQuery, type RequestListRow } from './page-queries.js';
@@ -19,7 +18,7 @@ import { findRequestDetails } from './queries.js';
 import { resetRequest } from './reset-request.js';
 
 export interface BulkImportPagesDeps {
-  readonly db: Kysely<DB>;
+  readonly db: Db;
   readonly clock: Clock;
   readonly wake?: () => void;
 }

@@ -74,11 +74,11 @@ async function processRequest(ctx: ProcessorContext, claimed: ClaimedRequest, ti
     return 'failed';
   };
   try {
-    const plan = await getIntegrationPlan(db.kysely, claimed.integrationSortingOrder);
+    const plan = await getIntegrationPlan(db, claimed.integrationSortingOrder);
     // Acceptance was decided at submit: a request already accepted is processed even if the
     // integration stopped accepting bulk requests since. Only a deleted integration fails it.
     if (plan === undefined) return await fail(`integration ${claimed.integrationSortingOrder} no longer exists`);
-    const tables = await getTableWithRelations(db.kysely, plan.integration.targetTable);
+    const tables = await getTableWithRelations(db, plan.integration.targetTable);
     if (!tables.has(plan.integration.targetTable)) {
       return await fail(
         `target table "${plan.integration.targetTable}" of integration ${claimed.integrationSortingOrder} no longer exists`,

@@ -1,12 +1,11 @@
 /** Reading requests: one by id, the filtered and paged list, and the details sub-resource. */
-import type { Kysely } from 'kysely';
 import { notFound } from '../core/errors.js';
-import type { DB } from '../storage/schema.js';
 import type { FilterClause } from '../storage/filter.js';
 import { REQUEST_COLUMNS, REQUEST_STATUSES, type RequestSummaryRow } from './model.js';
 import { applyFilter } from '../storage/filter.js';
+import type { Db } from '../storage/db.js';
 
-export async function findRequest(db: Kysely<DB>, requestId: string): Promise<RequestSummaryRow | undefined> {
+export async function findRequest(db: Db, requestId: string): Promise<RequestSummaryRow | undefined> {
   return db.selectFrom('ifw_bulk_import_request').select(REQUEST_COLUMNS).where('request_id', '=', requestId).executeTakeFirst();
 }
 
@@ -27,7 +26,7 @@ export const REQUEST_FILTERS = {
 } as const;
 
 export async function listRequests(
-  db: Kysely<DB>,
+  db: Db,
   options: { filter: readonly FilterClause[]; skip: number; limit: number; descending: boolean },
 ): Promise<RequestSummaryRow[]> {
   const query = applyFilter(db.selectFrom('ifw_bulk_import_request').select(REQUEST_COLUMNS), options.filter, COLUMN_OF);
@@ -53,7 +52,7 @@ export interface RequestDetails {
   errors: { recordNo: number | null; field: string | null; value: string | null; rule: string; message: string }[];
 }
 
-export async function findRequestDetails(db: Kysely<DB>, requestId: string): Promise<RequestDetails | undefined> {
+export async function findRequestDetails(db: Db, requestId: string): Promise<RequestDetails | undefined> {
   const row = await db
     .selectFrom('ifw_bulk_import_request')
     .select([
@@ -102,7 +101,7 @@ export async function findRequestDetails(db: Kysely<DB>, requestId: string): Pro
 }
 
 /** The status of a request an action could not change, for the 409 that says why; 404 when there is none. */
-export async function currentStatus(db: Kysely<DB>, requestId: string): Promise<string> {
+export async function currentStatus(db: Db, requestId: string): Promise<string> {
   const row = await db.selectFrom('ifw_bulk_import_request').select('status').where('request_id', '=', requestId).executeTakeFirst();
   if (row === undefined) throw notFound(`No bulk import request ${requestId}.`);
   return row.status;

@@ -4,7 +4,7 @@
  * time cannot loop forever. One statement: the CASEs decide per row.
  */
 import { sql } from 'kysely';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 
 export interface ReapArgs {
   readonly now: Date;
@@ -18,7 +18,7 @@ export interface Reaped {
   readonly failed: readonly string[];
 }
 
-export async function reapExpiredLeases(db: Database, { now, maxAttempts }: ReapArgs): Promise<Reaped> {
+export async function reapExpiredLeases(db: Db, { now, maxAttempts }: ReapArgs): Promise<Reaped> {
   const at = now.toISOString();
   const { rows } = await sql<{ request_id: string; status: string }>`
     update ifw_bulk_import_request
@@ -31,7 +31,7 @@ export async function reapExpiredLeases(db: Database, { now, maxAttempts }: Reap
            lease_expires_at = null
      where status = 'Processing'
        and lease_expires_at < ${at}
-    returning request_id, status`.execute(db.kysely);
+    returning request_id, status`.execute(db);
   return {
     requeued: rows.filter((r) => r.status === 'Pending').map((r) => r.request_id),
     failed: rows.filter((r) => r.status === 'Failed').map((r) => r.request_id),

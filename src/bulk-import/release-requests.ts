@@ -4,9 +4,9 @@
  * the owners' tokens; the import still running under such a lease then finds it gone and commits nothing.
  */
 import { sql } from 'kysely';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 
-export async function releaseRequests(db: Database, { owners }: { readonly owners: readonly string[] }): Promise<string[]> {
+export async function releaseRequests(db: Db, { owners }: { readonly owners: readonly string[] }): Promise<string[]> {
   if (owners.length === 0) return [];
   const { rows } = await sql<{ request_id: string }>`
     update ifw_bulk_import_request
@@ -17,6 +17,6 @@ export async function releaseRequests(db: Database, { owners }: { readonly owner
            lease_expires_at = null
      where status = 'Processing'
        and lease_owner in (${sql.join(owners)})
-    returning request_id`.execute(db.kysely);
+    returning request_id`.execute(db);
   return rows.map((r) => r.request_id);
 }

@@ -3,14 +3,13 @@
  * Clearing the lease means the worker that held the request can no longer complete or fail it: its
  * fenced final write finds no row and its import transaction rolls back.
  */
-import type { Kysely } from 'kysely';
 import { conflict } from '../core/errors.js';
-import type { DB } from '../storage/schema.js';
 import { currentStatus } from './queries.js';
 import { REQUEST_COLUMNS, type RequestSummaryRow } from './model.js';
+import type { Db } from '../storage/db.js';
 
 /** Processing (stuck) → Pending, with a fresh set of attempts. */
-export async function resetRequest(db: Kysely<DB>, requestId: string): Promise<RequestSummaryRow> {
+export async function resetRequest(db: Db, requestId: string): Promise<RequestSummaryRow> {
   const row = await db
     .updateTable('ifw_bulk_import_request')
     .set({ status: 'Pending', lease_owner: null, lease_expires_at: null, started_at: null, attempts: 0, error_message: '' })

@@ -4,7 +4,7 @@
  * each its own transaction, so the write lock is never held long enough to stall submissions.
  */
 import { sql } from 'kysely';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 
 export interface RetentionArgs {
   readonly now: Date;
@@ -16,11 +16,11 @@ export interface RetentionArgs {
 const DAY_MS = 86_400_000;
 
 /** Returns how many requests were deleted. */
-export async function runRetentionCleanup(db: Database, { now, retentionDays, batchSize = 500 }: RetentionArgs): Promise<number> {
+export async function runRetentionCleanup(db: Db, { now, retentionDays, batchSize = 500 }: RetentionArgs): Promise<number> {
   const cutoff = new Date(now.getTime() - retentionDays * DAY_MS).toISOString();
   let deleted = 0;
   for (;;) {
-    const batch = await db.kysely.transaction().execute(async (trx) => {
+    const batch = await db.transaction().execute(async (trx) => {
       const { rows } = await sql<{ request_id: string }>`
         select request_id
           from ifw_bulk_import_request
@@ -50,7 +50,7 @@ export async function runRetentionCleanup(db: Database, { now, retentionDays, ba
  * (a refused or cut-off body removes its own). Request ids are time-ordered (UUIDv7), so a chunk whose
  * id is older than a day and has no request is from an upload that ended long ago.
  */
-async function deleteAbandonedChunks(db: Database, now: Date): Promise<void> {
+async function deleteAbandonedChunks(db: Db, now: Date): Promise<void> {
   const hex = Math.max(0, now.getTime() - DAY_MS)
     .toString(16)
     .padStart(12, '0');
@@ -58,7 +58,5 @@ async function deleteAbandonedChunks(db: Database, now: Date): Promise<void> {
   await sql`
     delete from ifw_bulk_import_payload_chunk
      where request_id < ${bound}
-       and not exists (select 1 from ifw_bulk_import_request r where r.request_id = ifw_bulk_import_payload_chunk.request_id)`.execute(
-    db.kysely,
-  );
+       and not exists (select 1 from ifw_bulk_import_request r where r.request_id = ifw_bulk_import_payload_chunk.request_id)`.execute(db);
 }

@@ -4,7 +4,7 @@ import type { Clock } from '../core/clock.js';
 import { notFound } from '../core/errors.js';
 import { entitySet } from '../http/entity-set.js';
 import type { RoutePlugin } from '../http/server.js';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import { cancelRequest } from './cancel-request.js';
 import { resetRequest } from './reset-request.js';
 import { REQUEST_STATUSES, toApiRequest } from './model.js';
@@ -15,7 +15,7 @@ import { principalLabel } from '../auth/model.js';
 import { ErrorSchema, KeyParams, literalUnion, ODATA_BODY, Integer } from '../http/schemas.js';
 
 export interface BulkImportRouteDeps {
-  readonly db: Database;
+  readonly db: Db;
   /** The largest body accepted (the server's body limit): a streamed body is held to it as it arrives. */
   readonly bodyLimitBytes: number;
   readonly clock: Clock;
@@ -84,7 +84,7 @@ const SubmitBody = Type.Object(
 );
 
 export function bulkImportRoutes(deps: BulkImportRouteDeps): RoutePlugin {
-  const db = deps.db.kysely;
+  const db = deps.db;
   return async (app) => {
     // The submit route reads its body as a stream (submit-route.ts): its own scope, its own JSON parser.
     await app.register((plain, _options, registered) => {

@@ -6,14 +6,15 @@
  * synchronous=FULL, and submissions that arrive together share one commit (group commit). A batch
  * is flushed on the next turn of the event loop, so a lone request waits for nothing but its fsync.
  */
-import { PostgresAdapter, sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import type { Clock } from '../core/clock.js';
 import { AppError, badRequest } from '../core/errors.js';
 import type { Integration } from '../integrations/model.js';
 import { prepareIntegrationLookup } from '../integrations/store.js';
-import type { DB } from '../storage/schema.js';
 import { newTimeOrderedId } from '../core/uuid7.js';
 import type { NewRequestRow } from './sqlite/writer-messages.js';
+import type { Db } from '../storage/db.js';
+import { insertRequests } from './insert-requests.js';
 
 export type { NewRequestRow } from './sqlite/writer-messages.js';
 
@@ -151,29 +152,14 @@ export interface RequestStore {
 }
 
 /** The portable store: Kysely on the service's own pool (PostgreSQL; SQLite uses the writer thread). */
-export function kyselyRequestStore(db: Kysely<DB>): RequestStore {
-  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+export function kyselyRequestStore(db: Db): RequestStore {
   return {
     async insert(rows) {
-      await db
-        .insertInto('ifw_bulk_import_request')
-        .values(
-          rows.map((r) => ({
-            request_id: r.requestId,
-            integration_sorting_order: r.integrationSortingOrder,
-            payload: r.payload,
-            payload_chunks: r.payloadChunks,
-            payload_length: r.payloadLength,
-            status: 'Pending',
-            submitted_at: r.submittedAt,
-            submitted_by: r.submittedBy,
-          })),
-        )
-        .execute();
+      await insertRequests(db, rows).execute();
     },
     async writeChunk(requestId, seq, data) {
       const row = { request_id: requestId, seq, data };
-      if (!postgres) {
+      if (db.dialect === 'sqlite') {
         await db.insertInto('ifw_bulk_import_payload_chunk').values(row).execute();
         return;
       }
@@ -228,7 +214,7 @@ export interface Submitter {
   drain(): Promise<void>;
 }
 
-export function createSubmitter(db: Kysely<DB>, options: { clock: Clock; store?: RequestStore; onCommitted?: () => void }): Submitter {
+export function createSubmitter(db: Db, options: { clock: Clock; store?: RequestStore; onCommitted?: () => void }): Submitter {
   const lookup = memoizeForOneTurn(prepareIntegrationLookup(db));
   const store = options.store ?? kyselyRequestStore(db);
   let waiting: Waiting[] = [];

@@ -9,7 +9,7 @@ import type { ConsoleContext, ConsolePages } from '../console/console.js';
 import { html, path, type Html } from '../console/html.js';
 import { getIntegration } from '../integrations/store.js';
 import { extractRecords } from '../mapping/payload.js';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import { loadDryRunIntegration, mapSample, type DryRunRow } from '../table-writer/dry-run.js';
 
 /** Records mapped and shown; the count of all records is shown either way. */
@@ -97,11 +97,11 @@ function result(rows: readonly DryRunRow[], total: number): Html {
   </section>`;
 }
 
-export function tryPayloadPages(db: Database): ConsolePages {
+export function tryPayloadPages(db: Db): ConsolePages {
   return (router) => {
     router.get('/integrations/:no/try', 'configure', async (request, ctx) => {
       const no = sortingOrderOf(request);
-      const integration = await getIntegration(db.kysely, no);
+      const integration = await getIntegration(db, no);
       if (integration === undefined) throw new AppError(404, 'notFound', `No integration ${no}.`);
       return ctx.page(
         `Try a payload: integration ${no} ${integration.name}`,

@@ -22,7 +22,7 @@ export interface CommandContext {
 function withAccounts<T>(config: Config, work: (accounts: Accounts) => Promise<T>): Promise<T> {
   // A running service may hold the write lock for a moment: wait for it instead of failing.
   return withWorld(config, { busyTimeoutMs: 10_000 }, (world) =>
-    work(createAccounts(world.db.kysely, { clock: world.clock, issuers: trustedIssuerNames(config) })),
+    work(createAccounts(world.db, { clock: world.clock, issuers: trustedIssuerNames(config) })),
   );
 }
 

@@ -3,7 +3,6 @@
  * and records per minute, and the job queue's health with the spec's troubleshooting hint. The
  * panel refreshes itself every few seconds.
  */
-import type { Kysely } from 'kysely';
 import type { Clock } from '../core/clock.js';
 import type { ConsoleContext, ConsolePages } from '../console/console.js';
 import { html, path, type Html } from '../console/html.js';
@@ -14,7 +13,7 @@ import { RUN_STATUSES } from '../import-runs/model.js';
 import { countRunsByStatus } from '../import-runs/page-queries.js';
 import { listEntries } from '../job-queue/entries.js';
 import type { Database } from '../storage/database.js';
-import type { DB } from '../storage/schema.js';
+import type { Db } from '../storage/db.js';
 import { minuteKeys, perMinuteChart } from './chart.js';
 
 export interface DashboardDeps {
@@ -40,7 +39,7 @@ function counts(title: string, statuses: readonly string[], byStatus: Map<string
   </section>`;
 }
 
-async function panel(db: Kysely<DB>, database: Database, now: Date, ctx: ConsoleContext): Promise<Html> {
+async function panel(db: Db, database: Database, now: Date, ctx: ConsoleContext): Promise<Html> {
   const since = new Date(now.getTime() - DAY_MS).toISOString();
   const chartSince = new Date(now.getTime() - CHART_MINUTES * 60_000).toISOString().slice(0, 16);
   const keys = minuteKeys(now, CHART_MINUTES);

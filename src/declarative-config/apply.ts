@@ -33,7 +33,7 @@ import { holdEntry } from '../job-queue/hold-entry.js';
 import { SETTABLE_ENTRY_STATUSES } from '../job-queue/model.js';
 import { readyEntry } from '../job-queue/ready-entry.js';
 import { setEntryRecurrence } from '../job-queue/set-entry-recurrence.js';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import { invalidAt, pathOf, type ChangeResult } from '../core/validation.js';
 import { withTransaction } from '../storage/transaction.js';
 import { declareTargetTable } from '../tables/service.js';
@@ -87,7 +87,7 @@ export interface ApplyOptions {
 
 const RECURRENCE_LIMIT = 86_400;
 
-export async function applyConfigFile(db: Database, file: string, clock: Clock, options: ApplyOptions = {}): Promise<ApplyReport> {
+export async function applyConfigFile(db: Db, file: string, clock: Clock, options: ApplyOptions = {}): Promise<ApplyReport> {
   let text: string;
   try {
     text = await fs.readFile(file, 'utf8');
@@ -106,7 +106,7 @@ export async function applyConfigFile(db: Database, file: string, clock: Clock, 
   }
 }
 
-export async function applyConfig(db: Database, doc: unknown, clock: Clock, options: ApplyOptions = {}): Promise<ApplyReport> {
+export async function applyConfig(db: Db, doc: unknown, clock: Clock, options: ApplyOptions = {}): Promise<ApplyReport> {
   const config = checkShape(doc);
   const tables = config.targetTables ?? [];
   const integrations = config.integrations ?? [];
@@ -288,7 +288,7 @@ function relationOrder(tables: readonly TargetTableInput[]): number[] {
 // ---- job queue entries ---------------------------------------------------------------------
 
 async function applyJobQueueEntry(
-  tx: Database,
+  tx: Db,
   input: Static<typeof JobQueueEntrySchema>,
   clock: Clock,
   at: string,

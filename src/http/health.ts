@@ -1,11 +1,11 @@
 /** Liveness (the process answers) and readiness (the database answers and the job queue runs; on PostgreSQL also whether wake-ups arrive). */
 import { sql } from 'kysely';
 import { Type } from 'typebox';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import type { RoutePlugin } from './server.js';
 
 export interface HealthDeps {
-  readonly db: Database;
+  readonly db: Db;
   /** undefined when this process runs no workers. */
   readonly queue: { readonly healthy: boolean; readonly listening?: boolean } | undefined;
 }
@@ -16,7 +16,7 @@ export function healthRoutes(deps: HealthDeps): RoutePlugin {
   async function readiness() {
     const checks: Record<string, string> = {};
     try {
-      await sql`select 1`.execute(deps.db.kysely);
+      await sql`select 1`.execute(deps.db);
       checks.database = 'ok';
     } catch (err) {
       checks.database = `failing: ${(err as Error).message}`;

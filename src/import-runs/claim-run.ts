@@ -10,7 +10,7 @@
  * SQLite has one writer at a time.
  */
 import { sql } from 'kysely';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import { addMs, claimLock } from '../job-queue/model.js';
 import type { ClaimedRun } from './model.js';
 
@@ -33,7 +33,7 @@ interface ClaimedRow {
   started_at: string;
 }
 
-export async function claimNextRun(db: Database, { owner, now, leaseMs, runId }: ClaimRunArgs): Promise<ClaimedRun | undefined> {
+export async function claimNextRun(db: Db, { owner, now, leaseMs, runId }: ClaimRunArgs): Promise<ClaimedRun | undefined> {
   const only = runId === undefined ? sql`` : sql`and run_id = ${runId}`;
   const { rows } = await sql<ClaimedRow>`
     update ifw_import_run
@@ -51,7 +51,7 @@ export async function claimNextRun(db: Database, { owner, now, leaseMs, runId }:
                       limit 1
                         ${claimLock(db)})
        and status = 'Queued'
-    returning run_id, endpoint_code, integration_sorting_order, attempts, lease_owner, lease_expires_at, started_at`.execute(db.kysely);
+    returning run_id, endpoint_code, integration_sorting_order, attempts, lease_owner, lease_expires_at, started_at`.execute(db);
   const row = rows[0];
   if (row === undefined) return undefined;
   return {

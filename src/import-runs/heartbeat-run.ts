@@ -1,6 +1,6 @@
 /** Extends a worker's lease on a Running run, if the lease is still its own. */
 import { sql } from 'kysely';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import { addMs } from '../job-queue/model.js';
 
 export interface HeartbeatRunArgs {
@@ -11,12 +11,12 @@ export interface HeartbeatRunArgs {
 }
 
 /** False when the lease was lost (taken over after expiry): stop working on the run. */
-export async function heartbeatRun(db: Database, { runId, owner, now, leaseMs }: HeartbeatRunArgs): Promise<boolean> {
+export async function heartbeatRun(db: Db, { runId, owner, now, leaseMs }: HeartbeatRunArgs): Promise<boolean> {
   const result = await sql`
     update ifw_import_run
        set lease_expires_at = ${addMs(now, leaseMs)}
      where run_id = ${runId}
        and status = 'Running'
-       and lease_owner = ${owner}`.execute(db.kysely);
+       and lease_owner = ${owner}`.execute(db);
   return result.numAffectedRows === 1n;
 }

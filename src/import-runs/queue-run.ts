@@ -7,7 +7,7 @@
 import { sql } from 'kysely';
 import { newTimeOrderedId } from '../core/uuid7.js';
 import { conflict } from '../core/errors.js';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import { RUN_COLUMNS_SQL, toImportRun, type ImportRun, type RunSummaryRow, type RunTrigger } from './model.js';
 
 export interface QueueRunArgs {
@@ -20,17 +20,17 @@ export interface QueueRunArgs {
 }
 
 /** The endpoint's run that is Queued or Running, if any. */
-export async function findActiveRun(db: Database, endpointCode: string): Promise<ImportRun | undefined> {
+export async function findActiveRun(db: Db, endpointCode: string): Promise<ImportRun | undefined> {
   const { rows } = await sql<RunSummaryRow>`
     select ${sql.raw(RUN_COLUMNS_SQL)}
       from ifw_import_run
      where endpoint_code = ${endpointCode}
-       and status in ('Queued', 'Running')`.execute(db.kysely);
+       and status in ('Queued', 'Running')`.execute(db);
   return rows[0] === undefined ? undefined : toImportRun(rows[0]);
 }
 
 /** Throws 409 `conflict` when the endpoint has a run in progress. */
-export async function queueRun(db: Database, args: QueueRunArgs): Promise<ImportRun> {
+export async function queueRun(db: Db, args: QueueRunArgs): Promise<ImportRun> {
   const runId = args.runId ?? newTimeOrderedId(args.now.getTime());
   const { rows } = await sql<RunSummaryRow>`
     insert into ifw_import_run (run_id, endpoint_code, integration_sorting_order, "trigger", status, queued_at)
@@ -40,7 +40,7 @@ export async function queueRun(db: Database, args: QueueRunArgs): Promise<Import
                         where endpoint_code = ${args.endpointCode}
                           and status in ('Queued', 'Running'))
     on conflict do nothing
-    returning ${sql.raw(RUN_COLUMNS_SQL)}`.execute(db.kysely);
+    returning ${sql.raw(RUN_COLUMNS_SQL)}`.execute(db);
   if (rows[0] !== undefined) return toImportRun(rows[0]);
   const active = await findActiveRun(db, args.endpointCode);
   const which = active === undefined ? '' : ` (run ${active.runId} is ${active.status})`;

@@ -22,7 +22,7 @@ export interface ReapedRuns {
 
 export async function reapExpiredRuns(db: Database, { now, maxAttempts }: ReapRunsArgs): Promise<ReapedRuns> {
   const at = now.toISOString();
-  const reaped = await db.kysely.transaction().execute(async (trx) => {
+  const reaped = await db.transaction().execute(async (trx) => {
     const { rows } = await sql<{ run_id: string; status: string }>`
       update ifw_import_run
          set status = case when attempts < ${maxAttempts} then 'Queued' else 'Failed' end,

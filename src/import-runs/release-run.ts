@@ -4,9 +4,9 @@
  * discarded by the next attempt, which fetches from page 1.
  */
 import { sql } from 'kysely';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 
-export async function releaseRun(db: Database, { runId, owner }: { readonly runId: string; readonly owner: string }): Promise<boolean> {
+export async function releaseRun(db: Db, { runId, owner }: { readonly runId: string; readonly owner: string }): Promise<boolean> {
   const result = await sql`
     update ifw_import_run
        set status = 'Queued',
@@ -15,6 +15,6 @@ export async function releaseRun(db: Database, { runId, owner }: { readonly runI
            attempts = attempts - 1
      where run_id = ${runId}
        and status = 'Running'
-       and lease_owner = ${owner}`.execute(db.kysely);
+       and lease_owner = ${owner}`.execute(db);
   return result.numAffectedRows === 1n;
 }

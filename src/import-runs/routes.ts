@@ -9,14 +9,14 @@ import { notFound } from '../core/errors.js';
 import { RUN_STATUSES, RUN_TRIGGERS, type ImportRun } from './model.js';
 import { getRun, listRunPages, listRuns, RUN_FILTERS } from './queries.js';
 import { queueEndpointRun } from './queue-endpoint-run.js';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import { entitySet } from '../http/entity-set.js';
 import type { RoutePlugin } from '../http/server.js';
 import { ErrorSchema, KeyParams, literalUnion, Integer } from '../http/schemas.js';
 import { restApiEndpoints } from '../rest-source/route-schemas.js';
 
 export interface ImportRunRouteDeps {
-  readonly db: Database;
+  readonly db: Db;
   readonly clock: Clock;
   /** Wakes the job queue after a run was queued; absent when this process runs no workers. */
   readonly wake?: () => void;

@@ -89,9 +89,9 @@ async function load(ctx: ImportRunContext, run: ClaimedRun): Promise<Loaded | st
     if (err instanceof AppError) return `cannot start the run: ${err.message}`;
     throw err;
   }
-  const plan = await getIntegrationPlan(ctx.db.kysely, run.integrationSortingOrder);
+  const plan = await getIntegrationPlan(ctx.db, run.integrationSortingOrder);
   if (plan === undefined) return `integration ${run.integrationSortingOrder} no longer exists`;
-  const tables = await getTableWithRelations(ctx.db.kysely, plan.integration.targetTable);
+  const tables = await getTableWithRelations(ctx.db, plan.integration.targetTable);
   try {
     // The importer would refuse a broken integration too, but only after every page was fetched.
     return { endpoint, connection, plan, tables, mapping: compileMapping(plan, tables) };

@@ -3,14 +3,14 @@
  * page fetch loop. `sources.ts` gives the real ones; the seam keeps the run orchestration readable
  * without the details of secrets and HTTP.
  */
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import type { FetchedPage, FetchSummary, RestConnection, RestEndpoint } from '../rest-source/model.js';
 
 export interface ImportSources {
   /** Throws (404 AppError) for an unknown endpoint. */
-  loadEndpoint(db: Database, code: string): Promise<RestEndpoint>;
+  loadEndpoint(db: Db, code: string): Promise<RestEndpoint>;
   /** The connection with its secrets opened. */
-  loadConnection(db: Database, code: string): Promise<RestConnection>;
+  loadConnection(db: Db, code: string): Promise<RestConnection>;
   /**
    * Fetches every page, handing each to `onPage` (its records found with `recordsPath`, the integration's,
    * as rest-source/page-records.ts says); throws when a page fails.

@@ -74,5 +74,5 @@ export async function discardStagedPages(
                      from ifw_import_run
                     where run_id = ${runId}
                       and status = 'Running'
-                      and lease_owner = ${owner})`.execute(db.kysely);
+                      and lease_owner = ${owner})`.execute(db);
 }

@@ -36,7 +36,7 @@ import {
   MappingPatchSchema,
   MappingProperties,
 } from './validate.js';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import { entitySet } from '../http/entity-set.js';
 import type { RoutePlugin } from '../http/server.js';
 import { Deleted, ErrorSchema, KeyParams, ODATA_BODY, Integer } from '../http/schemas.js';
@@ -115,11 +115,11 @@ function declaredEntity(declared: IntegrationDeclared, listed: { fields?: unknow
   };
 }
 
-export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePlugin {
+export function integrationRoutes(deps: { db: Db; clock: Clock }): RoutePlugin {
   const { db, clock } = deps;
 
   async function loadIntegration(sortingOrder: number): Promise<Integration> {
-    const integration = await getIntegration(db.kysely, sortingOrder);
+    const integration = await getIntegration(db, sortingOrder);
     if (integration === undefined) throw notFound(`No integration with sortingOrder ${sortingOrder}.`);
     return integration;
   }
@@ -132,7 +132,7 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
     app.get(
       integrations.path,
       { config: integrations.config('read'), schema: { summary: 'List integrations', tags, response: { 200: integrations.List } } },
-      async () => integrations.list(await listIntegrations(db.kysely)),
+      async () => integrations.list(await listIntegrations(db)),
     );
 
     app.get(
@@ -222,7 +222,7 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
       },
       async (request) => {
         const { sortingOrder } = await loadIntegration(integrations.key(request.params.key));
-        return fields.list(sortingOrder, await listIntegrationFields(db.kysely, sortingOrder));
+        return fields.list(sortingOrder, await listIntegrationFields(db, sortingOrder));
       },
     );
 
@@ -235,7 +235,7 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
       async (request) => {
         const { sortingOrder } = await loadIntegration(integrations.key(request.params.key));
         const fieldNo = fields.key(request.params.fieldKey);
-        const field: IntegrationField | undefined = await getIntegrationField(db.kysely, sortingOrder, fieldNo);
+        const field: IntegrationField | undefined = await getIntegrationField(db, sortingOrder, fieldNo);
         if (field === undefined) throw notFound(`Integration ${sortingOrder} has no field ${fieldNo}.`);
         return fields.entity(sortingOrder, field);
       },
@@ -314,7 +314,7 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
       },
       async (request) => {
         const { sortingOrder } = await loadIntegration(integrations.key(request.params.key));
-        return mappings.list(sortingOrder, await listIntegrationMappings(db.kysely, sortingOrder));
+        return mappings.list(sortingOrder, await listIntegrationMappings(db, sortingOrder));
       },
     );
 
@@ -327,7 +327,7 @@ export function integrationRoutes(deps: { db: Database; clock: Clock }): RoutePl
       async (request) => {
         const { sortingOrder } = await loadIntegration(integrations.key(request.params.key));
         const fieldNo = mappings.key(request.params.fieldKey);
-        const mapping: IntegrationMapping | undefined = await getIntegrationMapping(db.kysely, sortingOrder, fieldNo);
+        const mapping: IntegrationMapping | undefined = await getIntegrationMapping(db, sortingOrder, fieldNo);
         if (mapping === undefined) throw notFound(`Integration ${sortingOrder} has no mapping for field ${fieldNo}.`);
         return mappings.entity(sortingOrder, mapping);
       },

@@ -1,6 +1,6 @@
 /** Writing the rows of integrations, their fields and mappings (the service decides what to write). */
 import type { Clock } from '../core/clock.js';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import type { Integration, IntegrationField, IntegrationMapping } from './model.js';
 
 export const integrationColumns = (i: Integration) => ({
@@ -21,15 +21,15 @@ export const fieldColumns = (f: IntegrationField) => ({
   constant_value: f.constantValue,
 });
 
-export async function insertField(tx: Database, f: IntegrationField): Promise<void> {
-  await tx.kysely
+export async function insertField(tx: Db, f: IntegrationField): Promise<void> {
+  await tx
     .insertInto('ifw_integration_field')
     .values({ integration_sorting_order: f.integrationSortingOrder, field_no: f.fieldNo, ...fieldColumns(f) })
     .execute();
 }
 
-export async function insertMapping(tx: Database, m: IntegrationMapping): Promise<void> {
-  await tx.kysely
+export async function insertMapping(tx: Db, m: IntegrationMapping): Promise<void> {
+  await tx
     .insertInto('ifw_integration_mapping')
     .values({
       integration_sorting_order: m.integrationSortingOrder,
@@ -40,17 +40,17 @@ export async function insertMapping(tx: Database, m: IntegrationMapping): Promis
     .execute();
 }
 
-export async function deleteMappingRow(tx: Database, sortingOrder: number, fieldNo: number): Promise<void> {
-  await tx.kysely
+export async function deleteMappingRow(tx: Db, sortingOrder: number, fieldNo: number): Promise<void> {
+  await tx
     .deleteFrom('ifw_integration_mapping')
     .where('integration_sorting_order', '=', sortingOrder)
     .where('field_no', '=', fieldNo)
     .execute();
 }
 
-export async function deleteFieldRow(tx: Database, sortingOrder: number, fieldNo: number): Promise<void> {
+export async function deleteFieldRow(tx: Db, sortingOrder: number, fieldNo: number): Promise<void> {
   await deleteMappingRow(tx, sortingOrder, fieldNo);
-  await tx.kysely
+  await tx
     .deleteFrom('ifw_integration_field')
     .where('integration_sorting_order', '=', sortingOrder)
     .where('field_no', '=', fieldNo)
@@ -58,10 +58,6 @@ export async function deleteFieldRow(tx: Database, sortingOrder: number, fieldNo
 }
 
 /** A change to fields or mappings is a change to the integration. */
-export async function touch(tx: Database, sortingOrder: number, clock: Clock): Promise<void> {
-  await tx.kysely
-    .updateTable('ifw_integration')
-    .set({ updated_at: clock().toISOString() })
-    .where('sorting_order', '=', sortingOrder)
-    .execute();
+export async function touch(tx: Db, sortingOrder: number, clock: Clock): Promise<void> {
+  await tx.updateTable('ifw_integration').set({ updated_at: clock().toISOString() }).where('sorting_order', '=', sortingOrder).execute();
 }

@@ -11,7 +11,7 @@
  */
 import type { Clock } from '../core/clock.js';
 import { conflict, invalidRequest, notFound } from '../core/errors.js';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import type { TargetTable } from '../tables/model.js';
 import { withTransaction } from '../storage/transaction.js';
 import { getTargetTable } from '../tables/store.js';
@@ -42,29 +42,29 @@ import {
 
 // ---- lookups -------------------------------------------------------------------------------
 
-async function requireIntegration(tx: Database, sortingOrder: number): Promise<Integration> {
-  const integration = await getIntegration(tx.kysely, sortingOrder);
+async function requireIntegration(tx: Db, sortingOrder: number): Promise<Integration> {
+  const integration = await getIntegration(tx, sortingOrder);
   if (integration === undefined) throw notFound(`No integration with sortingOrder ${sortingOrder}.`);
   return integration;
 }
 
-async function requireField(tx: Database, sortingOrder: number, fieldNo: number): Promise<IntegrationField> {
+async function requireField(tx: Db, sortingOrder: number, fieldNo: number): Promise<IntegrationField> {
   await requireIntegration(tx, sortingOrder);
-  const field = await getIntegrationField(tx.kysely, sortingOrder, fieldNo);
+  const field = await getIntegrationField(tx, sortingOrder, fieldNo);
   if (field === undefined) throw notFound(`Integration ${sortingOrder} has no field ${fieldNo}.`);
   return field;
 }
 
-async function requireMapping(tx: Database, sortingOrder: number, fieldNo: number): Promise<IntegrationMapping> {
+async function requireMapping(tx: Db, sortingOrder: number, fieldNo: number): Promise<IntegrationMapping> {
   await requireIntegration(tx, sortingOrder);
-  const mapping = await getIntegrationMapping(tx.kysely, sortingOrder, fieldNo);
+  const mapping = await getIntegrationMapping(tx, sortingOrder, fieldNo);
   if (mapping === undefined) throw notFound(`Integration ${sortingOrder} has no mapping for field ${fieldNo}.`);
   return mapping;
 }
 
 /** The integration's target table; it exists, since a declared table cannot be deleted while in use. */
-async function targetTableOf(tx: Database, integration: Integration): Promise<TargetTable> {
-  const table = await getTargetTable(tx.kysely, integration.targetTable);
+async function targetTableOf(tx: Db, integration: Integration): Promise<TargetTable> {
+  const table = await getTargetTable(tx, integration.targetTable);
   if (table === undefined)
     throw notFound(`Target table "${integration.targetTable}" of integration ${integration.sortingOrder} does not exist.`);
   return table;
@@ -77,8 +77,8 @@ function refuseMisfits(mappings: readonly IntegrationMapping[], table: TargetTab
   throw incompatibleAt(at, `table "${table.name}" has no field for mapping(s) ${list}; change or delete those mappings first`);
 }
 
-async function refuseTakenTarget(tx: Database, mapping: IntegrationMapping): Promise<void> {
-  const other = (await listIntegrationMappings(tx.kysely, mapping.integrationSortingOrder)).find(
+async function refuseTakenTarget(tx: Db, mapping: IntegrationMapping): Promise<void> {
+  const other = (await listIntegrationMappings(tx, mapping.integrationSortingOrder)).find(
     (m) => m.targetField === mapping.targetField && m.fieldNo !== mapping.fieldNo,
   );
   if (other !== undefined) {
@@ -105,10 +105,10 @@ function refuseBulkWithoutMappings(integration: Integration, mappings: readonly 
 }
 
 /** The rule of the module header, for deleting the mapping of `fieldNo` (or the field with it). */
-async function refuseLastMappingGone(tx: Database, sortingOrder: number, fieldNo: number, what: string): Promise<void> {
+async function refuseLastMappingGone(tx: Db, sortingOrder: number, fieldNo: number, what: string): Promise<void> {
   const integration = await requireIntegration(tx, sortingOrder);
   if (!integration.acceptBulkImportRequests) return;
-  const mappings = await listIntegrationMappings(tx.kysely, sortingOrder);
+  const mappings = await listIntegrationMappings(tx, sortingOrder);
   if (mappings.length !== 1 || mappings[0]!.fieldNo !== fieldNo) return;
   throw invalidRequest(
     `Integration ${sortingOrder} accepts bulk import requests and ${what} its last mapping: without mappings ${NO_MAPPINGS}. Map another field first, or switch acceptBulkImportRequests off.`,
@@ -118,9 +118,9 @@ async function refuseLastMappingGone(tx: Database, sortingOrder: number, fieldNo
 // ---- integrations --------------------------------------------------------------------------
 
 /** Creates the integration, with the fields and mappings the input lists (none when it lists none). */
-export async function createIntegration(db: Database, input: IntegrationDeclaration, clock: Clock): Promise<IntegrationDeclared> {
+export async function createIntegration(db: Db, input: IntegrationDeclaration, clock: Clock): Promise<IntegrationDeclared> {
   return withTransaction(db, async (tx) => {
-    if ((await getIntegration(tx.kysely, input.sortingOrder)) !== undefined) {
+    if ((await getIntegration(tx, input.sortingOrder)) !== undefined) {
       throw conflict('conflict', `sortingOrder: an integration with sortingOrder ${input.sortingOrder} already exists.`);
     }
     return declareIn(tx, input, clock, '');
@@ -132,7 +132,7 @@ export type IntegrationChange = IntegrationPatch & Pick<IntegrationDeclaration, 
 
 /** Changes the settings the patch names; a `fields` or `mappings` list replaces that set. */
 export async function updateIntegration(
-  db: Database,
+  db: Db,
   sortingOrder: number,
   patch: IntegrationChange,
   clock: Clock,
@@ -145,10 +145,10 @@ export async function updateIntegration(
 }
 
 /** Deletes the integration with its fields and mappings; refused while bulk import requests for it wait or run. */
-export async function deleteIntegration(db: Database, sortingOrder: number): Promise<void> {
+export async function deleteIntegration(db: Db, sortingOrder: number): Promise<void> {
   await withTransaction(db, async (tx) => {
     await requireIntegration(tx, sortingOrder);
-    const active = await tx.kysely
+    const active = await tx
       .selectFrom('ifw_bulk_import_request')
       .select((eb) => eb.fn.countAll<number>().as('count'))
       .where('integration_sorting_order', '=', sortingOrder)
@@ -160,7 +160,7 @@ export async function deleteIntegration(db: Database, sortingOrder: number): Pro
         `Integration ${sortingOrder} has ${active.count} bulk import request(s) Pending or Processing; let them finish or cancel them first.`,
       );
     }
-    const feeding = await tx.kysely
+    const feeding = await tx
       .selectFrom('ifw_rest_endpoint')
       .select('code')
       .where('integration_sorting_order', '=', sortingOrder)
@@ -172,19 +172,19 @@ export async function deleteIntegration(db: Database, sortingOrder: number): Pro
         `Integration ${sortingOrder} is fed by REST API endpoint(s) ${feeding.map((e) => `"${e.code}"`).join(', ')}; point them at another integration or delete them first.`,
       );
     }
-    await tx.kysely.deleteFrom('ifw_integration_mapping').where('integration_sorting_order', '=', sortingOrder).execute();
-    await tx.kysely.deleteFrom('ifw_integration_field').where('integration_sorting_order', '=', sortingOrder).execute();
-    await tx.kysely.deleteFrom('ifw_integration').where('sorting_order', '=', sortingOrder).execute();
+    await tx.deleteFrom('ifw_integration_mapping').where('integration_sorting_order', '=', sortingOrder).execute();
+    await tx.deleteFrom('ifw_integration_field').where('integration_sorting_order', '=', sortingOrder).execute();
+    await tx.deleteFrom('ifw_integration').where('sorting_order', '=', sortingOrder).execute();
   });
 }
 
 // ---- fields --------------------------------------------------------------------------------
 
-export async function createField(db: Database, sortingOrder: number, input: FieldInput, clock: Clock): Promise<IntegrationField> {
+export async function createField(db: Db, sortingOrder: number, input: FieldInput, clock: Clock): Promise<IntegrationField> {
   return withTransaction(db, async (tx) => {
     await requireIntegration(tx, sortingOrder);
     const field = validateField(input, sortingOrder);
-    if ((await getIntegrationField(tx.kysely, sortingOrder, field.fieldNo)) !== undefined) {
+    if ((await getIntegrationField(tx, sortingOrder, field.fieldNo)) !== undefined) {
       throw conflict('conflict', `fieldNo: integration ${sortingOrder} already has field ${field.fieldNo}.`);
     }
     await insertField(tx, field);
@@ -194,7 +194,7 @@ export async function createField(db: Database, sortingOrder: number, input: Fie
 }
 
 export async function updateField(
-  db: Database,
+  db: Db,
   sortingOrder: number,
   fieldNo: number,
   patch: FieldPatch,
@@ -204,7 +204,7 @@ export async function updateField(
     const current = await requireField(tx, sortingOrder, fieldNo);
     refuseKeyChange(patch.fieldNo, fieldNo, 'fieldNo');
     const next = validateField({ ...current, ...patch, fieldNo }, sortingOrder);
-    await tx.kysely
+    await tx
       .updateTable('ifw_integration_field')
       .set(fieldColumns(next))
       .where('integration_sorting_order', '=', sortingOrder)
@@ -216,7 +216,7 @@ export async function updateField(
 }
 
 /** Deletes the field and its mapping. */
-export async function deleteField(db: Database, sortingOrder: number, fieldNo: number, clock: Clock): Promise<void> {
+export async function deleteField(db: Db, sortingOrder: number, fieldNo: number, clock: Clock): Promise<void> {
   await withTransaction(db, async (tx) => {
     await requireField(tx, sortingOrder, fieldNo);
     await refuseLastMappingGone(tx, sortingOrder, fieldNo, `field ${fieldNo} holds`);
@@ -227,8 +227,8 @@ export async function deleteField(db: Database, sortingOrder: number, fieldNo: n
 
 // ---- mappings ------------------------------------------------------------------------------
 
-async function mappingContext(tx: Database, integration: Integration) {
-  const fields = await listIntegrationFields(tx.kysely, integration.sortingOrder);
+async function mappingContext(tx: Db, integration: Integration) {
+  const fields = await listIntegrationFields(tx, integration.sortingOrder);
   return {
     integrationSortingOrder: integration.sortingOrder,
     fieldNos: new Set(fields.map((f) => f.fieldNo)),
@@ -236,11 +236,11 @@ async function mappingContext(tx: Database, integration: Integration) {
   };
 }
 
-export async function createMapping(db: Database, sortingOrder: number, input: MappingInput, clock: Clock): Promise<IntegrationMapping> {
+export async function createMapping(db: Db, sortingOrder: number, input: MappingInput, clock: Clock): Promise<IntegrationMapping> {
   return withTransaction(db, async (tx) => {
     const integration = await requireIntegration(tx, sortingOrder);
     const mapping = validateMapping(input, await mappingContext(tx, integration));
-    if ((await getIntegrationMapping(tx.kysely, sortingOrder, mapping.fieldNo)) !== undefined) {
+    if ((await getIntegrationMapping(tx, sortingOrder, mapping.fieldNo)) !== undefined) {
       throw conflict(
         'conflict',
         `fieldNo: field ${mapping.fieldNo} of integration ${sortingOrder} is already mapped; change that mapping instead.`,
@@ -254,7 +254,7 @@ export async function createMapping(db: Database, sortingOrder: number, input: M
 }
 
 export async function updateMapping(
-  db: Database,
+  db: Db,
   sortingOrder: number,
   fieldNo: number,
   patch: MappingPatch,
@@ -265,7 +265,7 @@ export async function updateMapping(
     refuseKeyChange(patch.fieldNo, fieldNo, 'fieldNo');
     const next = validateMapping({ ...current, ...patch, fieldNo }, await mappingContext(tx, await requireIntegration(tx, sortingOrder)));
     await refuseTakenTarget(tx, next);
-    await tx.kysely
+    await tx
       .updateTable('ifw_integration_mapping')
       .set({ target_field: next.targetField, required: next.required ? 1 : 0 })
       .where('integration_sorting_order', '=', sortingOrder)
@@ -276,7 +276,7 @@ export async function updateMapping(
   });
 }
 
-export async function deleteMapping(db: Database, sortingOrder: number, fieldNo: number, clock: Clock): Promise<void> {
+export async function deleteMapping(db: Db, sortingOrder: number, fieldNo: number, clock: Clock): Promise<void> {
   await withTransaction(db, async (tx) => {
     await requireMapping(tx, sortingOrder, fieldNo);
     await refuseLastMappingGone(tx, sortingOrder, fieldNo, `the mapping of field ${fieldNo} is`);
@@ -305,15 +305,15 @@ export interface IntegrationDeclared {
 }
 
 /** Creates or updates the integration so that it is exactly as declared; `at` prefixes messages with the document path. */
-export async function declareIntegration(db: Database, input: IntegrationDeclaration, clock: Clock, at = ''): Promise<IntegrationDeclared> {
+export async function declareIntegration(db: Db, input: IntegrationDeclaration, clock: Clock, at = ''): Promise<IntegrationDeclared> {
   return withTransaction(db, (tx) => declareIn(tx, input, clock, at));
 }
 
-async function declareIn(tx: Database, input: IntegrationDeclaration, clock: Clock, at: string): Promise<IntegrationDeclared> {
-  const table = await getTargetTable(tx.kysely, input.targetTable);
+async function declareIn(tx: Db, input: IntegrationDeclaration, clock: Clock, at: string): Promise<IntegrationDeclared> {
+  const table = await getTargetTable(tx, input.targetTable);
   const next = validateIntegration(input, table, at);
   const sortingOrder = next.sortingOrder;
-  const current = await getIntegrationPlan(tx.kysely, sortingOrder);
+  const current = await getIntegrationPlan(tx, sortingOrder);
   const fields = input.fields !== undefined ? validateFieldList(input.fields, sortingOrder, pathOf(at, 'fields')) : (current?.fields ?? []);
   const fieldNos = new Set(fields.map((f) => f.fieldNo));
   let mappings: readonly IntegrationMapping[];
@@ -333,14 +333,14 @@ async function declareIn(tx: Database, input: IntegrationDeclaration, clock: Clo
   const now = clock().toISOString();
   const changes: string[] = [];
   if (current === undefined) {
-    await tx.kysely
+    await tx
       .insertInto('ifw_integration')
       .values({ sorting_order: sortingOrder, ...integrationColumns(next), created_at: now, updated_at: now })
       .execute();
   } else if (!same(current.integration, next)) {
     const keys = Object.keys(next) as (keyof Integration)[];
     changes.push(`settings changed: ${keys.filter((k) => current.integration[k] !== next[k]).join(', ')}`);
-    await tx.kysely.updateTable('ifw_integration').set(integrationColumns(next)).where('sorting_order', '=', sortingOrder).execute();
+    await tx.updateTable('ifw_integration').set(integrationColumns(next)).where('sorting_order', '=', sortingOrder).execute();
   }
 
   const oldMappings = current?.mappings ?? [];
@@ -358,7 +358,7 @@ async function declareIn(tx: Database, input: IntegrationDeclaration, clock: Clo
       await deleteFieldRow(tx, sortingOrder, old.fieldNo);
       changes.push(`field ${old.fieldNo} removed`);
     } else if (!same(wanted, old)) {
-      await tx.kysely
+      await tx
         .updateTable('ifw_integration_field')
         .set(fieldColumns(wanted))
         .where('integration_sorting_order', '=', sortingOrder)

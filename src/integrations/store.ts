@@ -1,6 +1,6 @@
 /** Reading integrations, their fields and mappings: storage rows to the model. */
-import { CompiledQuery, type Kysely, type Selectable } from 'kysely';
-import type { DB, IntegrationFieldRow, IntegrationMappingRow, IntegrationRow } from '../storage/schema.js';
+import { sql, type Selectable } from 'kysely';
+import type { IntegrationFieldRow, IntegrationMappingRow, IntegrationRow } from '../storage/schema.js';
 import type {
   ColumnType,
   Integration,
@@ -11,6 +11,7 @@ import type {
   OnRecordError,
   WriteMode,
 } from './model.js';
+import type { Db } from '../storage/db.js';
 
 export function toIntegration(row: Selectable<IntegrationRow>): Integration {
   return {
@@ -47,28 +48,29 @@ export function toIntegrationMapping(row: Selectable<IntegrationMappingRow>): In
 }
 
 /**
- * `getIntegration` for a hot path (every submission): the query is compiled once and only its
- * parameter changes.
+ * `getIntegration` for a hot path (every submission): a `sql` template, whose compiling is cheaper
+ * than the query builder's.
  */
-export function prepareIntegrationLookup(db: Kysely<DB>): (sortingOrder: number) => Promise<Integration | undefined> {
-  const { sql } = db.selectFrom('ifw_integration').selectAll().where('sorting_order', '=', 0).compile();
+export function prepareIntegrationLookup(db: Db): (sortingOrder: number) => Promise<Integration | undefined> {
   return async (sortingOrder) => {
-    const { rows } = await db.executeQuery<Selectable<IntegrationRow>>(CompiledQuery.raw(sql, [sortingOrder]));
+    const { rows } = await sql<Selectable<IntegrationRow>>`select * from "ifw_integration" where "sorting_order" = ${sortingOrder}`.execute(
+      db,
+    );
     return rows[0] === undefined ? undefined : toIntegration(rows[0]);
   };
 }
 
-export async function getIntegration(db: Kysely<DB>, sortingOrder: number): Promise<Integration | undefined> {
+export async function getIntegration(db: Db, sortingOrder: number): Promise<Integration | undefined> {
   const row = await db.selectFrom('ifw_integration').selectAll().where('sorting_order', '=', sortingOrder).executeTakeFirst();
   return row === undefined ? undefined : toIntegration(row);
 }
 
-export async function listIntegrations(db: Kysely<DB>): Promise<Integration[]> {
+export async function listIntegrations(db: Db): Promise<Integration[]> {
   const rows = await db.selectFrom('ifw_integration').selectAll().orderBy('sorting_order').execute();
   return rows.map(toIntegration);
 }
 
-export async function listIntegrationFields(db: Kysely<DB>, sortingOrder: number): Promise<IntegrationField[]> {
+export async function listIntegrationFields(db: Db, sortingOrder: number): Promise<IntegrationField[]> {
   const rows = await db
     .selectFrom('ifw_integration_field')
     .selectAll()
@@ -78,7 +80,7 @@ export async function listIntegrationFields(db: Kysely<DB>, sortingOrder: number
   return rows.map(toIntegrationField);
 }
 
-export async function getIntegrationField(db: Kysely<DB>, sortingOrder: number, fieldNo: number): Promise<IntegrationField | undefined> {
+export async function getIntegrationField(db: Db, sortingOrder: number, fieldNo: number): Promise<IntegrationField | undefined> {
   const row = await db
     .selectFrom('ifw_integration_field')
     .selectAll()
@@ -88,7 +90,7 @@ export async function getIntegrationField(db: Kysely<DB>, sortingOrder: number, 
   return row === undefined ? undefined : toIntegrationField(row);
 }
 
-export async function listIntegrationMappings(db: Kysely<DB>, sortingOrder: number): Promise<IntegrationMapping[]> {
+export async function listIntegrationMappings(db: Db, sortingOrder: number): Promise<IntegrationMapping[]> {
   const rows = await db
     .selectFrom('ifw_integration_mapping')
     .selectAll()
@@ -98,11 +100,7 @@ export async function listIntegrationMappings(db: Kysely<DB>, sortingOrder: numb
   return rows.map(toIntegrationMapping);
 }
 
-export async function getIntegrationMapping(
-  db: Kysely<DB>,
-  sortingOrder: number,
-  fieldNo: number,
-): Promise<IntegrationMapping | undefined> {
+export async function getIntegrationMapping(db: Db, sortingOrder: number, fieldNo: number): Promise<IntegrationMapping | undefined> {
   const row = await db
     .selectFrom('ifw_integration_mapping')
     .selectAll()
@@ -112,7 +110,7 @@ export async function getIntegrationMapping(
   return row === undefined ? undefined : toIntegrationMapping(row);
 }
 
-export async function getIntegrationPlan(db: Kysely<DB>, sortingOrder: number): Promise<IntegrationPlan | undefined> {
+export async function getIntegrationPlan(db: Db, sortingOrder: number): Promise<IntegrationPlan | undefined> {
   const integration = await getIntegration(db, sortingOrder);
   if (integration === undefined) return undefined;
   const fields = await listIntegrationFields(db, sortingOrder);

@@ -6,7 +6,7 @@
  * (PostgreSQL) each claim a different entry: the subquery locks its pick (see claimLock).
  */
 import { sql } from 'kysely';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import { addMs, claimLock, type ClaimedEntry } from './model.js';
 
 export interface ClaimEntryArgs {
@@ -17,7 +17,7 @@ export interface ClaimEntryArgs {
   readonly kinds?: readonly string[];
 }
 
-export async function claimNextDueEntry(db: Database, { owner, now, leaseMs, kinds }: ClaimEntryArgs): Promise<ClaimedEntry | undefined> {
+export async function claimNextDueEntry(db: Db, { owner, now, leaseMs, kinds }: ClaimEntryArgs): Promise<ClaimedEntry | undefined> {
   const at = now.toISOString();
   const ofKinds = kinds === undefined ? sql`1 = 1` : sql`kind in (${sql.join(kinds)})`;
   const { rows } = await sql<{ id: string; kind: string; recurrence_seconds: number; parameters: string }>`
@@ -38,7 +38,7 @@ export async function claimNextDueEntry(db: Database, { owner, now, leaseMs, kin
                   ${claimLock(db)})
        and ((status in ('Ready', 'Error') and next_run_at <= ${at})
             or (status = 'In Process' and lease_expires_at < ${at}))
-    returning id, kind, recurrence_seconds, parameters`.execute(db.kysely);
+    returning id, kind, recurrence_seconds, parameters`.execute(db);
   const row = rows[0];
   return row === undefined
     ? undefined

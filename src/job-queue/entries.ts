@@ -1,6 +1,6 @@
 /** Reading job queue entries, as the admin API shows them. */
 import type { Selectable } from 'kysely';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import type { JobQueueEntryRow } from '../storage/schema.js';
 import type { EntryStatus } from './model.js';
 
@@ -45,19 +45,19 @@ function toJobQueueEntry(row: EntrySummaryRow): JobQueueEntry {
   };
 }
 
-export async function listEntries(db: Database): Promise<JobQueueEntry[]> {
-  const rows = await db.kysely.selectFrom('ifw_job_queue_entry').select(ENTRY_COLUMNS).orderBy('id').execute();
+export async function listEntries(db: Db): Promise<JobQueueEntry[]> {
+  const rows = await db.selectFrom('ifw_job_queue_entry').select(ENTRY_COLUMNS).orderBy('id').execute();
   return rows.map(toJobQueueEntry);
 }
 
-export async function getEntry(db: Database, id: string): Promise<JobQueueEntry | undefined> {
-  const row = await db.kysely.selectFrom('ifw_job_queue_entry').select(ENTRY_COLUMNS).where('id', '=', id).executeTakeFirst();
+export async function getEntry(db: Db, id: string): Promise<JobQueueEntry | undefined> {
+  const row = await db.selectFrom('ifw_job_queue_entry').select(ENTRY_COLUMNS).where('id', '=', id).executeTakeFirst();
   return row === undefined ? undefined : toJobQueueEntry(row);
 }
 
 /** Does this runner still hold the entry (In Process under its lease)? False once an administrator put it On Hold. */
-export async function holdsEntry(db: Database, { id, owner }: { readonly id: string; readonly owner: string }): Promise<boolean> {
-  const row = await db.kysely
+export async function holdsEntry(db: Db, { id, owner }: { readonly id: string; readonly owner: string }): Promise<boolean> {
+  const row = await db
     .selectFrom('ifw_job_queue_entry')
     .select('id')
     .where('id', '=', id)
@@ -68,7 +68,7 @@ export async function holdsEntry(db: Database, { id, owner }: { readonly id: str
 }
 
 /** Is the entry On Hold? On PostgreSQL the Bulk Import Processor entry is the switch every worker's request loops obey. */
-export async function entryOnHold(db: Database, id: string): Promise<boolean> {
-  const row = await db.kysely.selectFrom('ifw_job_queue_entry').select('status').where('id', '=', id).executeTakeFirst();
+export async function entryOnHold(db: Db, id: string): Promise<boolean> {
+  const row = await db.selectFrom('ifw_job_queue_entry').select('status').where('id', '=', id).executeTakeFirst();
   return row?.status === 'On Hold';
 }

@@ -3,7 +3,7 @@
  * retried at its next run time (now + recurrence); a successful run makes it Ready again.
  */
 import { sql } from 'kysely';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import { addMs } from './model.js';
 
 export interface FailEntryArgs {
@@ -14,7 +14,7 @@ export interface FailEntryArgs {
   readonly error: string;
 }
 
-export async function failEntryRun(db: Database, { id, owner, now, recurrenceSeconds, error }: FailEntryArgs): Promise<boolean> {
+export async function failEntryRun(db: Db, { id, owner, now, recurrenceSeconds, error }: FailEntryArgs): Promise<boolean> {
   const at = now.toISOString();
   const result = await sql`
     update ifw_job_queue_entry
@@ -27,6 +27,6 @@ export async function failEntryRun(db: Database, { id, owner, now, recurrenceSec
            updated_at = ${at}
      where id = ${id}
        and status = 'In Process'
-       and lease_owner = ${owner}`.execute(db.kysely);
+       and lease_owner = ${owner}`.execute(db);
   return result.numAffectedRows === 1n;
 }

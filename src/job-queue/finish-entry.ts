@@ -4,7 +4,7 @@
  * the one asked for during this run, if any, else now + recurrence.
  */
 import { sql } from 'kysely';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import { addMs } from './model.js';
 
 export interface FinishEntryArgs {
@@ -14,7 +14,7 @@ export interface FinishEntryArgs {
   readonly recurrenceSeconds: number;
 }
 
-export async function finishEntryRun(db: Database, { id, owner, now, recurrenceSeconds }: FinishEntryArgs): Promise<boolean> {
+export async function finishEntryRun(db: Db, { id, owner, now, recurrenceSeconds }: FinishEntryArgs): Promise<boolean> {
   const at = now.toISOString();
   const result = await sql`
     update ifw_job_queue_entry
@@ -27,6 +27,6 @@ export async function finishEntryRun(db: Database, { id, owner, now, recurrenceS
            updated_at = ${at}
      where id = ${id}
        and status = 'In Process'
-       and lease_owner = ${owner}`.execute(db.kysely);
+       and lease_owner = ${owner}`.execute(db);
   return result.numAffectedRows === 1n;
 }

@@ -3,7 +3,7 @@
  * means the entry was put On Hold (or taken over), and the run should stop.
  */
 import { sql } from 'kysely';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import { addMs } from './model.js';
 
 export interface HeartbeatEntryArgs {
@@ -13,12 +13,12 @@ export interface HeartbeatEntryArgs {
   readonly leaseMs: number;
 }
 
-export async function heartbeatEntry(db: Database, { id, owner, now, leaseMs }: HeartbeatEntryArgs): Promise<boolean> {
+export async function heartbeatEntry(db: Db, { id, owner, now, leaseMs }: HeartbeatEntryArgs): Promise<boolean> {
   const result = await sql`
     update ifw_job_queue_entry
        set lease_expires_at = ${addMs(now, leaseMs)}
      where id = ${id}
        and status = 'In Process'
-       and lease_owner = ${owner}`.execute(db.kysely);
+       and lease_owner = ${owner}`.execute(db);
   return result.numAffectedRows === 1n;
 }

@@ -7,7 +7,7 @@
  * PostgreSQL each lane is a runner in the event loop. Either way a slow lane (a REST import waiting on
  * an API for minutes) never holds up the work of another (bulk import requests).
  */
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import type { ClaimedEntry } from './model.js';
 import type { WorkerContext } from './worker-context.js';
 
@@ -30,7 +30,7 @@ export interface ConcurrentDrain {
   /** Drains until nothing is left or `keepGoing` says stop. */
   drain(ctx: WorkerContext): Promise<unknown>;
   /** Returns the work items still held by these lease owners (an exit that cannot wait for them). */
-  release(db: Database, owners: readonly string[]): Promise<readonly string[]>;
+  release(db: Db, owners: readonly string[]): Promise<readonly string[]>;
 }
 
 export interface JobKind {

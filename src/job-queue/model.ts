@@ -3,7 +3,8 @@
  * Storage keeps statuses as text; the union closes the set. What an entry runs is its kind (jobs.ts).
  */
 import { sql, type RawBuilder } from 'kysely';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
+import { capabilitiesOf } from '../storage/db.js';
 
 export const ENTRY_STATUSES = ['Ready', 'On Hold', 'In Process', 'Error'] as const;
 export type EntryStatus = (typeof ENTRY_STATUSES)[number];
@@ -25,6 +26,6 @@ export interface ClaimedEntry {
  * row it picked and the others pick the next unlocked one, so N claimers take N different rows in one
  * round. On SQLite nothing: its single writer serializes claims, and the outer re-check does the rest.
  */
-export const claimLock = (db: Database): RawBuilder<unknown> => (db.capabilities.skipLocked ? sql`for update skip locked` : sql``);
+export const claimLock = (db: Db): RawBuilder<unknown> => (capabilitiesOf(db).skipLocked ? sql`for update skip locked` : sql``);
 
 export const addMs = (date: Date, ms: number): string => new Date(date.getTime() + ms).toISOString();

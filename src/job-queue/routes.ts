@@ -11,13 +11,13 @@ import { ENTRY_STATUSES, SETTABLE_ENTRY_STATUSES, type SettableEntryStatus } fro
 import { readyEntry } from './ready-entry.js';
 import { runEntryNow } from './run-entry-now.js';
 import { setEntryRecurrence } from './set-entry-recurrence.js';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import { entitySet } from '../http/entity-set.js';
 import type { RoutePlugin } from '../http/server.js';
 import { ErrorSchema, KeyParams, literalUnion, Integer } from '../http/schemas.js';
 
 export interface JobQueueRouteDeps {
-  readonly db: Database;
+  readonly db: Db;
   readonly clock: Clock;
   /** The running job queue, told when an entry may have become due; absent when this process runs no workers. */
   readonly queue?: { wake(): void } | undefined;

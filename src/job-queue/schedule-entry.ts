@@ -5,7 +5,7 @@
  * is already planned sooner.
  */
 import { sql } from 'kysely';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import { addMs } from './model.js';
 
 export interface RecurringEntry {
@@ -17,7 +17,7 @@ export interface RecurringEntry {
   readonly parameters: object;
 }
 
-export async function upsertRecurringEntry(db: Database, entry: RecurringEntry, now: Date): Promise<void> {
+export async function upsertRecurringEntry(db: Db, entry: RecurringEntry, now: Date): Promise<void> {
   const at = now.toISOString();
   const next = addMs(now, entry.recurrenceSeconds * 1000);
   await sql`
@@ -30,10 +30,10 @@ export async function upsertRecurringEntry(db: Database, entry: RecurringEntry, 
            recurrence_seconds = excluded.recurrence_seconds,
            next_run_at = case when ifw_job_queue_entry.next_run_at > excluded.next_run_at then excluded.next_run_at
                               else ifw_job_queue_entry.next_run_at end,
-           updated_at = excluded.updated_at`.execute(db.kysely);
+           updated_at = excluded.updated_at`.execute(db);
 }
 
 /** Removes the entry if it exists and is of `kind` (an entry of another kind with that id is not this feature's). */
-export async function removeEntry(db: Database, { id, kind }: { readonly id: string; readonly kind: string }): Promise<void> {
-  await db.kysely.deleteFrom('ifw_job_queue_entry').where('id', '=', id).where('kind', '=', kind).execute();
+export async function removeEntry(db: Db, { id, kind }: { readonly id: string; readonly kind: string }): Promise<void> {
+  await db.deleteFrom('ifw_job_queue_entry').where('id', '=', id).where('kind', '=', kind).execute();
 }

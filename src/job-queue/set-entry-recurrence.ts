@@ -3,7 +3,7 @@
  * now + the new interval); a longer one leaves the planned next run alone.
  */
 import { sql } from 'kysely';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import { addMs } from './model.js';
 
 export interface SetRecurrenceArgs {
@@ -12,13 +12,13 @@ export interface SetRecurrenceArgs {
   readonly recurrenceSeconds: number;
 }
 
-export async function setEntryRecurrence(db: Database, { id, now, recurrenceSeconds }: SetRecurrenceArgs): Promise<boolean> {
+export async function setEntryRecurrence(db: Db, { id, now, recurrenceSeconds }: SetRecurrenceArgs): Promise<boolean> {
   const latest = addMs(now, recurrenceSeconds * 1000);
   const result = await sql`
     update ifw_job_queue_entry
        set recurrence_seconds = ${recurrenceSeconds},
            next_run_at = case when next_run_at > ${latest} then ${latest} else next_run_at end,
            updated_at = ${now.toISOString()}
-     where id = ${id}`.execute(db.kysely);
+     where id = ${id}`.execute(db);
   return result.numAffectedRows === 1n;
 }

@@ -44,7 +44,7 @@ import {
   LIMITS,
 } from './schemas.js';
 import { endpointViewOf, type EndpointSettings } from './settings.js';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import type { RoutePlugin } from '../http/server.js';
 import { Deleted, ErrorSchema, KeyParams, ODATA_BODY } from '../http/schemas.js';
 import {
@@ -61,7 +61,7 @@ import {
 } from './route-schemas.js';
 
 export interface RestApiRouteDeps {
-  readonly db: Database;
+  readonly db: Db;
   readonly clock: Clock;
   readonly secrets: SecretBox;
   /** Where test and preview requests may connect. */
@@ -75,7 +75,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
   const fetchOptions = { outbound: deps.outbound };
 
   async function readConnection(code: string): Promise<ConnectionView> {
-    const connection = await getConnection(db.kysely, code);
+    const connection = await getConnection(db, code);
     if (connection === undefined) throw notFound(`No REST API connection with code '${code}'.`);
     return connection;
   }
@@ -85,10 +85,10 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
     recordsFoundBy: recordsFoundBy(enginePagination(endpoint.pagination).responseDataPath, recordsPath ?? ''),
   });
   async function endpointAnswer(endpoint: EndpointSettings): Promise<EndpointAnswer> {
-    return answerOf(endpoint, (await getIntegration(db.kysely, endpoint.integrationSortingOrder))?.recordsPath);
+    return answerOf(endpoint, (await getIntegration(db, endpoint.integrationSortingOrder))?.recordsPath);
   }
   async function readEndpoint(code: string): Promise<EndpointAnswer> {
-    const endpoint = await getEndpoint(db.kysely, code);
+    const endpoint = await getEndpoint(db, code);
     if (endpoint === undefined) throw notFound(`No REST API endpoint with code '${code}'.`);
     return endpointAnswer(endpoint);
   }
@@ -100,7 +100,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
     app.get(
       connections.path,
       { config: connections.config('read'), schema: { summary: 'List REST API connections', tags, response: { 200: connections.List } } },
-      async () => connections.list(await listConnections(db.kysely)),
+      async () => connections.list(await listConnections(db)),
     );
 
     app.get(
@@ -211,8 +211,8 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
       endpoints.path,
       { config: endpoints.config('read'), schema: { summary: 'List REST API endpoints', tags, response: { 200: endpoints.List } } },
       async () => {
-        const recordsPaths = new Map((await listIntegrations(db.kysely)).map((i) => [i.sortingOrder, i.recordsPath]));
-        const stored = await listEndpoints(db.kysely);
+        const recordsPaths = new Map((await listIntegrations(db)).map((i) => [i.sortingOrder, i.recordsPath]));
+        const stored = await listEndpoints(db);
         return endpoints.list(stored.map((e) => answerOf(e, recordsPaths.get(e.integrationSortingOrder))));
       },
     );

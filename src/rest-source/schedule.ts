@@ -6,7 +6,7 @@
  * already planned sooner (like changing an entry's interval by hand).
  */
 import { removeEntry, upsertRecurringEntry } from '../job-queue/schedule-entry.js';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 
 export const ENDPOINT_IMPORT_KIND = 'endpointImport';
 export const endpointEntryId = (endpointCode: string): string => `endpoint:${endpointCode}`;
@@ -17,7 +17,7 @@ export interface EndpointImportParameters {
   readonly endpointCode: string;
 }
 
-export async function syncEndpointSchedule(db: Database, endpointCode: string, scheduleSeconds: number | null, now: Date): Promise<void> {
+export async function syncEndpointSchedule(db: Db, endpointCode: string, scheduleSeconds: number | null, now: Date): Promise<void> {
   const id = endpointEntryId(endpointCode);
   if (scheduleSeconds === null) {
     await removeEntry(db, { id, kind: ENDPOINT_IMPORT_KIND });

@@ -14,7 +14,7 @@ import type { Clock } from '../core/clock.js';
 import { AppError, conflict, notFound } from '../core/errors.js';
 import { syncEndpointSchedule } from './schedule.js';
 import { getIntegration } from '../integrations/store.js';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import type { RestConnectionRow } from '../storage/schema.js';
 import { invalidAt, sameJson, type ChangeResult } from '../core/validation.js';
 import { withTransaction } from '../storage/transaction.js';
@@ -93,14 +93,14 @@ function refuseKeyChange(given: string | undefined, key: string, name: string): 
 
 // ---- lookups -------------------------------------------------------------------------------
 
-async function requireConnectionRow(tx: Database, code: string): Promise<Selectable<RestConnectionRow>> {
-  const row = await getConnectionRow(tx.kysely, code);
+async function requireConnectionRow(tx: Db, code: string): Promise<Selectable<RestConnectionRow>> {
+  const row = await getConnectionRow(tx, code);
   if (row === undefined) throw notFound(`No REST API connection with code '${code}'.`);
   return row;
 }
 
-async function requireEndpoint(tx: Database, code: string): Promise<EndpointSettings> {
-  const endpoint = await getEndpoint(tx.kysely, code);
+async function requireEndpoint(tx: Db, code: string): Promise<EndpointSettings> {
+  const endpoint = await getEndpoint(tx, code);
   if (endpoint === undefined) throw notFound(`No REST API endpoint with code '${code}'.`);
   return endpoint;
 }
@@ -110,14 +110,13 @@ const storedPaginationOf = (endpoint: EndpointSettings | undefined): PaginationF
   endpoint === undefined ? undefined : paginationFieldsOf(endpoint.pagination, endpoint.keptPagination);
 
 async function endpointContext(
-  tx: Database,
+  tx: Db,
   connectionCode: string,
   integrationSortingOrder: number | undefined,
   stored?: EndpointSettings,
 ): Promise<EndpointContext> {
-  const row = await getConnectionRow(tx.kysely, connectionCode);
-  const integrationExists =
-    integrationSortingOrder === undefined || (await getIntegration(tx.kysely, integrationSortingOrder)) !== undefined;
+  const row = await getConnectionRow(tx, connectionCode);
+  const integrationExists = integrationSortingOrder === undefined || (await getIntegration(tx, integrationSortingOrder)) !== undefined;
   const storedPagination = storedPaginationOf(stored);
   return {
     connection: row === undefined ? undefined : toConnectionSettings(row),
@@ -127,8 +126,8 @@ async function endpointContext(
 }
 
 /** Endpoints of a connection must stay valid when it changes (origin, auth headers, query names). */
-async function refuseBrokenEndpoints(tx: Database, settings: ConnectionSettings): Promise<void> {
-  for (const endpoint of await listEndpoints(tx.kysely, { connectionCode: settings.code })) {
+async function refuseBrokenEndpoints(tx: Db, settings: ConnectionSettings): Promise<void> {
+  for (const endpoint of await listEndpoints(tx, { connectionCode: settings.code })) {
     try {
       validateEndpoint(endpointInputOf(endpoint), {
         connection: settings,
@@ -147,23 +146,23 @@ async function refuseBrokenEndpoints(tx: Database, settings: ConnectionSettings)
 
 // ---- connections ---------------------------------------------------------------------------
 
-export async function createConnection(db: Database, input: ConnectionInput, clock: Clock, box: SecretBox): Promise<ConnectionView> {
+export async function createConnection(db: Db, input: ConnectionInput, clock: Clock, box: SecretBox): Promise<ConnectionView> {
   return withTransaction(db, async (tx) => {
     const { settings, secrets } = validateConnection(input);
-    if ((await getConnectionRow(tx.kysely, settings.code)) !== undefined) {
+    if ((await getConnectionRow(tx, settings.code)) !== undefined) {
       throw conflict('conflict', `code: a REST API connection with code '${settings.code}' already exists.`);
     }
     const now = clock().toISOString();
-    await tx.kysely
+    await tx
       .insertInto('ifw_rest_connection')
       .values({ code: settings.code, ...connectionColumns(settings, sealSecrets(secrets, box)), created_at: now, updated_at: now })
       .execute();
-    return (await getConnection(tx.kysely, settings.code))!;
+    return (await getConnection(tx, settings.code))!;
   });
 }
 
 export async function updateConnection(
-  db: Database,
+  db: Db,
   code: string,
   patch: ConnectionPatch,
   clock: Clock,
@@ -184,20 +183,20 @@ export async function updateConnection(
     await refuseBrokenEndpoints(tx, next.settings);
     const secretsSent = AUTH_USES[next.settings.authType].secrets.some((n) => patch[n] !== undefined);
     const sealed = secretsSent || next.settings.authType !== current.authType ? sealSecrets(next.secrets, box) : row.secrets;
-    await tx.kysely
+    await tx
       .updateTable('ifw_rest_connection')
       .set({ ...connectionColumns(next.settings, sealed), updated_at: clock().toISOString() })
       .where('code', '=', code)
       .execute();
-    return (await getConnection(tx.kysely, code))!;
+    return (await getConnection(tx, code))!;
   });
 }
 
 /** Refused while endpoints use the connection. */
-export async function deleteConnection(db: Database, code: string): Promise<void> {
+export async function deleteConnection(db: Db, code: string): Promise<void> {
   await withTransaction(db, async (tx) => {
     await requireConnectionRow(tx, code);
-    const users = await listEndpoints(tx.kysely, { connectionCode: code });
+    const users = await listEndpoints(tx, { connectionCode: code });
     if (users.length > 0) {
       const names = users.map((e) => `'${e.code}'`).join(', ');
       throw conflict(
@@ -205,20 +204,20 @@ export async function deleteConnection(db: Database, code: string): Promise<void
         `REST API connection '${code}' is used by endpoint(s) ${names}; delete them or move them to another connection first.`,
       );
     }
-    await tx.kysely.deleteFrom('ifw_rest_connection').where('code', '=', code).execute();
+    await tx.deleteFrom('ifw_rest_connection').where('code', '=', code).execute();
   });
 }
 
 // ---- endpoints -----------------------------------------------------------------------------
 
-export async function createEndpoint(db: Database, input: EndpointInput, clock: Clock): Promise<EndpointSettings> {
+export async function createEndpoint(db: Db, input: EndpointInput, clock: Clock): Promise<EndpointSettings> {
   return withTransaction(db, async (tx) => {
     const endpoint = validateEndpoint(input, await endpointContext(tx, input.connectionCode, input.integrationSortingOrder));
-    if ((await getEndpoint(tx.kysely, endpoint.code)) !== undefined) {
+    if ((await getEndpoint(tx, endpoint.code)) !== undefined) {
       throw conflict('conflict', `code: a REST API endpoint with code '${endpoint.code}' already exists.`);
     }
     const now = clock();
-    await tx.kysely
+    await tx
       .insertInto('ifw_rest_endpoint')
       .values({ code: endpoint.code, ...endpointColumns(endpoint), created_at: now.toISOString(), updated_at: now.toISOString() })
       .execute();
@@ -237,14 +236,14 @@ function mergeEndpoint(current: EndpointSettings, patch: EndpointPatch, code: st
   return { ...base, ...patch, code };
 }
 
-export async function updateEndpoint(db: Database, code: string, patch: EndpointPatch, clock: Clock): Promise<EndpointSettings> {
+export async function updateEndpoint(db: Db, code: string, patch: EndpointPatch, clock: Clock): Promise<EndpointSettings> {
   return withTransaction(db, async (tx) => {
     const current = await requireEndpoint(tx, code);
     refuseKeyChange(patch.code, code, 'code');
     const merged = mergeEndpoint(current, patch, code);
     const next = validateEndpoint(merged, await endpointContext(tx, merged.connectionCode, merged.integrationSortingOrder, current));
     const now = clock();
-    await tx.kysely
+    await tx
       .updateTable('ifw_rest_endpoint')
       .set({ ...endpointColumns(next), updated_at: now.toISOString() })
       .where('code', '=', code)
@@ -259,13 +258,10 @@ export async function updateEndpoint(db: Database, code: string, patch: Endpoint
  * The endpoint's import run that is Queued or Running, if any. Runs are import-runs' business, a layer
  * above this one: the composition root hands its lookup in.
  */
-export type ActiveRunLookup = (
-  db: Database,
-  endpointCode: string,
-) => Promise<{ readonly runId: string; readonly status: string } | undefined>;
+export type ActiveRunLookup = (db: Db, endpointCode: string) => Promise<{ readonly runId: string; readonly status: string } | undefined>;
 
 /** Refused while an import run of the endpoint is Queued or Running; removes its scheduled job queue entry. */
-export async function deleteEndpoint(db: Database, code: string, clock: Clock, activeRunOf: ActiveRunLookup): Promise<void> {
+export async function deleteEndpoint(db: Db, code: string, clock: Clock, activeRunOf: ActiveRunLookup): Promise<void> {
   await withTransaction(db, async (tx) => {
     await requireEndpoint(tx, code);
     const active = await activeRunOf(tx, code);
@@ -273,7 +269,7 @@ export async function deleteEndpoint(db: Database, code: string, clock: Clock, a
       throw conflict('conflict', `REST API endpoint '${code}' has an import run ${active.status} (${active.runId}); let it end first.`);
     }
     await syncEndpointSchedule(tx, code, null, clock());
-    await tx.kysely.deleteFrom('ifw_rest_endpoint').where('code', '=', code).execute();
+    await tx.deleteFrom('ifw_rest_endpoint').where('code', '=', code).execute();
   });
 }
 
@@ -293,17 +289,17 @@ export function resolveUnsavedConnection(input: ConnectionProbeInput): RestConne
  * repeated, as in a PATCH (a page that shows an endpoint previews its edited form).
  */
 export async function resolveUnsavedEndpoint(
-  db: Database,
+  db: Db,
   input: EndpointProbeInput,
   box: SecretBox,
 ): Promise<{ connection: RestConnection; endpoint: RestEndpoint }> {
-  const saved = input.code === undefined ? undefined : await getEndpoint(db.kysely, input.code);
+  const saved = input.code === undefined ? undefined : await getEndpoint(db, input.code);
   const context = await endpointContext(db, input.connectionCode, input.integrationSortingOrder, saved);
   const settings = validateEndpoint(
     { ...input, code: input.code ?? UNSAVED, integrationSortingOrder: input.integrationSortingOrder ?? 0 },
     context,
   );
-  const row = (await getConnectionRow(db.kysely, settings.connectionCode))!;
+  const row = (await getConnectionRow(db, settings.connectionCode))!;
   return { connection: restConnectionOf(context.connection!, readSecrets(row, box)), endpoint: restEndpointOf(settings) };
 }
 
@@ -318,24 +314,24 @@ export interface Declared<T> {
 
 /** Creates or updates the connection so that it is as declared; secrets the declaration leaves out are kept. */
 export async function declareConnection(
-  db: Database,
+  db: Db,
   input: ConnectionInput,
   clock: Clock,
   box: SecretBox,
   at = '',
 ): Promise<Declared<ConnectionView>> {
   return withTransaction(db, async (tx) => {
-    const row = await getConnectionRow(tx.kysely, input.code);
+    const row = await getConnectionRow(tx, input.code);
     const stored = keptSecrets(row, input, box);
     const next: ValidConnection = validateConnection(input, stored ?? {}, at);
     const code = next.settings.code;
     const now = clock().toISOString();
     if (row === undefined) {
-      await tx.kysely
+      await tx
         .insertInto('ifw_rest_connection')
         .values({ code, ...connectionColumns(next.settings, sealSecrets(next.secrets, box)), created_at: now, updated_at: now })
         .execute();
-      return { value: (await getConnection(tx.kysely, code))!, result: 'created', changes: [] };
+      return { value: (await getConnection(tx, code))!, result: 'created', changes: [] };
     }
     const current = toConnectionSettings(row);
     requireSecretsForNewDestination(current, next.settings, input, at);
@@ -344,15 +340,15 @@ export async function declareConnection(
     if (settingsChanged.length > 0) changes.push(`settings changed: ${settingsChanged.join(', ')}`);
     const secretsChanged = stored === undefined ? Object.keys(next.secrets) : changedKeys({ ...stored }, { ...next.secrets });
     if (secretsChanged.length > 0) changes.push(`secrets changed: ${secretsChanged.join(', ')}`);
-    if (changes.length === 0) return { value: (await getConnection(tx.kysely, code))!, result: 'unchanged', changes };
+    if (changes.length === 0) return { value: (await getConnection(tx, code))!, result: 'unchanged', changes };
     await refuseBrokenEndpoints(tx, next.settings);
     const sealed = secretsChanged.length > 0 ? sealSecrets(next.secrets, box) : row.secrets;
-    await tx.kysely
+    await tx
       .updateTable('ifw_rest_connection')
       .set({ ...connectionColumns(next.settings, sealed), updated_at: now })
       .where('code', '=', code)
       .execute();
-    return { value: (await getConnection(tx.kysely, code))!, result: 'updated', changes };
+    return { value: (await getConnection(tx, code))!, result: 'updated', changes };
   });
 }
 
@@ -361,13 +357,13 @@ export async function declareConnection(
  * not in use that the declaration leaves out stay kept, as in a PATCH; the type in use needs all its
  * own settings declared (a file must mean the same on a fresh database).
  */
-export async function declareEndpoint(db: Database, input: EndpointInput, clock: Clock, at = ''): Promise<Declared<EndpointSettings>> {
+export async function declareEndpoint(db: Db, input: EndpointInput, clock: Clock, at = ''): Promise<Declared<EndpointSettings>> {
   return withTransaction(db, async (tx) => {
-    const current = await getEndpoint(tx.kysely, input.code);
+    const current = await getEndpoint(tx, input.code);
     const next = validateEndpoint(input, await endpointContext(tx, input.connectionCode, input.integrationSortingOrder, current), at);
     const now = clock();
     if (current === undefined) {
-      await tx.kysely
+      await tx
         .insertInto('ifw_rest_endpoint')
         .values({ code: next.code, ...endpointColumns(next), created_at: now.toISOString(), updated_at: now.toISOString() })
         .execute();
@@ -376,7 +372,7 @@ export async function declareEndpoint(db: Database, input: EndpointInput, clock:
     }
     const changed = changedKeys(endpointViewOf(current), endpointViewOf(next));
     if (changed.length === 0) return { value: next, result: 'unchanged', changes: [] };
-    await tx.kysely
+    await tx
       .updateTable('ifw_rest_endpoint')
       .set({ ...endpointColumns(next), updated_at: now.toISOString() })
       .where('code', '=', next.code)

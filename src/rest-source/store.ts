@@ -4,10 +4,10 @@
  * `pagination` column holds), and the resolved forms the fetch loop uses (`loadConnection` opens the
  * sealed secrets).
  */
-import type { Kysely, Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import { notFound } from '../core/errors.js';
-import type { Database } from '../storage/database.js';
-import type { DB, RestConnectionRow, RestEndpointRow } from '../storage/schema.js';
+import type { Db } from '../storage/db.js';
+import type { RestConnectionRow, RestEndpointRow } from '../storage/schema.js';
 import type { AuthType, HttpMethod, RestConnection, RestEndpoint } from './model.js';
 import { restConnectionOf, restEndpointOf } from './runtime-forms.js';
 import type { SecretBox } from './secrets.js';
@@ -105,30 +105,30 @@ export function toRestEndpoint(row: Selectable<RestEndpointRow>): RestEndpoint {
 
 // ---- queries -------------------------------------------------------------------------------
 
-export async function getConnectionRow(db: Kysely<DB>, code: string): Promise<Selectable<RestConnectionRow> | undefined> {
+export async function getConnectionRow(db: Db, code: string): Promise<Selectable<RestConnectionRow> | undefined> {
   return db.selectFrom('ifw_rest_connection').selectAll().where('code', '=', code).executeTakeFirst();
 }
 
-export async function getConnection(db: Kysely<DB>, code: string): Promise<ConnectionView | undefined> {
+export async function getConnection(db: Db, code: string): Promise<ConnectionView | undefined> {
   const row = await getConnectionRow(db, code);
   return row === undefined ? undefined : toConnectionView(row);
 }
 
-export async function listConnections(db: Kysely<DB>): Promise<ConnectionView[]> {
+export async function listConnections(db: Db): Promise<ConnectionView[]> {
   const rows = await db.selectFrom('ifw_rest_connection').selectAll().orderBy('code').execute();
   return rows.map(toConnectionView);
 }
 
-export async function getEndpointRow(db: Kysely<DB>, code: string): Promise<Selectable<RestEndpointRow> | undefined> {
+export async function getEndpointRow(db: Db, code: string): Promise<Selectable<RestEndpointRow> | undefined> {
   return db.selectFrom('ifw_rest_endpoint').selectAll().where('code', '=', code).executeTakeFirst();
 }
 
-export async function getEndpoint(db: Kysely<DB>, code: string): Promise<EndpointSettings | undefined> {
+export async function getEndpoint(db: Db, code: string): Promise<EndpointSettings | undefined> {
   const row = await getEndpointRow(db, code);
   return row === undefined ? undefined : toEndpointSettings(row);
 }
 
-export async function listEndpoints(db: Kysely<DB>, filter: { readonly connectionCode?: string } = {}): Promise<EndpointSettings[]> {
+export async function listEndpoints(db: Db, filter: { readonly connectionCode?: string } = {}): Promise<EndpointSettings[]> {
   let query = db.selectFrom('ifw_rest_endpoint').selectAll();
   if (filter.connectionCode !== undefined) query = query.where('connection_code', '=', filter.connectionCode);
   const rows = await query.orderBy('code').execute();
@@ -136,15 +136,15 @@ export async function listEndpoints(db: Kysely<DB>, filter: { readonly connectio
 }
 
 /** The connection with its secrets opened, ready for the fetch loop; 404 when there is none. */
-export async function loadConnection(db: Database, code: string, box: SecretBox): Promise<RestConnection> {
-  const row = await getConnectionRow(db.kysely, code);
+export async function loadConnection(db: Db, code: string, box: SecretBox): Promise<RestConnection> {
+  const row = await getConnectionRow(db, code);
   if (row === undefined) throw notFound(`No REST API connection with code '${code}'.`);
   return restConnectionOf(toConnectionSettings(row), readSecrets(row, box));
 }
 
 /** The endpoint as the fetch loop uses it; 404 when there is none. */
-export async function loadEndpoint(db: Database, code: string): Promise<RestEndpoint> {
-  const row = await getEndpointRow(db.kysely, code);
+export async function loadEndpoint(db: Db, code: string): Promise<RestEndpoint> {
+  const row = await getEndpointRow(db, code);
   if (row === undefined) throw notFound(`No REST API endpoint with code '${code}'.`);
   return toRestEndpoint(row);
 }

@@ -24,6 +24,8 @@ import {
 } from 'kysely';
 import type pg from 'pg';
 import type { Database } from './database.js';
+import type { Dialect } from './db.js';
+import type { DB } from './schema.js';
 
 export interface SqliteConnection {
   readonly dialect: 'sqlite';
@@ -48,7 +50,7 @@ export const onClient = (client: pg.ClientBase): PostgresConnection => ({ dialec
 
 // Compilers only: they turn a template into text and parameters, and never connect anywhere.
 const compilers = {
-  sqlite: new Kysely<unknown>({
+  sqlite: new Kysely<DB>({
     dialect: {
       createAdapter: () => new SqliteAdapter(),
       createDriver: () => new DummyDriver(),
@@ -56,7 +58,7 @@ const compilers = {
       createQueryCompiler: () => new SqliteQueryCompiler(),
     },
   }),
-  postgres: new Kysely<unknown>({
+  postgres: new Kysely<DB>({
     dialect: {
       createAdapter: () => new PostgresAdapter(),
       createDriver: () => new DummyDriver(),
@@ -65,6 +67,9 @@ const compilers = {
     },
   }),
 };
+
+/** A query builder of `dialect` that compiles queries and never runs them (it is connected to nothing). */
+export const queryCompiler = (dialect: Dialect): Kysely<DB> => compilers[dialect];
 
 const compile = (dialect: Connection['dialect'], query: RawBuilder<unknown>): CompiledQuery => query.compile(compilers[dialect]);
 

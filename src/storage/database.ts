@@ -1,54 +1,46 @@
 /**
- * Opening the database. `Database` is what the rest of the service is handed: the Kysely query
- * builder for everything, plus, on SQLite, the raw handle where a hot path (the import writer) needs
- * prepared statements directly. The dialect seam is `dialect` (narrowed where a path is one
- * dialect's alone), `capabilities`, and the few statements that switch on them.
+ * Opening the database. A `Database` is the Kysely query builder itself (a `Db`, see db.ts, which is
+ * what storage functions take), plus the raw handle behind it (the better-sqlite3 connection or the pg
+ * pool) for the dialect folders, where a hot path needs prepared statements or a client of its own.
+ * The dialect seam is `dialect` (narrowed where a path is one dialect's alone), `capabilities`, and
+ * the few statements that switch on them.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
 import type { DatabaseTarget, PostgresTarget, SqliteTarget } from '../core/config.js';
+import { capabilitiesOf, type Capabilities, type Db, type Dialect } from './db.js';
 import type { DB } from './schema.js';
 import { migrationProvider } from './migrations.js';
 import { openPostgresPool } from './postgres/pool.js';
 import { EmbeddedSqliteDialect, openSqliteFile } from './sqlite/dialect.js';
 import { refusingNul } from './refuse-nul.js';
 
-/** What the dialects do differently, named by what the code needs rather than by dialect. */
-export interface Capabilities {
-  /**
-   * ALTER COLUMN … SET/DROP NOT NULL exists (PostgreSQL). Without it (SQLite) a change of a column's
-   * NOT NULL rebuilds the table.
-   */
-  readonly alterColumnNullability: boolean;
-  /**
-   * `SELECT … FOR UPDATE SKIP LOCKED` (PostgreSQL): concurrent claimers each lock a different candidate
-   * instead of queueing behind one row. SQLite has one writer at a time, so its claims never race.
-   */
-  readonly skipLocked: boolean;
-}
-
 interface DatabaseBase {
-  readonly kysely: Kysely<DB>;
+  /** The same handle, for the callers that still read it as a property. */
+  readonly kysely: Db;
   readonly capabilities: Capabilities;
   close(): Promise<void>;
 }
 
-export interface SqliteDatabase extends DatabaseBase {
+/** An opened database: a `Db` (what storage functions take), plus its raw handle for the dialect folders. */
+export interface SqliteDatabase extends Db, DatabaseBase {
   readonly dialect: 'sqlite';
-  /** The raw connection behind `kysely` (same connection, same thread). */
+  /** The raw connection behind the query builder (same connection, same thread). */
   readonly sqlite: BetterSqlite3.Database;
 }
 
-export interface PostgresDatabase extends DatabaseBase {
+export interface PostgresDatabase extends Db, DatabaseBase {
   readonly dialect: 'postgres';
-  /** The pool behind `kysely`. */
+  /** The pool behind the query builder. */
   readonly pool: pg.Pool;
   /** The schema holding the service's tables (`?schema=` in the URL); undefined: the server's default. */
-  readonly schema: string | undefined;
+  readonly schemaName: string | undefined;
 }
 
 export type Database = SqliteDatabase | PostgresDatabase;
+
+export type { Capabilities, Db, Dialect } from './db.js';
 
 export interface OpenOptions {
   /** SQLite: the HTTP thread never blocks on a lock (0); a worker thread may (it has nothing else to do). */
@@ -80,27 +72,20 @@ function openSqlite(target: SqliteTarget, options: OpenOptions): SqliteDatabase 
   const kysely = new Kysely<DB>({
     dialect: refusingNul(new EmbeddedSqliteDialect(sqlite, { busyTimeoutMs, busyRetryMs: options.busyRetryMs ?? 30_000 })),
   });
-  return {
-    kysely,
-    dialect: 'sqlite',
-    capabilities: { alterColumnNullability: false, skipLocked: false },
-    sqlite,
-    close: () => kysely.destroy(),
-  };
+  return opened(kysely, { dialect: 'sqlite', sqlite });
 }
 
 function openPostgres(target: PostgresTarget, options: OpenOptions): PostgresDatabase {
   const pool = openPostgresPool(target, { onIdleClientError: options.onIdleClientError });
   // Kysely ends the pool on destroy().
   const kysely = new Kysely<DB>({ dialect: refusingNul(new PostgresDialect({ pool })) });
-  return {
-    kysely,
-    dialect: 'postgres',
-    capabilities: { alterColumnNullability: true, skipLocked: true },
-    pool,
-    schema: target.schema,
-    close: () => kysely.destroy(),
-  };
+  return opened(kysely, { dialect: 'postgres', pool, schemaName: target.schema });
+}
+
+/** The query builder itself becomes the database: storage functions take it as their `Db`. */
+function opened<T extends { readonly dialect: Dialect }>(kysely: Kysely<DB>, raw: T): Db & T & DatabaseBase {
+  const db = Object.assign(kysely, raw, { capabilities: capabilitiesOf(raw), close: () => kysely.destroy() });
+  return Object.assign(db, { kysely: db });
 }
 
 /**
@@ -109,11 +94,11 @@ function openPostgres(target: PostgresTarget, options: OpenOptions): PostgresDat
  * in any other schema of the database (another service's, or another test's) for this one's.
  */
 async function migrationSchema(db: PostgresDatabase): Promise<string> {
-  if (db.schema !== undefined) {
-    await sql`create schema if not exists ${sql.id(db.schema)}`.execute(db.kysely);
-    return db.schema;
+  if (db.schemaName !== undefined) {
+    await sql`create schema if not exists ${sql.id(db.schemaName)}`.execute(db);
+    return db.schemaName;
   }
-  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db.kysely);
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
   const schema = rows[0]?.schema;
   if (schema === null || schema === undefined)
     throw new Error('PostgreSQL: no schema of the search_path exists; create one or name it with ?schema= in IFW_DATABASE_URL');
@@ -124,8 +109,8 @@ async function migrationSchema(db: PostgresDatabase): Promise<string> {
 export async function migrate(db: Database): Promise<string[]> {
   const migrationTableSchema = db.dialect === 'postgres' ? await migrationSchema(db) : undefined;
   const migrator = new Migrator({
-    db: db.kysely,
-    provider: migrationProvider,
+    db,
+    provider: migrationProvider(db.dialect),
     migrationTableName: 'ifw_migration',
     migrationLockTableName: 'ifw_migration_lock',
     ...(migrationTableSchema === undefined ? {} : { migrationTableSchema }),

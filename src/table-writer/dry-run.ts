@@ -9,7 +9,7 @@ import { getIntegrationPlan } from '../integrations/store.js';
 import type { SqlValue } from '../mapping/convert.js';
 import { compileMapping, mapRecord, type CompiledMapping, type RelationExists } from '../mapping/engine.js';
 import { recordError } from '../mapping/messages.js';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import type { FieldRelation } from '../tables/model.js';
 import { getTableWithRelations } from '../tables/store.js';
 
@@ -29,22 +29,22 @@ export interface DryRunIntegration {
 }
 
 /** Relations asked of the database as the importers ask them: the related field equal to the value. */
-function relationLookup(db: Database): DryRunIntegration['relationExists'] {
+function relationLookup(db: Db): DryRunIntegration['relationExists'] {
   return async (relation, value) => {
     // PostgreSQL text cannot hold NUL, and asking for it fails the query: such a key cannot exist.
     if (typeof value === 'string' && value.includes('\u0000')) return false;
     const found = await sql<{
       present: number;
-    }>`select 1 as present from ${sql.id(relation.table)} where ${sql.id(relation.field)} = ${value} limit 1`.execute(db.kysely);
+    }>`select 1 as present from ${sql.id(relation.table)} where ${sql.id(relation.field)} = ${value} limit 1`.execute(db);
     return found.rows.length > 0;
   };
 }
 
 /** The integration with that Sorting Order as a dry run uses it; undefined when there is none. */
-export async function loadDryRunIntegration(db: Database, sortingOrder: number): Promise<DryRunIntegration | undefined> {
-  const plan = await getIntegrationPlan(db.kysely, sortingOrder);
+export async function loadDryRunIntegration(db: Db, sortingOrder: number): Promise<DryRunIntegration | undefined> {
+  const plan = await getIntegrationPlan(db, sortingOrder);
   if (plan === undefined) return undefined;
-  const tables = await getTableWithRelations(db.kysely, plan.integration.targetTable);
+  const tables = await getTableWithRelations(db, plan.integration.targetTable);
   let mapping: DryRunIntegration['mapping'];
   try {
     mapping = compileMapping(plan, tables);

@@ -5,7 +5,7 @@
 import { Type } from 'typebox';
 import type { Clock } from '../core/clock.js';
 import { badRequest, notFound } from '../core/errors.js';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import { createTargetTable, declareTargetTable, deleteTargetTable } from './service.js';
 import { getTargetTable, listTargetTables } from './store.js';
 import { FieldRelationSchema, TargetTableProperties } from './validate.js';
@@ -51,14 +51,14 @@ const PutBody = Type.Object(
   ODATA_BODY,
 );
 
-export function targetTableRoutes(deps: { db: Database; clock: Clock }): RoutePlugin {
+export function targetTableRoutes(deps: { db: Db; clock: Clock }): RoutePlugin {
   const { db, clock } = deps;
 
   return (app) => {
     app.get(
       targetTables.path,
       { config: targetTables.config('read'), schema: { summary: 'List target tables', tags, response: { 200: targetTables.List } } },
-      async () => targetTables.list(await listTargetTables(db.kysely)),
+      async () => targetTables.list(await listTargetTables(db)),
     );
 
     app.get(
@@ -74,7 +74,7 @@ export function targetTableRoutes(deps: { db: Database; clock: Clock }): RoutePl
       },
       async (request) => {
         const name = targetTables.key(request.params.key);
-        const table = await getTargetTable(db.kysely, name);
+        const table = await getTargetTable(db, name);
         if (table === undefined) throw notFound(`No target table "${name}".`);
         return targetTables.entity(table);
       },

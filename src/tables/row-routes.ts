@@ -5,7 +5,7 @@
  */
 import { Type } from 'typebox';
 import { notFound } from '../core/errors.js';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
 import { countTableRows, readTableRows } from './rows.js';
 import { getTargetTable } from './store.js';
 import type { FieldType, TargetTable } from './model.js';
@@ -49,7 +49,7 @@ const rows = targetTables.containsMany({
   listOptions: ['$filter', '$orderby', '$top', '$skip', '$count'],
 });
 
-export function targetTableRowRoutes(deps: { db: Database; maxPageSize: number }): RoutePlugin {
+export function targetTableRowRoutes(deps: { db: Db; maxPageSize: number }): RoutePlugin {
   return (app) => {
     app.get(
       rows.path,
@@ -73,7 +73,7 @@ export function targetTableRowRoutes(deps: { db: Database; maxPageSize: number }
       },
       async (request) => {
         const name = targetTables.key(request.params.key);
-        const db = deps.db.kysely;
+        const db = deps.db;
         const table = await getTargetTable(db, name);
         if (table === undefined) throw notFound(`No target table "${name}".`);
         return rows.page(request, name, {

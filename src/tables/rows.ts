@@ -7,12 +7,12 @@
  * first ascending and last descending on both databases, as OData says; the clause is written only
  * for nullable columns, so that ordering by the primary key keeps using its index on PostgreSQL.
  */
-import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { DB } from '../storage/schema.js';
+import { sql, type RawBuilder } from 'kysely';
 import { filterCondition, type FilterClause } from '../storage/filter.js';
 import { missingRelation } from '../storage/relation-errors.js';
 import { AppError } from '../core/errors.js';
 import { isFieldRequired, type TargetTable } from './model.js';
+import type { Db } from '../storage/db.js';
 
 export interface RowOrder {
   readonly field: string;
@@ -65,7 +65,7 @@ async function reading<T>(table: TargetTable, read: () => Promise<T>): Promise<T
   }
 }
 
-export async function readTableRows(db: Kysely<DB>, table: TargetTable, query: RowQuery): Promise<Record<string, unknown>[]> {
+export async function readTableRows(db: Db, table: TargetTable, query: RowQuery): Promise<Record<string, unknown>[]> {
   const columns = sql.join(table.fields.map((f) => sql.id(f.name)));
   const where = filterCondition(storedFilter(table, query.filter), columnsOf(table));
   const { rows } = await reading(table, () =>
@@ -82,7 +82,7 @@ export async function readTableRows(db: Kysely<DB>, table: TargetTable, query: R
 }
 
 /** The number of rows matching the filter, on all pages (`@odata.count`). */
-export async function countTableRows(db: Kysely<DB>, table: TargetTable, filter: readonly FilterClause[]): Promise<number> {
+export async function countTableRows(db: Db, table: TargetTable, filter: readonly FilterClause[]): Promise<number> {
   const where = filterCondition(storedFilter(table, filter), columnsOf(table));
   const { rows } = await reading(table, () =>
     sql<{ n: number | string }>`select count(*) as n from ${sql.id(table.name)} where ${where}`.execute(db),

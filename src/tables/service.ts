@@ -12,7 +12,8 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Clock } from '../core/clock.js';
 import { conflict, notFound } from '../core/errors.js';
-import type { Database } from '../storage/database.js';
+import type { Db } from '../storage/db.js';
+import { capabilitiesOf } from '../storage/db.js';
 import {
   addColumnSql,
   alterNullabilitySql,
@@ -35,31 +36,31 @@ export interface TableDeclared {
   readonly addedFields: readonly string[];
 }
 
-const execute = async (db: Database, statement: string): Promise<void> => {
-  await sql.raw(statement).execute(db.kysely);
+const execute = async (db: Db, statement: string): Promise<void> => {
+  await sql.raw(statement).execute(db);
 };
 
-const found = async (db: Database, query: RawBuilder<unknown>): Promise<boolean> => (await query.execute(db.kysely)).rows.length > 0;
+const found = async (db: Db, query: RawBuilder<unknown>): Promise<boolean> => (await query.execute(db)).rows.length > 0;
 
-async function relatedTables(db: Database, input: TargetTableInput): Promise<Map<string, TargetTable>> {
+async function relatedTables(db: Db, input: TargetTableInput): Promise<Map<string, TargetTable>> {
   const related = new Map<string, TargetTable>();
   for (const f of input.fields) {
     if (f.relation === undefined || related.has(f.relation.table)) continue;
-    const table = await getTargetTable(db.kysely, f.relation.table);
+    const table = await getTargetTable(db, f.relation.table);
     if (table !== undefined) related.set(table.name, table);
   }
   return related;
 }
 
 /** Other declared tables with a relation to `name`. */
-async function tablesRelatingTo(db: Database, name: string): Promise<string[]> {
-  const tables = await listTargetTables(db.kysely);
+async function tablesRelatingTo(db: Db, name: string): Promise<string[]> {
+  const tables = await listTargetTables(db);
   return tables.filter((t) => t.name !== name && t.fields.some((f) => f.relation?.table === name)).map((t) => t.name);
 }
 
-export async function createTargetTable(db: Database, input: TargetTableInput, clock: Clock): Promise<TargetTable> {
+export async function createTargetTable(db: Db, input: TargetTableInput, clock: Clock): Promise<TargetTable> {
   return withTransaction(db, async (tx) => {
-    if ((await getTargetTable(tx.kysely, input.name)) !== undefined) {
+    if ((await getTargetTable(tx, input.name)) !== undefined) {
       throw conflict('conflict', `Target table "${input.name}" already exists; redeclare it with PUT targetTables('${input.name}').`);
     }
     return (await declareTargetTable(tx, input, clock)).table;
@@ -67,13 +68,13 @@ export async function createTargetTable(db: Database, input: TargetTableInput, c
 }
 
 /** Creates the table, adds new fields, or finds nothing to do; refuses changes that would lose or reinterpret data. */
-export async function declareTargetTable(db: Database, input: TargetTableInput, clock: Clock, at = ''): Promise<TableDeclared> {
+export async function declareTargetTable(db: Db, input: TargetTableInput, clock: Clock, at = ''): Promise<TableDeclared> {
   return withTransaction(db, async (tx) => {
     const next = validateTargetTable(input, await relatedTables(tx, input), at);
     const now = clock().toISOString();
-    const current = await getTargetTable(tx.kysely, next.name);
+    const current = await getTargetTable(tx, next.name);
     if (current === undefined) {
-      const existing = await sqlTableExists(next.name, tx.dialect).execute(tx.kysely);
+      const existing = await sqlTableExists(next.name, tx.dialect).execute(tx);
       if (existing.rows.length > 0) {
         throw conflict(
           'conflict',
@@ -81,7 +82,7 @@ export async function declareTargetTable(db: Database, input: TargetTableInput, 
         );
       }
       await execute(tx, createTableSql(next, tx.dialect));
-      await tx.kysely
+      await tx
         .insertInto('ifw_target_table')
         .values({ name: next.name, definition: JSON.stringify(next), created_at: now, updated_at: now })
         .execute();
@@ -91,7 +92,7 @@ export async function declareTargetTable(db: Database, input: TargetTableInput, 
     const plan = planTableChange(current, next, at);
     if (plan.unchanged) return { table: current, result: 'unchanged', addedFields: [] };
     await changeSqlTable(tx, current, next, plan, at);
-    await tx.kysely
+    await tx
       .updateTable('ifw_target_table')
       .set({ definition: JSON.stringify(next), updated_at: now })
       .where('name', '=', next.name)
@@ -100,7 +101,7 @@ export async function declareTargetTable(db: Database, input: TargetTableInput, 
   });
 }
 
-async function changeSqlTable(tx: Database, current: TargetTable, next: TargetTable, plan: TableChangePlan, at: string): Promise<void> {
+async function changeSqlTable(tx: Db, current: TargetTable, next: TargetTable, plan: TableChangePlan, at: string): Promise<void> {
   const populated = await found(tx, hasRows(current.name));
   if (populated) {
     for (const added of plan.addedFields) {
@@ -125,7 +126,7 @@ async function changeSqlTable(tx: Database, current: TargetTable, next: TargetTa
     }
   }
 
-  if (tx.capabilities.alterColumnNullability) {
+  if (capabilitiesOf(tx).alterColumnNullability) {
     // The checks above refused a NOT NULL that rows would violate; the table is empty when a new field is required.
     for (const added of plan.addedFields) await execute(tx, addColumnSql(next, added, tx.dialect, added.required === true));
     for (const statement of alterNullabilitySql(current, next)) await execute(tx, statement);
@@ -153,10 +154,10 @@ async function changeSqlTable(tx: Database, current: TargetTable, next: TargetTa
 }
 
 /** Drops the SQL table and its declaration; refused while an integration writes to it or another table relates to it. */
-export async function deleteTargetTable(db: Database, name: string): Promise<void> {
+export async function deleteTargetTable(db: Db, name: string): Promise<void> {
   await withTransaction(db, async (tx) => {
-    if ((await getTargetTable(tx.kysely, name)) === undefined) throw notFound(`No target table "${name}".`);
-    const users = await tx.kysely
+    if ((await getTargetTable(tx, name)) === undefined) throw notFound(`No target table "${name}".`);
+    const users = await tx
       .selectFrom('ifw_integration')
       .select('sorting_order')
       .where('target_table', '=', name)
@@ -173,6 +174,6 @@ export async function deleteTargetTable(db: Database, name: string): Promise<voi
       throw conflict('conflict', `Target table "${name}" cannot be deleted: ${relating.map((t) => `"${t}"`).join(', ')} relate to it.`);
     }
     await execute(tx, dropTableSql(name));
-    await tx.kysely.deleteFrom('ifw_target_table').where('name', '=', name).execute();
+    await tx.deleteFrom('ifw_target_table').where('name', '=', name).execute();
   });
 }

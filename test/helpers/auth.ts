@@ -6,7 +6,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Kysely } from 'kysely';
 import { createAccounts, type Accounts } from '../../src/accounts/accounts.js';
 import { createAuthenticator, type Authenticator } from '../../src/auth/authenticate.js';
 import { loadDevIssuer, type DevIssuer } from '../../src/auth/dev-issuer.js';
@@ -14,7 +13,7 @@ import { createDirectory } from '../../src/auth/directory.js';
 import { createTokenValidator } from '../../src/auth/jwt.js';
 import type { PermissionSetName } from '../../src/auth/permission-sets.js';
 import { systemClock, type Clock } from '../../src/core/clock.js';
-import type { DB } from '../../src/storage/schema.js';
+import type { Db } from '../../src/storage/db.js';
 
 export type Headers = { authorization: string };
 
@@ -58,7 +57,7 @@ export interface TestAuth {
 }
 
 /** Authentication for a server built with `buildServer` directly (route tests without a whole service). */
-export async function createTestAuth(db: Kysely<DB>): Promise<TestAuth> {
+export async function createTestAuth(db: Db): Promise<TestAuth> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-auth-'));
   const issuer = await loadDevIssuer(dir);
   const directory = createDirectory(db, systemClock);

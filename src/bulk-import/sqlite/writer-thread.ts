@@ -8,21 +8,20 @@
  * row, which comes after them: in WAL mode that commit's fsync covers every frame written before it.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { queryCompiler } from '../../storage/connection.js';
 import { openSqliteFile } from '../../storage/sqlite/dialect.js';
+import { preparedRequestInsert } from '../insert-requests.js';
 import type { NewRequestRow, WriterData, WriterMessage, WriterReply } from './writer-messages.js';
 
 if (parentPort === null) throw new Error('writer-thread.ts runs as a worker thread; start it through createRequestWriter');
 const port = parentPort;
 const { file, busyTimeoutMs } = workerData as WriterData;
 const db = openSqliteFile(file, busyTimeoutMs);
-const insert = db.prepare(
-  `insert into ifw_bulk_import_request
-     (request_id, integration_sorting_order, payload, payload_chunks, payload_length, status, submitted_at, submitted_by)
-   values (?, ?, ?, ?, ?, 'Pending', ?, ?)`,
-);
+// The one request INSERT (insert-requests.ts), compiled once and prepared once.
+const requestInsert = preparedRequestInsert(queryCompiler('sqlite'));
+const insert = db.prepare(requestInsert.sql);
 const insertAll = db.transaction((rows: readonly NewRequestRow[]) => {
-  for (const r of rows)
-    insert.run(r.requestId, r.integrationSortingOrder, r.payload, r.payloadChunks, r.payloadLength, r.submittedAt, r.submittedBy);
+  for (const r of rows) insert.run(...requestInsert.values(r));
 });
 const insertChunk = db.prepare('insert into ifw_bulk_import_payload_chunk (request_id, seq, data) values (?, ?, ?)');
 const discard = db.prepare('delete from ifw_bulk_import_payload_chunk where request_id = ?');

@@ -20,7 +20,7 @@ export const wakeChannel = (schema: string | undefined): string => (schema === u
  * after it: a burst of commits wakes the workers, not once per commit. Never throws (logged).
  */
 export function createNotifier(db: PostgresDatabase, logger: Logger): () => void {
-  const channel = wakeChannel(db.schema);
+  const channel = wakeChannel(db.schemaName);
   let sending = false;
   let again = false;
   const send = (): void => {
