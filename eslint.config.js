@@ -38,5 +38,25 @@ export default tseslint.config(
       '@typescript-eslint/no-non-null-assertion': 'off',
     },
   },
+  {
+    // The escape boundary: markup that skips escaping is made inside the console's shell only. A page
+    // is written with `html` and the partials (src/console/widgets.ts).
+    files: ['**/*.ts', '**/*.js', '**/*.mjs'],
+    ignores: ['src/console/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/console/html.js', '**/console/html'],
+              importNames: ['trusted'],
+              message: 'trusted() is for src/console/ only: write markup with html`` and the partials of src/console/widgets.ts.',
+            },
+          ],
+        },
+      ],
+    },
+  },
   { files: ['eslint.config.js', '.dependency-cruiser.js'], ...tseslint.configs.disableTypeChecked },
 );

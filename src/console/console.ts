@@ -9,11 +9,13 @@
  * `ctx.can`), and its URL answers 403 here.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type, type Static, type TSchema } from 'typebox';
 import type { Authenticator, SignedInUser } from '../auth/authenticate.js';
 import type { Principal } from '../auth/model.js';
 import { allows } from '../auth/permission-sets.js';
 import type { Permission } from '../auth/permissions.js';
 import { AppError } from '../core/errors.js';
+import { describeSchemaErrors, type SchemaError, type SchemaPart } from '../http/schema-errors.js';
 import type { App, RoutePlugin } from '../http/server.js';
 import { consoleAsset } from './assets.js';
 import { cookie, readCookie } from './cookies.js';
@@ -41,8 +43,29 @@ export interface ConsoleContext {
   readonly partial: boolean;
 }
 
-export type PageHandler = (request: FastifyRequest, ctx: ConsoleContext) => Promise<PageResult>;
-export type FormHandler = (request: FastifyRequest, ctx: ConsoleContext, form: URLSearchParams) => Promise<PageResult>;
+/**
+ * What a route's URL must look like: its path parameters and its query, as TypeBox schemas. The shell
+ * checks them (after the session, before the handler) and refuses a request that breaks them with the
+ * console's 400 page in words; the handler reads `request.params` and `request.query` typed, without
+ * a cast. They are checked here rather than declared to fastify so that the OpenAPI document, which
+ * covers the API, does not grow by the console's pages.
+ */
+export interface RouteSchemas {
+  readonly params?: TSchema;
+  readonly query?: TSchema;
+}
+type StaticOf<S> = S extends TSchema ? Static<S> : unknown;
+export type ConsoleRequest<S extends RouteSchemas = RouteSchemas> = FastifyRequest<{
+  Params: StaticOf<S['params']>;
+  Querystring: StaticOf<S['query']>;
+}>;
+
+export type PageHandler<S extends RouteSchemas = RouteSchemas> = (request: ConsoleRequest<S>, ctx: ConsoleContext) => Promise<PageResult>;
+export type FormHandler<S extends RouteSchemas = RouteSchemas> = (
+  request: ConsoleRequest<S>,
+  ctx: ConsoleContext,
+  form: URLSearchParams,
+) => Promise<PageResult>;
 
 export interface Section {
   readonly label: string;
@@ -52,7 +75,9 @@ export interface Section {
   readonly order: number;
 }
 
-export interface FormOptions {
+export interface FormOptions<S extends RouteSchemas = RouteSchemas> extends RouteSchemas {
+  readonly params?: S['params'];
+  readonly query?: S['query'];
   /**
    * The largest form body this route reads, in bytes; default FORM_LIMIT_BYTES. Only a form where a
    * payload is pasted needs more.
@@ -62,9 +87,9 @@ export interface FormOptions {
 
 export interface ConsoleRouter {
   section(section: Section): void;
-  get(path: string, permission: Permission, handler: PageHandler): void;
+  get<S extends RouteSchemas = RouteSchemas>(path: string, permission: Permission, handler: PageHandler<S>, schemas?: S): void;
   /** A state-changing form: the CSRF token is checked before the handler runs. */
-  post(path: string, permission: Permission, handler: FormHandler, options?: FormOptions): void;
+  post<S extends RouteSchemas = RouteSchemas>(path: string, permission: Permission, handler: FormHandler<S>, options?: S & FormOptions<S>): void;
 }
 
 /** What a feature folder contributes to the console. */
@@ -75,6 +100,8 @@ export interface ConsoleDeps {
   readonly authenticator: Authenticator;
   readonly pages: readonly ConsolePages[];
 }
+
+const LoginQuery = Type.Object({ next: Type.Optional(Type.String()) });
 
 const SESSION_COOKIE = 'ifw_session';
 const LOGIN_CSRF_COOKIE = 'ifw_login';
@@ -145,6 +172,23 @@ function send(request: FastifyRequest, reply: FastifyReply, result: PageResult):
   return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(result.markup);
 }
 
+/** A string path parameter (every console URL's keys are text; the handler decides what it names). */
+export const PathKey = <K extends string>(name: K) => Type.Object({ [name]: Type.String() } as { [P in K]: ReturnType<typeof Type.String> });
+
+/**
+ * A part of the request checked against its schema with the server's own validator (the API's words
+ * for a violation); refused with 400 otherwise.
+ */
+export function checkedInput<S extends TSchema>(request: FastifyRequest, schema: S, part: 'params' | 'querystring'): Static<S> {
+  const value: unknown = part === 'params' ? request.params : request.query;
+  const validate = request.compileValidationSchema(schema, part);
+  if (validate(value) !== true) {
+    const errors = (validate.errors ?? []) as unknown as readonly SchemaError[];
+    throw new AppError(400, 'invalidRequest', `${describeSchemaErrors(errors, part satisfies SchemaPart)}.`);
+  }
+  return value as Static<S>;
+}
+
 /** The page for a refusal or an error, in words, with its status. */
 function errorPage(status: number, message: string, ctx?: ConsoleContext): Html {
   const title = status === 403 ? 'Not allowed' : status === 404 ? 'Not found' : status >= 500 ? 'Something went wrong' : 'Cannot do that';
@@ -156,11 +200,23 @@ function errorPage(status: number, message: string, ctx?: ConsoleContext): Html 
 export function consoleRoutes(deps: ConsoleDeps): RoutePlugin {
   const { sessions, authenticator } = deps;
   const sections: Section[] = [];
-  const routes: { method: 'GET' | 'POST'; path: string; permission: Permission; handler: FormHandler; bodyLimit?: number }[] = [];
+  const routes: {
+    method: 'GET' | 'POST';
+    path: string;
+    permission: Permission;
+    handler: FormHandler;
+    schemas: RouteSchemas;
+    bodyLimit?: number;
+  }[] = [];
+  // The handlers' request types follow their schemas, which the route checks before it calls them.
   const router: ConsoleRouter = {
     section: (s) => sections.push(s),
-    get: (path, permission, handler) => routes.push({ method: 'GET', path, permission, handler: (r, c) => handler(r, c) }),
-    post: (path, permission, handler, options = {}) => routes.push({ method: 'POST', path, permission, handler, ...options }),
+    get: (path, permission, handler, schemas = {} as never) =>
+      routes.push({ method: 'GET', path, permission, handler: (r, c) => handler(r as never, c), schemas }),
+    post: (path, permission, handler, options = {} as never) => {
+      const { bodyLimit, ...schemas } = options as FormOptions;
+      routes.push({ method: 'POST', path, permission, handler: handler, schemas, ...(bodyLimit === undefined ? {} : { bodyLimit }) });
+    },
   };
   for (const pages of deps.pages) pages(router);
   sections.sort((a, b) => a.order - b.order);
@@ -230,6 +286,14 @@ export function consoleRoutes(deps: ConsoleDeps): RoutePlugin {
           .type('text/html; charset=utf-8')
           .send(errorPage(err.status, err.message, ctx).markup);
       }
+      const validation = (err as { validation?: readonly SchemaError[]; validationContext?: SchemaPart }).validation;
+      if (validation !== undefined) {
+        const part = (err as { validationContext?: SchemaPart }).validationContext ?? 'querystring';
+        return reply
+          .status(400)
+          .type('text/html; charset=utf-8')
+          .send(errorPage(400, `${describeSchemaErrors(validation, part)}.`, ctx).markup);
+      }
       const status = (err as { statusCode?: number }).statusCode;
       if (status !== undefined && status >= 400 && status < 500)
         return reply
@@ -287,21 +351,23 @@ export function consoleRoutes(deps: ConsoleDeps): RoutePlugin {
         handler: async (request, reply) => {
           const signed = signedIn.get(request);
           if (signed === undefined) throw new AppError(401, 'unauthorized', 'Sign in first.');
+          if (route.schemas.params !== undefined) checkedInput(request, route.schemas.params, 'params');
+          if (route.schemas.query !== undefined) checkedInput(request, route.schemas.query, 'querystring');
           const ctx = contextFor(request, reply, signed);
           const form = request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
-          return send(request, reply, await route.handler(request, ctx, form));
+          return send(request, reply, await route.handler(request as ConsoleRequest, ctx, form));
         },
       });
     }
 
     app.get('/assets/:name', { config: { permission: 'public', session: true } }, async (request, reply) => {
-      const asset = consoleAsset((request.params as { name: string }).name);
+      const asset = consoleAsset(checkedInput(request, PathKey('name'), 'params').name);
       if (asset === undefined) throw new AppError(404, 'notFound', 'No such asset.');
       return reply.type(asset.contentType).header('cache-control', 'public, max-age=3600').send(asset.body);
     });
 
     app.get('/login', { config: { permission: 'public', session: true } }, async (request, reply) => {
-      const next = localPath((request.query as { next?: string }).next);
+      const next = localPath(checkedInput(request, LoginQuery, 'querystring').next);
       if ((await resume(request)) !== undefined) return reply.redirect(next, 303);
       return sendLogin(request, reply, next, undefined, 200);
     });
