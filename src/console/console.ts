@@ -89,7 +89,12 @@ export interface ConsoleRouter {
   section(section: Section): void;
   get<S extends RouteSchemas = RouteSchemas>(path: string, permission: Permission, handler: PageHandler<S>, schemas?: S): void;
   /** A state-changing form: the CSRF token is checked before the handler runs. */
-  post<S extends RouteSchemas = RouteSchemas>(path: string, permission: Permission, handler: FormHandler<S>, options?: S & FormOptions<S>): void;
+  post<S extends RouteSchemas = RouteSchemas>(
+    path: string,
+    permission: Permission,
+    handler: FormHandler<S>,
+    options?: S & FormOptions<S>,
+  ): void;
 }
 
 /** What a feature folder contributes to the console. */
@@ -173,7 +178,8 @@ function send(request: FastifyRequest, reply: FastifyReply, result: PageResult):
 }
 
 /** A string path parameter (every console URL's keys are text; the handler decides what it names). */
-export const PathKey = <K extends string>(name: K) => Type.Object({ [name]: Type.String() } as { [P in K]: ReturnType<typeof Type.String> });
+export const PathKey = <K extends string>(name: K) =>
+  Type.Object({ [name]: Type.String() } as { [P in K]: ReturnType<typeof Type.String> });
 
 /**
  * A part of the request checked against its schema with the server's own validator (the API's words

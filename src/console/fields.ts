@@ -77,9 +77,12 @@ export function control(input: Input, described: Described = {}): Html {
       </select>`;
     }
     case 'checkbox':
-      return html`<input type="checkbox" id="${id}" name="${input.name}" ${input.value === undefined ? '' : html` value="${input.value}"`}${
-        input.checked ? html` checked` : ''
-      }${attrs} />`;
+      return html`<input
+        type="checkbox"
+        id="${id}"
+        name="${input.name}"
+        ${input.value === undefined ? '' : html` value="${input.value}"`}${input.checked ? html` checked` : ''}${attrs}
+      />`;
     case undefined:
     case 'text':
       return html`<input id="${id}" name="${input.name}" value="${text(input.value)}" ${attrs} />`;

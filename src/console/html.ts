@@ -53,7 +53,8 @@ function render(value: Interpolation): string {
 }
 
 /** Attributes whose value the browser follows as a URL, right before the interpolated value. */
-const URL_ATTRIBUTE = /[\s"'](?:href|src|action|formaction|poster|cite|background|xlink:href|hx-(?:get|post|put|patch|delete))\s*=\s*["']?$/i;
+const URL_ATTRIBUTE =
+  /[\s"'](?:href|src|action|formaction|poster|cite|background|xlink:href|hx-(?:get|post|put|patch|delete))\s*=\s*["']?$/i;
 
 /** Where a URL may point: http(s), or a relative reference that stays on this origin. */
 const ALLOWED_SCHEME = /^https?:/i;

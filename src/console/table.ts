@@ -28,7 +28,13 @@ export function table<Row>(options: TableOptions<Row>): Html {
   const columns = options.columns.filter((c) => c.show !== false);
   const num = (c: Column<Row>) => (c.numeric === true ? html` class="num"` : '');
   return html`<table>
-    ${options.caption === undefined ? '' : html`<caption class="visually-hidden">${options.caption}</caption>`}
+    ${
+      options.caption === undefined
+        ? ''
+        : html`<caption class="visually-hidden">
+            ${options.caption}
+          </caption>`
+    }
     <thead>
       <tr>
         ${columns.map((c) => html`<th scope="col" ${num(c)}>${c.header}</th>`)}

@@ -29,7 +29,14 @@ export function perMinuteChart(title: string, keys: readonly string[], series: S
   const total = values.reduce((a, b) => a + b, 0);
   const bars = values.map((v, i) => {
     const h = Math.round((v / max) * (HEIGHT - 20));
-    return html`<rect x="${(i * bar).toFixed(1)}" y="${HEIGHT - h}" width="${Math.max(1, bar - 1).toFixed(1)}" height="${h}" fill="${series.color}"><title>${keys[i]} UTC: ${v}</title></rect>`;
+    return html`<rect
+      x="${(i * bar).toFixed(1)}"
+      y="${HEIGHT - h}"
+      width="${Math.max(1, bar - 1).toFixed(1)}"
+      height="${h}"
+      fill="${series.color}"
+      ><title>${keys[i]} UTC: ${v}</title></rect
+    >`;
   });
   return html`<figure>
     <figcaption>
