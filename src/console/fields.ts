@@ -121,6 +121,6 @@ export function field(spec: FieldSpec): Html {
 }
 
 /** The banner above a form that was refused: the reason, announced at once. */
-export function formError(error: string | undefined): Html | string {
-  return error === undefined ? '' : html`<div class="flash error" role="alert">${error}</div>`;
+export function formError(error: string | undefined, id?: string): Html | string {
+  return error === undefined ? '' : html`<div class="flash error" role="alert" ${id === undefined ? '' : html` id="${id}"`}>${error}</div>`;
 }
