@@ -9,13 +9,13 @@
  * `ctx.can`), and its URL answers 403 here.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Type, type Static, type TSchema } from 'typebox';
+import { Type } from 'typebox';
 import type { Authenticator, SignedInUser } from '../auth/authenticate.js';
 import type { Principal } from '../auth/model.js';
 import { allows } from '../auth/permission-sets.js';
 import type { Permission } from '../auth/permissions.js';
 import { AppError } from '../core/errors.js';
-import { describeSchemaErrors, type SchemaError, type SchemaPart } from '../http/schema-errors.js';
+import { checkedInput, localPath, PathKey, type ConsoleRequest, type RouteSchemas } from './route-input.js';
 import type { App, RoutePlugin } from '../http/server.js';
 import { consoleAsset } from './assets.js';
 import { cookie, readCookie } from './cookies.js';
@@ -43,22 +43,7 @@ export interface ConsoleContext {
   readonly partial: boolean;
 }
 
-/**
- * What a route's URL must look like: its path parameters and its query, as TypeBox schemas. The shell
- * checks them (after the session, before the handler) and refuses a request that breaks them with the
- * console's 400 page in words; the handler reads `request.params` and `request.query` typed, without
- * a cast. They are checked here rather than declared to fastify so that the OpenAPI document, which
- * covers the API, does not grow by the console's pages.
- */
-export interface RouteSchemas {
-  readonly params?: TSchema;
-  readonly query?: TSchema;
-}
-type StaticOf<S> = S extends TSchema ? Static<S> : unknown;
-export type ConsoleRequest<S extends RouteSchemas = RouteSchemas> = FastifyRequest<{
-  Params: StaticOf<S['params']>;
-  Querystring: StaticOf<S['query']>;
-}>;
+export { checkedInput, localPath, PathKey, type ConsoleRequest, type RouteSchemas } from './route-input.js';
 
 export type PageHandler<S extends RouteSchemas = RouteSchemas> = (request: ConsoleRequest<S>, ctx: ConsoleContext) => Promise<PageResult>;
 export type FormHandler<S extends RouteSchemas = RouteSchemas> = (
@@ -137,27 +122,6 @@ const signedIn = new WeakMap<FastifyRequest, Signed>();
 const isSecure = (request: FastifyRequest) => request.protocol === 'https';
 const isHtmx = (request: FastifyRequest) => request.headers['hx-request'] === 'true';
 
-/** Any origin of the special scheme http: only used to resolve a path as a browser would. */
-const PLACEHOLDER_ORIGIN = 'http://console.invalid';
-
-/**
- * A path on this service to go to, read as a browser would read it in a `Location` header: parsed
- * against an origin (so `//host`, `/\\host` and `/<TAB>/host`, which browsers resolve to another
- * host, are seen as such) and kept only when it stays on that origin; anything else goes home. The
- * answer is serialised by the URL parser, so it is ASCII, percent-encoded, and safe in a header.
- */
-export function localPath(target: string | undefined): string {
-  if (target === undefined || !target.startsWith('/')) return '/';
-  let url: URL;
-  try {
-    url = new URL(target, PLACEHOLDER_ORIGIN);
-  } catch {
-    return '/';
-  }
-  if (url.origin !== PLACEHOLDER_ORIGIN) return '/';
-  return `${url.pathname}${url.search}`;
-}
-
 function readFlash(request: FastifyRequest, reply: FastifyReply): Flash | undefined {
   const raw = readCookie(request.headers.cookie, FLASH_COOKIE);
   if (raw === undefined) return undefined;
@@ -175,24 +139,6 @@ function send(request: FastifyRequest, reply: FastifyReply, result: PageResult):
     return reply.redirect(to, 303);
   }
   return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(result.markup);
-}
-
-/** A string path parameter (every console URL's keys are text; the handler decides what it names). */
-export const PathKey = <K extends string>(name: K) =>
-  Type.Object({ [name]: Type.String() } as { [P in K]: ReturnType<typeof Type.String> });
-
-/**
- * A part of the request checked against its schema with the server's own validator (the API's words
- * for a violation); refused with 400 otherwise.
- */
-export function checkedInput<S extends TSchema>(request: FastifyRequest, schema: S, part: 'params' | 'querystring'): Static<S> {
-  const value: unknown = part === 'params' ? request.params : request.query;
-  const validate = request.compileValidationSchema(schema, part);
-  if (validate(value) !== true) {
-    const errors = (validate.errors ?? []) as unknown as readonly SchemaError[];
-    throw new AppError(400, 'invalidRequest', `${describeSchemaErrors(errors, part satisfies SchemaPart)}.`);
-  }
-  return value as Static<S>;
 }
 
 /** The page for a refusal or an error, in words, with its status. */
@@ -291,14 +237,6 @@ export function consoleRoutes(deps: ConsoleDeps): RoutePlugin {
           .headers(err.headers)
           .type('text/html; charset=utf-8')
           .send(errorPage(err.status, err.message, ctx).markup);
-      }
-      const validation = (err as { validation?: readonly SchemaError[]; validationContext?: SchemaPart }).validation;
-      if (validation !== undefined) {
-        const part = (err as { validationContext?: SchemaPart }).validationContext ?? 'querystring';
-        return reply
-          .status(400)
-          .type('text/html; charset=utf-8')
-          .send(errorPage(400, `${describeSchemaErrors(validation, part)}.`, ctx).markup);
       }
       const status = (err as { statusCode?: number }).statusCode;
       if (status !== undefined && status >= 400 && status < 500)
