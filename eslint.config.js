@@ -39,6 +39,26 @@ export default tseslint.config(
     },
   },
   {
+    // The escape boundary: markup that skips escaping is made inside the console's shell only. A page
+    // is written with `html` and the partials (src/console/widgets.ts).
+    files: ['**/*.ts', '**/*.js', '**/*.mjs'],
+    ignores: ['src/console/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/console/html.js', '**/console/html'],
+              importNames: ['trusted'],
+              message: 'trusted() is for src/console/ only: write markup with html`` and the partials of src/console/widgets.ts.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Every integer of a schema is one both databases can hold (src/core/bounds.ts): Integer() from http/schemas.ts.
     files: ['src/**/*.ts'],
     ignores: ['src/http/schemas.ts'],

@@ -279,6 +279,66 @@ describe('admin console security over real sockets', { timeout: 90_000 }, () => 
     }
   });
 
+  it.runIf(browserAvailable())(
+    'shows stored markup (an integration name, a target table row) as text: no script runs, no CSP violation, the page renders',
+    async () => {
+      const STORED = '<script>window.__xss=1</script><img src=x onerror=window.__xss=2>';
+      const api = (method: string, url: string, body: unknown) =>
+        fetch(`${base}${API}/${url}`, {
+          method,
+          headers: { ...t.headers, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      expect((await api('POST', 'integrations', { sortingOrder: 77, name: STORED, targetTable: 'customer', recordsPath: '' })).status).toBe(
+        201,
+      );
+      const submitted = (await (
+        await api('POST', 'bulkImportRequests', { integrationSortingOrder: 10, payload: JSON.stringify([{ no: 'XSS-1', name: STORED }]) })
+      ).json()) as { requestId: string };
+      await until(
+        async () =>
+          (
+            (await (await fetch(`${base}${API}/bulkImportRequests(${submitted.requestId})`, { headers: t.headers })).json()) as {
+              status: string;
+            }
+          ).status === 'Completed',
+      );
+
+      const { chromium } = await import('playwright-core');
+      const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+      try {
+        const context = await browser.newContext();
+        await context.addCookies([{ name: 'ifw_session', value: admin.cookie.split('=')[1]!, url: base }]);
+        // Through the debugging protocol, before the page's own scripts (an inline script would be refused).
+        await context.addInitScript(`window.__violations = [];
+          document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI));`);
+        const page = await context.newPage();
+        const dialogs: string[] = [];
+        page.on('dialog', (dialog) => {
+          dialogs.push(dialog.message());
+          void dialog.dismiss();
+        });
+        for (const [url, where] of [
+          ['/integrations', 'main table'],
+          ['/integrations/77', 'main h1'],
+          ['/tables/customer?filter=no%20eq%20%27XSS-1%27', 'main table'],
+        ] as const) {
+          await page.goto(`${base}${url}`);
+          await page.waitForLoadState('load');
+          await page.waitForFunction(`'htmx' in window`);
+          // The content renders, the stored markup as its text.
+          await page.locator(where).getByText(STORED).first().waitFor();
+          expect(await page.locator('img[src="x"]').count(), url).toBe(0);
+          expect(await page.evaluate('window.__xss'), url).toBeUndefined();
+          expect(await page.evaluate<string[]>('window.__violations'), url).toEqual([]);
+        }
+        expect(dialogs).toEqual([]);
+      } finally {
+        await browser.close();
+      }
+    },
+  );
+
   // Last: it throttles this address for sec-admin.
   it('applies the Basic sign-in throttle to the console: after repeated failures even the right password waits', async () => {
     const signInForm = async (password: string) => {

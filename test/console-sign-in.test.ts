@@ -10,6 +10,7 @@ import { createAuthenticator } from '../src/auth/authenticate.js';
 import { createDirectory } from '../src/auth/directory.js';
 import { systemClock } from '../src/core/clock.js';
 import { CONSOLE_SECURITY_HEADERS, localPath } from '../src/console/console.js';
+import { declaredRoutes } from '../src/http/permissions.js';
 import { setCookies, signInHttp } from './helpers/console-http.js';
 import { openTestDatabase } from './helpers/db.js';
 import { API, startTestService, type TestService } from './helpers/service.js';
@@ -232,6 +233,74 @@ describe('headers of every console answer', () => {
       for (const [name, value] of Object.entries(CONSOLE_SECURITY_HEADERS)) expect(answer.headers.get(name), name).toBe(value);
     expect(CONSOLE_SECURITY_HEADERS['content-security-policy']).toContain("frame-ancestors 'none'");
     expect(CONSOLE_SECURITY_HEADERS['content-security-policy']).toContain("script-src 'self'");
+  });
+
+  it('every console route, signed in and signed out, GET and POST, answers with the security headers', async () => {
+    const admin = await signInHttp(base, 'door-admin', PASSWORD);
+    const standard = await signInHttp(base, 'door-standard', PASSWORD);
+    const routes = declaredRoutes(t.service.app).filter((r) => r.session && (r.method === 'GET' || r.method === 'POST'));
+    expect(routes.length).toBeGreaterThan(40);
+    const KEYS: Readonly<Record<string, string>> = { no: '10', name: 'customer', code: 'no-such-code', key: 'door-standard' };
+    const statuses = new Set<number>();
+    const check = async (label: string, answer: Response) => {
+      await answer.arrayBuffer();
+      statuses.add(answer.status);
+      const csp = answer.headers.get('content-security-policy') ?? '';
+      expect(csp, label).toContain("default-src 'self'");
+      expect(csp, label).toContain("frame-ancestors 'none'");
+      expect(
+        /script-src[^;]*'unsafe-inline'/.test(csp) || (!csp.includes('script-src') && /default-src[^;]*'unsafe-inline'/.test(csp)),
+        label,
+      ).toBe(false);
+      expect(answer.headers.get('x-frame-options'), label).toBe('DENY');
+      expect(answer.headers.get('x-content-type-options'), label).toBe('nosniff');
+      expect(answer.headers.get('referrer-policy'), label).toBe('same-origin');
+    };
+    for (const route of routes) {
+      const url = route.url.replace(/:([A-Za-z]+)/g, (_m, name: string) => KEYS[name] ?? 'x');
+      const label = `${route.method} ${url}`;
+      if (route.method === 'GET') {
+        await check(`${label} (admin)`, await fetch(`${base}${url}`, { redirect: 'manual', headers: { cookie: admin.cookie } }));
+        await check(`${label} (standard)`, await fetch(`${base}${url}`, { redirect: 'manual', headers: { cookie: standard.cookie } }));
+        await check(
+          `${label} (hostile query)`,
+          await fetch(`${base}${url}?page=%00&status=a&status=b`, { redirect: 'manual', headers: { cookie: admin.cookie } }),
+        );
+      } else {
+        // Without the form's token: refused (403) before the handler runs, so nothing changes.
+        const post = (cookie: string) =>
+          fetch(`${base}${url}`, {
+            method: 'POST',
+            redirect: 'manual',
+            headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', origin: base },
+            body: '',
+          });
+        await check(`${label} (admin, no token)`, await post(admin.cookie));
+        await check(`${label} (standard)`, await post(standard.cookie));
+      }
+      await check(`${label} (signed out)`, await fetch(`${base}${url}`, { method: route.method, redirect: 'manual' }));
+    }
+    // A POST that runs (a redirect after it) and one that answers a page.
+    await check(
+      'POST /rest/connections/x/test',
+      await fetch(`${base}/rest/connections/no-such/test`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie: admin.cookie, 'content-type': 'application/x-www-form-urlencoded', origin: base },
+        body: new URLSearchParams({ _csrf: admin.csrf }).toString(),
+      }),
+    );
+    await check('GET /assets/nothing', await fetch(`${base}/assets/nothing`));
+    for (const status of [200, 303, 400, 403, 404]) expect([...statuses], `status ${status} was seen`).toContain(status);
+  });
+
+  it('a console query that breaks its schema answers the 400 page in words', async () => {
+    const admin = await signInHttp(base, 'door-admin', PASSWORD);
+    const answer = await admin.get('/requests?status=Failed&status=Completed');
+    expect(answer.status).toBe(400);
+    expect(answer.headers.get('content-type')).toMatch(/text\/html/);
+    expect(answer.text).toContain('Cannot do that');
+    expect(answer.text).toContain('query parameter status must be a string');
   });
 
   it('API answers carry nosniff too', async () => {

@@ -7,11 +7,10 @@
  * user's password, permission sets or enabled state ends their console sessions (console/sessions.ts),
  * here as through the API or the CLI.
  */
-import type { FastifyRequest } from 'fastify';
 import { AppError } from '../core/errors.js';
-import { redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
+import { PathKey, redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
 import { html, path, type Html } from '../console/html.js';
-import { actionButton, fields, statusBadge, time } from '../console/widgets.js';
+import { actionButton, field, fields, formError, statusBadge, table, time } from '../console/widgets.js';
 import { PERMISSION_SET_NAMES } from '../auth/permission-sets.js';
 import type { Application, User } from '../auth/model.js';
 import type { Accounts } from './accounts.js';
@@ -32,24 +31,21 @@ const enabledBadge = (enabled: boolean): Html => statusBadge(enabled ? 'Enabled'
 function setChoices(selected: readonly string[], disabled = false): Html {
   return html`<fieldset>
     <legend>Permission sets</legend>
-    ${PERMISSION_SET_NAMES.map((name) => {
-      const id = `set-${name.replace(/\s+/g, '-')}`;
-      return html`<div class="check">
-        <input
-          type="checkbox"
-          id="${id}"
-          name="permissionSets"
-          value="${name}"
-          ${selected.includes(name) ? html` checked` : ''}${disabled ? html` disabled` : ''}
-        />
-        <label for="${id}">${name}</label> <span class="hint">${SET_HELP[name]}</span>
-      </div>`;
-    })}
+    ${PERMISSION_SET_NAMES.map((name) =>
+      field({
+        kind: 'checkbox',
+        name: 'permissionSets',
+        id: `set-${name.replace(/\s+/g, '-')}`,
+        value: name,
+        checked: selected.includes(name),
+        disabled,
+        label: name,
+        help: SET_HELP[name],
+        className: 'check',
+      }),
+    )}
   </fieldset>`;
 }
-
-const errorBox = (error: string | undefined): Html | string =>
-  error === undefined ? '' : html`<div class="flash error" role="alert">${error}</div>`;
 
 /** Runs an account change; a refusal (4xx) comes back as its message for the page to show. */
 async function attempt(change: () => Promise<unknown>): Promise<string | undefined> {
@@ -62,7 +58,7 @@ async function attempt(change: () => Promise<unknown>): Promise<string | undefin
   }
 }
 
-const keyOf = (request: FastifyRequest): string => (request.params as { key: string }).key;
+const KeyParams = { params: PathKey('key') };
 const blankAsNull = (value: string | null): string | null => (value === null || value.trim() === '' ? null : value.trim());
 
 function lists(users: readonly User[], applications: readonly Application[]): Html {
@@ -72,112 +68,74 @@ function lists(users: readonly User[], applications: readonly Application[]): Ht
     </p>
     <h2>Users</h2>
     <p class="hint">People who sign in here or call the API with Basic authentication.</p>
-    <table>
-      <thead>
-        <tr>
-          <th scope="col">User name</th>
-          <th scope="col">Status</th>
-          <th scope="col">Permission sets</th>
-          <th scope="col">Password changed</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${users.map(
-          (u) =>
-            html`<tr>
-              <td><a href="${path(['users', u.userName])}">${u.userName}</a></td>
-              <td>${enabledBadge(u.enabled)}</td>
-              <td>${u.permissionSets.join(', ') || '—'}</td>
-              <td>${time(u.passwordChangedAt)}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
+    ${table({
+      rows: users,
+      columns: [
+        { header: 'User name', cell: (u) => html`<a href="${path(['users', u.userName])}">${u.userName}</a>` },
+        { header: 'Status', cell: (u) => enabledBadge(u.enabled) },
+        { header: 'Permission sets', cell: (u) => u.permissionSets.join(', ') || '—' },
+        { header: 'Password changed', cell: (u) => time(u.passwordChangedAt) },
+      ],
+    })}
     <h2>Applications</h2>
     <p class="hint">Systems that call the API with a bearer token; the client id is the one their tokens carry.</p>
-    ${
-      applications.length === 0
-        ? html`<p>No applications yet.</p>`
-        : html`<table>
-            <thead>
-              <tr>
-                <th scope="col">Client id</th>
-                <th scope="col">Display name</th>
-                <th scope="col">Status</th>
-                <th scope="col">Permission sets</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${applications.map(
-                (a) =>
-                  html`<tr>
-                    <td><a href="${path(['applications', a.clientId])}">${a.clientId}</a></td>
-                    <td>${a.displayName}</td>
-                    <td>${enabledBadge(a.enabled)}</td>
-                    <td>${a.permissionSets.join(', ') || '—'}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>`
-    }`;
+    ${table({
+      rows: applications,
+      empty: 'No applications yet.',
+      columns: [
+        { header: 'Client id', cell: (a) => html`<a href="${path(['applications', a.clientId])}">${a.clientId}</a>` },
+        { header: 'Display name', cell: (a) => a.displayName },
+        { header: 'Status', cell: (a) => enabledBadge(a.enabled) },
+        { header: 'Permission sets', cell: (a) => a.permissionSets.join(', ') || '—' },
+      ],
+    })}`;
+}
+
+const PASSWORD = { kind: 'password', autocomplete: 'new-password', required: true } as const;
+
+/** The issuer and display name of an application, new or registered. */
+function applicationFields(issuer: string | null | undefined, displayName: string | null | undefined): Html {
+  return html`${field({
+    name: 'issuer',
+    label: 'Issuer',
+    value: issuer,
+    maxlength: 500,
+    help: 'The issuer exactly as the application\'s tokens carry it in "iss". Left blank: the service\'s only issuer, if it trusts one.',
+  })}
+  ${field({ name: 'displayName', label: 'Display name', value: displayName, maxlength: 200 })}`;
 }
 
 function newUserForm(ctx: ConsoleContext, form?: URLSearchParams, error?: string): Html {
-  return html`${errorBox(error)}
+  return html`${formError(error)}
     <form method="post" action="/users/new" class="card-form">
       <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
-      <div class="field">
-        <label for="userName">User name</label
-        ><input
-          id="userName"
-          name="userName"
-          value="${form?.get('userName') ?? ''}"
-          required
-          maxlength="64"
-          aria-describedby="userName-hint"
-        />
-        <p class="hint" id="userName-hint">1 to 64 letters, digits, '.', '_', '@' or '-'; it cannot change later.</p>
-      </div>
-      <div class="field">
-        <label for="password">Password</label
-        ><input id="password" name="password" type="password" autocomplete="new-password" required aria-describedby="password-hint" />
-        <p class="hint" id="password-hint">At least 12 characters. Tell it to the user another way; it is never shown again.</p>
-      </div>
+      ${field({
+        name: 'userName',
+        label: 'User name',
+        value: form?.get('userName'),
+        required: true,
+        maxlength: 64,
+        help: "1 to 64 letters, digits, '.', '_', '@' or '-'; it cannot change later.",
+      })}
+      ${field({ ...PASSWORD, name: 'password', label: 'Password', help: 'At least 12 characters. Tell it to the user another way; it is never shown again.' })}
       ${setChoices(form?.getAll('permissionSets') ?? [])}
       <button type="submit">Create user</button>
     </form>`;
 }
 
 function newApplicationForm(ctx: ConsoleContext, form?: URLSearchParams, error?: string): Html {
-  return html`${errorBox(error)}
+  return html`${formError(error)}
     <form method="post" action="/applications/new" class="card-form">
       <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
-      <div class="field">
-        <label for="clientId">Client id</label
-        ><input
-          id="clientId"
-          name="clientId"
-          value="${form?.get('clientId') ?? ''}"
-          required
-          maxlength="200"
-          aria-describedby="clientId-hint"
-        />
-        <p class="hint" id="clientId-hint">
-          The client id your identity provider puts in the application's tokens (azp, appid or client_id); it cannot change later.
-        </p>
-      </div>
-      <div class="field">
-        <label for="issuer">Issuer</label
-        ><input id="issuer" name="issuer" value="${form?.get('issuer') ?? ''}" maxlength="500" aria-describedby="issuer-hint" />
-        <p class="hint" id="issuer-hint">
-          The issuer exactly as the application's tokens carry it in "iss". Left blank: the service's only issuer, if it trusts one.
-        </p>
-      </div>
-      <div class="field">
-        <label for="displayName">Display name</label
-        ><input id="displayName" name="displayName" value="${form?.get('displayName') ?? ''}" maxlength="200" />
-      </div>
-      ${setChoices(form?.getAll('permissionSets') ?? [])}
+      ${field({
+        name: 'clientId',
+        label: 'Client id',
+        value: form?.get('clientId'),
+        required: true,
+        maxlength: 200,
+        help: "The client id your identity provider puts in the application's tokens (azp, appid or client_id); it cannot change later.",
+      })}
+      ${applicationFields(form?.get('issuer'), form?.get('displayName'))} ${setChoices(form?.getAll('permissionSets') ?? [])}
       <button type="submit">Register application</button>
     </form>`;
 }
@@ -185,7 +143,7 @@ function newApplicationForm(ctx: ConsoleContext, form?: URLSearchParams, error?:
 function userCard(user: User, ctx: ConsoleContext, error?: string): Html {
   const base = path(['users', user.userName]);
   const self = user.userName === ctx.user.name;
-  return html`${errorBox(error)}
+  return html`${formError(error)}
     ${fields([
       ['User name', user.userName],
       ['Status', enabledBadge(user.enabled)],
@@ -203,14 +161,13 @@ function userCard(user: User, ctx: ConsoleContext, error?: string): Html {
     <h2>Reset password</h2>
     <form method="post" action="${base}/password" class="card-form">
       <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
-      <div class="field">
-        <label for="newPassword">New password</label
-        ><input id="newPassword" name="password" type="password" autocomplete="new-password" required aria-describedby="newPassword-hint" />
-        <p class="hint" id="newPassword-hint">
-          At least 12 characters.
-          ${self ? 'Every console session of yours ends, this one too: sign in again with the new password.' : 'The user is signed out of the console everywhere.'}
-        </p>
-      </div>
+      ${field({
+        ...PASSWORD,
+        name: 'password',
+        id: 'newPassword',
+        label: 'New password',
+        help: `At least 12 characters. ${self ? 'Every console session of yours ends, this one too: sign in again with the new password.' : 'The user is signed out of the console everywhere.'}`,
+      })}
       <button type="submit">Reset password</button>
     </form>
     <h2>Access</h2>
@@ -238,7 +195,7 @@ function userCard(user: User, ctx: ConsoleContext, error?: string): Html {
 
 function applicationCard(application: Application, ctx: ConsoleContext, error?: string): Html {
   const base = path(['applications', application.clientId]);
-  return html`${errorBox(error)}
+  return html`${formError(error)}
     ${fields([
       ['Client id', application.clientId],
       ['Issuer', application.issuer ?? 'not bound (accepted while the service trusts one issuer)'],
@@ -248,18 +205,7 @@ function applicationCard(application: Application, ctx: ConsoleContext, error?: 
     ])}
     <form method="post" action="${base}" class="card-form">
       <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
-      <div class="field">
-        <label for="issuer">Issuer</label
-        ><input id="issuer" name="issuer" value="${application.issuer ?? ''}" maxlength="500" aria-describedby="issuer-hint" />
-        <p class="hint" id="issuer-hint">
-          The issuer exactly as the application's tokens carry it in "iss". Left blank: the service's only issuer, if it trusts one.
-        </p>
-      </div>
-      <div class="field">
-        <label for="displayName">Display name</label
-        ><input id="displayName" name="displayName" value="${application.displayName}" maxlength="200" />
-      </div>
-      ${setChoices(application.permissionSets)}
+      ${applicationFields(application.issuer, application.displayName)} ${setChoices(application.permissionSets)}
       <button type="submit">Save</button>
     </form>
     <h2>Access</h2>
@@ -316,51 +262,76 @@ export function accountPages(deps: AccountPagesDeps): ConsolePages {
       return redirect(path(['users', userName]), { kind: 'info', text: `User ${userName} created.` });
     });
 
-    router.get('/users/:key', 'administer', async (request, ctx) => showUser(ctx, keyOf(request)));
+    router.get('/users/:key', 'administer', async (request, ctx) => showUser(ctx, request.params.key), KeyParams);
 
-    router.post('/users/:key/permission-sets', 'administer', async (request, ctx, form) => {
-      const userName = keyOf(request);
-      const error = await attempt(() => accounts.changeUser(userName, { permissionSets: form.getAll('permissionSets') }));
-      if (error !== undefined) return showUser(ctx, userName, error);
-      if (userName === ctx.user.name) return redirect('/login', { kind: 'info', text: 'Permission sets saved; sign in again.' });
-      return redirect(path(['users', userName]), {
-        kind: 'info',
-        text: `Permission sets saved; ${userName} was signed out of the console.`,
-      });
-    });
+    router.post(
+      '/users/:key/permission-sets',
+      'administer',
+      async (request, ctx, form) => {
+        const userName = request.params.key;
+        const error = await attempt(() => accounts.changeUser(userName, { permissionSets: form.getAll('permissionSets') }));
+        if (error !== undefined) return showUser(ctx, userName, error);
+        if (userName === ctx.user.name) return redirect('/login', { kind: 'info', text: 'Permission sets saved; sign in again.' });
+        return redirect(path(['users', userName]), {
+          kind: 'info',
+          text: `Permission sets saved; ${userName} was signed out of the console.`,
+        });
+      },
+      KeyParams,
+    );
 
-    router.post('/users/:key/password', 'administer', async (request, ctx, form) => {
-      const userName = keyOf(request);
-      const error = await attempt(() => accounts.changeUser(userName, { password: form.get('password') ?? '' }));
-      if (error !== undefined) return showUser(ctx, userName, error);
-      if (userName === ctx.user.name) return redirect('/login', { kind: 'info', text: 'Password reset; sign in with the new one.' });
-      return redirect(path(['users', userName]), { kind: 'info', text: `Password of ${userName} reset; their console sessions ended.` });
-    });
+    router.post(
+      '/users/:key/password',
+      'administer',
+      async (request, ctx, form) => {
+        const userName = request.params.key;
+        const error = await attempt(() => accounts.changeUser(userName, { password: form.get('password') ?? '' }));
+        if (error !== undefined) return showUser(ctx, userName, error);
+        if (userName === ctx.user.name) return redirect('/login', { kind: 'info', text: 'Password reset; sign in with the new one.' });
+        return redirect(path(['users', userName]), { kind: 'info', text: `Password of ${userName} reset; their console sessions ended.` });
+      },
+      KeyParams,
+    );
 
     for (const [verb, enabled] of [
       ['disable', false],
       ['enable', true],
     ] as const) {
-      router.post(`/users/:key/${verb}`, 'administer', async (request, ctx) => {
-        const userName = keyOf(request);
-        const error = await attempt(() => accounts.changeUser(userName, { enabled }));
-        if (error !== undefined) return showUser(ctx, userName, error);
-        return redirect(path(['users', userName]), { kind: 'info', text: `${userName} is ${enabled ? 'enabled' : 'disabled'}.` });
-      });
-      router.post(`/applications/:key/${verb}`, 'administer', async (request, ctx) => {
-        const clientId = keyOf(request);
-        const error = await attempt(() => accounts.changeApplication(clientId, { enabled }));
-        if (error !== undefined) return showApplication(ctx, clientId, error);
-        return redirect(path(['applications', clientId]), { kind: 'info', text: `${clientId} is ${enabled ? 'enabled' : 'disabled'}.` });
-      });
+      router.post(
+        `/users/:key/${verb}`,
+        'administer',
+        async (request, ctx) => {
+          const userName = request.params.key;
+          const error = await attempt(() => accounts.changeUser(userName, { enabled }));
+          if (error !== undefined) return showUser(ctx, userName, error);
+          return redirect(path(['users', userName]), { kind: 'info', text: `${userName} is ${enabled ? 'enabled' : 'disabled'}.` });
+        },
+        KeyParams,
+      );
+      router.post(
+        `/applications/:key/${verb}`,
+        'administer',
+        async (request, ctx) => {
+          const clientId = request.params.key;
+          const error = await attempt(() => accounts.changeApplication(clientId, { enabled }));
+          if (error !== undefined) return showApplication(ctx, clientId, error);
+          return redirect(path(['applications', clientId]), { kind: 'info', text: `${clientId} is ${enabled ? 'enabled' : 'disabled'}.` });
+        },
+        KeyParams,
+      );
     }
 
-    router.post('/users/:key/delete', 'administer', async (request, ctx) => {
-      const userName = keyOf(request);
-      const error = await attempt(() => accounts.deleteUser(userName));
-      if (error !== undefined) return showUser(ctx, userName, error);
-      return redirect('/users', { kind: 'info', text: `User ${userName} deleted.` });
-    });
+    router.post(
+      '/users/:key/delete',
+      'administer',
+      async (request, ctx) => {
+        const userName = request.params.key;
+        const error = await attempt(() => accounts.deleteUser(userName));
+        if (error !== undefined) return showUser(ctx, userName, error);
+        return redirect('/users', { kind: 'info', text: `User ${userName} deleted.` });
+      },
+      KeyParams,
+    );
 
     router.get('/applications/new', 'administer', (_request, ctx) => Promise.resolve(ctx.page('New application', newApplicationForm(ctx))));
 
@@ -378,27 +349,37 @@ export function accountPages(deps: AccountPagesDeps): ConsolePages {
       return redirect(path(['applications', clientId]), { kind: 'info', text: `Application ${clientId} registered.` });
     });
 
-    router.get('/applications/:key', 'administer', async (request, ctx) => showApplication(ctx, keyOf(request)));
+    router.get('/applications/:key', 'administer', async (request, ctx) => showApplication(ctx, request.params.key), KeyParams);
 
-    router.post('/applications/:key', 'administer', async (request, ctx, form) => {
-      const clientId = keyOf(request);
-      const error = await attempt(() =>
-        accounts.changeApplication(clientId, {
-          // Blank leaves the issuer as it is: a bound application is never unbound by an empty field.
-          ...(blankAsNull(form.get('issuer')) === null ? {} : { issuer: blankAsNull(form.get('issuer')) }),
-          displayName: form.get('displayName') ?? '',
-          permissionSets: form.getAll('permissionSets'),
-        }),
-      );
-      if (error !== undefined) return showApplication(ctx, clientId, error);
-      return redirect(path(['applications', clientId]), { kind: 'info', text: 'Application saved.' });
-    });
+    router.post(
+      '/applications/:key',
+      'administer',
+      async (request, ctx, form) => {
+        const clientId = request.params.key;
+        const error = await attempt(() =>
+          accounts.changeApplication(clientId, {
+            // Blank leaves the issuer as it is: a bound application is never unbound by an empty field.
+            ...(blankAsNull(form.get('issuer')) === null ? {} : { issuer: blankAsNull(form.get('issuer')) }),
+            displayName: form.get('displayName') ?? '',
+            permissionSets: form.getAll('permissionSets'),
+          }),
+        );
+        if (error !== undefined) return showApplication(ctx, clientId, error);
+        return redirect(path(['applications', clientId]), { kind: 'info', text: 'Application saved.' });
+      },
+      KeyParams,
+    );
 
-    router.post('/applications/:key/delete', 'administer', async (request, ctx) => {
-      const clientId = keyOf(request);
-      const error = await attempt(() => accounts.deleteApplication(clientId));
-      if (error !== undefined) return showApplication(ctx, clientId, error);
-      return redirect('/users', { kind: 'info', text: `Application ${clientId} deleted.` });
-    });
+    router.post(
+      '/applications/:key/delete',
+      'administer',
+      async (request, ctx) => {
+        const clientId = request.params.key;
+        const error = await attempt(() => accounts.deleteApplication(clientId));
+        if (error !== undefined) return showApplication(ctx, clientId, error);
+        return redirect('/users', { kind: 'info', text: `Application ${clientId} deleted.` });
+      },
+      KeyParams,
+    );
   };
 }

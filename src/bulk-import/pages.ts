@@ -3,12 +3,12 @@
  * flight) and a request's page (every field, counts, attempts, per-record errors, Cancel and Reset
  * where the status allows them).
  */
-import type { FastifyRequest } from 'fastify';
+import { Type, type Static } from 'typebox';
 import type { Clock } from '../core/clock.js';
 import { AppError } from '../core/errors.js';
-import { redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
+import { wholeNumber, PathKey, redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
 import { html, path, type Html } from '../console/html.js';
-import { actionButton, fields, select, statusBadge, time } from '../console/widgets.js';
+import { actionButton, field, fields, liveRegion, pager, select, statusBadge, table, time } from '../console/widgets.js';
 import { listIntegrations } from '../integrations/store.js';
 import type { Db } from '../storage/db.js';
 import { cancelRequest } from './cancel-request.js';
@@ -27,14 +27,16 @@ const PAGE_SIZE = 50;
 const IN_FLIGHT: readonly string[] = ['Pending', 'Processing'];
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-interface ListParams {
-  readonly status?: string;
-  readonly integration?: string;
-  readonly submitter?: string;
-  readonly from?: string;
-  readonly to?: string;
-  readonly after?: string;
-}
+const ListQuery = Type.Object({
+  status: Type.Optional(Type.String()),
+  integration: Type.Optional(Type.String()),
+  submitter: Type.Optional(Type.String()),
+  from: Type.Optional(Type.String()),
+  to: Type.Optional(Type.String()),
+  after: Type.Optional(Type.String()),
+});
+type ListParams = Static<typeof ListQuery>;
+const IdParams = { params: PathKey('id') };
 
 /** `datetime-local` values (`2026-11-24T10:00`) are read as UTC, as every time in the console is. */
 function utc(value: string | undefined, field: string): string | undefined {
@@ -48,9 +50,8 @@ function parseList(params: ListParams): RequestListQuery {
   const status = params.status === undefined || params.status === '' ? undefined : params.status;
   if (status !== undefined && !(REQUEST_STATUSES as readonly string[]).includes(status))
     throw new AppError(400, 'invalidRequest', `Status must be one of ${REQUEST_STATUSES.join(', ')}.`);
-  const integration = params.integration === undefined || params.integration === '' ? undefined : Number(params.integration);
-  if (integration !== undefined && !Number.isSafeInteger(integration))
-    throw new AppError(400, 'invalidRequest', 'Integration must be a sorting order.');
+  const integration = params.integration === undefined || params.integration === '' ? undefined : wholeNumber(params.integration);
+  if (integration === null) throw new AppError(400, 'invalidRequest', 'Integration must be a sorting order.');
   let after: RequestListQuery['after'];
   if (params.after !== undefined && params.after !== '') {
     const [submittedAt, requestId] = params.after.split('|');
@@ -79,130 +80,89 @@ function listTable(rows: readonly RequestListRow[], params: ListParams, more: bo
   const firstPage = params.after === undefined || params.after === '';
   // The first page follows new requests; any page follows the requests on it while they are in flight.
   const live = firstPage || rows.some((r) => IN_FLIGHT.includes(r.status));
-  return html`<div id="request-list" ${live ? html` hx-get="${self}" hx-trigger="every 2s" hx-swap="outerHTML"` : ''} aria-live="polite">
-    <table>
-      <caption class="visually-hidden">
-        Bulk import requests, newest first
-      </caption>
-      <thead>
-        <tr>
-          <th scope="col">Request</th>
-          <th scope="col">Status</th>
-          <th scope="col" class="num">Integration</th>
-          <th scope="col">Submitted</th>
-          <th scope="col">Submitted by</th>
-          <th scope="col">Processed</th>
-          <th scope="col" class="num">Records</th>
-          <th scope="col">Error</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${
-          rows.length === 0
-            ? html`<tr>
-                <td colspan="8" class="muted">No requests match.</td>
-              </tr>`
-            : rows.map(
-                (r) =>
-                  html`<tr data-request="${r.request_id}">
-                    <td>
-                      <a href="${path(['requests', r.request_id])}"><code>${r.request_id}</code></a>
-                    </td>
-                    <td>${statusBadge(r.status)}</td>
-                    <td class="num">${r.integration_sorting_order}</td>
-                    <td>${time(r.submitted_at)}</td>
-                    <td>${r.submitted_by ?? '—'}</td>
-                    <td>${time(r.processed_at)}</td>
-                    <td class="num">${r.record_count}</td>
-                    <td>${r.error_message}</td>
-                  </tr>`,
-              )
-        }
-      </tbody>
-    </table>
-    <nav class="pager" aria-label="Pages">
-      ${firstPage ? '' : html`<a href="${path(['requests'], filters)}">First page</a>`}
-      ${more && last !== undefined ? html`<a href="${path(['requests'], { ...filters, after: `${last.submitted_at}|${last.request_id}` })}" rel="next">Next page</a>` : ''}
-    </nav>
-  </div>`;
+  return liveRegion(
+    { id: 'request-list', url: self, live },
+    html`${table({
+      rows,
+      caption: 'Bulk import requests, newest first',
+      empty: 'No requests match.',
+      rowAttributes: (r) => html` data-request="${r.request_id}"`,
+      columns: [
+        { header: 'Request', cell: (r) => html`<a href="${path(['requests', r.request_id])}"><code>${r.request_id}</code></a>` },
+        { header: 'Status', cell: (r) => statusBadge(r.status) },
+        { header: 'Integration', numeric: true, cell: (r) => r.integration_sorting_order },
+        { header: 'Submitted', cell: (r) => time(r.submitted_at) },
+        { header: 'Submitted by', cell: (r) => r.submitted_by ?? '—' },
+        { header: 'Processed', cell: (r) => time(r.processed_at) },
+        { header: 'Records', numeric: true, cell: (r) => r.record_count },
+        { header: 'Error', cell: (r) => r.error_message },
+      ],
+    })}
+    ${pager({
+      ...(firstPage ? {} : { previous: { href: path(['requests'], filters), label: 'First page' } }),
+      ...(more && last !== undefined
+        ? { next: { href: path(['requests'], { ...filters, after: `${last.submitted_at}|${last.request_id}` }), label: 'Next page' } }
+        : {}),
+    })}`,
+  );
 }
 
 function detailsBody(d: NonNullable<Awaited<ReturnType<typeof findRequestDetails>>>, ctx: ConsoleContext): Html {
   const inFlight = IN_FLIGHT.includes(d.status);
   const action = (verb: string) => path(['requests', d.requestId, verb]);
-  return html`<div
-    id="request"
-    ${inFlight ? html` hx-get="${path(['requests', d.requestId])}" hx-trigger="every 2s" hx-swap="outerHTML"` : ''}
-    aria-live="polite"
-  >
-    ${fields([
-      ['Request ID', html`<code>${d.requestId}</code>`],
-      ['Status', statusBadge(d.status)],
-      ['Integration', html`<a href="${path(['integrations', d.integrationSortingOrder])}">${d.integrationSortingOrder}</a>`],
-      ['Submitted at', time(d.submittedAt)],
-      ['Submitted by', d.submittedBy],
-      ['Started at', time(d.startedAt)],
-      ['Processed at', time(d.processedAt)],
-      ['Attempts', String(d.attempts)],
-      ['Payload size', `${d.payloadLength.toLocaleString('en')} characters`],
-      ['Records', String(d.recordCount)],
-      ['Inserted', String(d.insertedCount)],
-      ['Updated', String(d.updatedCount)],
-      ['Skipped', String(d.skippedCount)],
-      ['Error message', d.errorMessage],
-    ])}
-    <div class="actions">
-      ${actionButton({
-        action: action('cancel'),
-        label: 'Cancel request',
-        csrfToken: ctx.csrfToken,
-        confirm: `Cancel request ${d.requestId}? It will not be imported.`,
-        enabled: inFlight,
-        disabledReason: 'Only a Pending or Processing request can be cancelled.',
-        danger: true,
-      })}
-      ${actionButton({
-        action: action('reset'),
-        label: 'Reset to Pending',
-        csrfToken: ctx.csrfToken,
-        confirm: `Put request ${d.requestId} back to Pending? Use this for a request stuck in Processing.`,
-        enabled: d.status === 'Processing',
-        disabledReason: 'Only a request stuck in Processing can be reset.',
-      })}
-    </div>
-    <h2>Record errors (${d.errors.length})</h2>
-    ${
-      d.errors.length === 0
-        ? html`<p class="muted">No record errors.</p>`
-        : html`<table>
-            <thead>
-              <tr>
-                <th scope="col" class="num">Record</th>
-                <th scope="col">Field</th>
-                <th scope="col">Value</th>
-                <th scope="col">Rule</th>
-                <th scope="col">Message</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${d.errors.map(
-                (e) =>
-                  html`<tr>
-                    <td class="num">${e.recordNo ?? '—'}</td>
-                    <td>${e.field ?? '—'}</td>
-                    <td><code>${e.value ?? ''}</code></td>
-                    <td>${e.rule}</td>
-                    <td>${e.message}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>`
-    }
-  </div>`;
+  return liveRegion(
+    { id: 'request', url: path(['requests', d.requestId]), live: inFlight },
+    html`${fields([
+        ['Request ID', html`<code>${d.requestId}</code>`],
+        ['Status', statusBadge(d.status)],
+        ['Integration', html`<a href="${path(['integrations', d.integrationSortingOrder])}">${d.integrationSortingOrder}</a>`],
+        ['Submitted at', time(d.submittedAt)],
+        ['Submitted by', d.submittedBy],
+        ['Started at', time(d.startedAt)],
+        ['Processed at', time(d.processedAt)],
+        ['Attempts', String(d.attempts)],
+        ['Payload size', `${d.payloadLength.toLocaleString('en')} characters`],
+        ['Records', String(d.recordCount)],
+        ['Inserted', String(d.insertedCount)],
+        ['Updated', String(d.updatedCount)],
+        ['Skipped', String(d.skippedCount)],
+        ['Error message', d.errorMessage],
+      ])}
+      <div class="actions">
+        ${actionButton({
+          action: action('cancel'),
+          label: 'Cancel request',
+          csrfToken: ctx.csrfToken,
+          confirm: `Cancel request ${d.requestId}? It will not be imported.`,
+          enabled: inFlight,
+          disabledReason: 'Only a Pending or Processing request can be cancelled.',
+          danger: true,
+        })}
+        ${actionButton({
+          action: action('reset'),
+          label: 'Reset to Pending',
+          csrfToken: ctx.csrfToken,
+          confirm: `Put request ${d.requestId} back to Pending? Use this for a request stuck in Processing.`,
+          enabled: d.status === 'Processing',
+          disabledReason: 'Only a request stuck in Processing can be reset.',
+        })}
+      </div>
+      <h2>Record errors (${d.errors.length})</h2>
+      ${table({
+        rows: d.errors,
+        empty: 'No record errors.',
+        columns: [
+          { header: 'Record', numeric: true, cell: (e) => e.recordNo ?? '—' },
+          { header: 'Field', cell: (e) => e.field ?? '—' },
+          { header: 'Value', cell: (e) => html`<code>${e.value ?? ''}</code>` },
+          { header: 'Rule', cell: (e) => e.rule },
+          { header: 'Message', cell: (e) => e.message },
+        ],
+      })}`,
+  );
 }
 
-const requestIdOf = (request: FastifyRequest): string => {
-  const id = (request.params as { id: string }).id;
+const requestIdOf = (id: string): string => {
   if (!GUID.test(id)) throw new AppError(404, 'notFound', `No bulk import request ${id}.`);
   return id.toLowerCase();
 };
@@ -212,64 +172,79 @@ export function bulkImportPages(deps: BulkImportPagesDeps): ConsolePages {
   return (router) => {
     router.section({ label: 'Bulk Import Requests', href: '/requests', permission: 'bulkImport', order: 20 });
 
-    router.get('/requests', 'bulkImport', async (request, ctx) => {
-      const params = request.query as ListParams;
-      const rows = await listRequestPage(db, parseList(params));
-      const more = rows.length > PAGE_SIZE;
-      const table = listTable(rows.slice(0, PAGE_SIZE), params, more);
-      if (ctx.partial) return table;
-      const integrations = await listIntegrations(db);
-      const filters = html`<form class="filters" method="get" action="/requests" role="search" aria-label="Filter requests">
-        ${select(
-          'status',
-          'Status',
-          REQUEST_STATUSES.map((s) => [s, s]),
-          params.status,
-        )}
-        ${select(
-          'integration',
-          'Integration',
-          integrations.map((i) => [String(i.sortingOrder), `${i.sortingOrder} ${i.name}`]),
-          params.integration,
-        )}
-        <div>
-          <label for="f-submitter">Submitted by</label
-          ><input id="f-submitter" name="submitter" value="${params.submitter ?? ''}" placeholder="user:admin" />
-        </div>
-        <div>
-          <label for="f-from">From (UTC)</label><input id="f-from" name="from" type="datetime-local" value="${params.from ?? ''}" />
-        </div>
-        <div><label for="f-to">To (UTC)</label><input id="f-to" name="to" type="datetime-local" value="${params.to ?? ''}" /></div>
-        <button type="submit">Filter</button> <a href="/requests">Clear</a>
-      </form>`;
-      return ctx.page('Bulk Import Requests', html`${filters}${table}`);
-    });
+    router.get(
+      '/requests',
+      'bulkImport',
+      async (request, ctx) => {
+        const params = request.query;
+        const rows = await listRequestPage(db, parseList(params));
+        const more = rows.length > PAGE_SIZE;
+        const list = listTable(rows.slice(0, PAGE_SIZE), params, more);
+        if (ctx.partial) return list;
+        const integrations = await listIntegrations(db);
+        const filters = html`<form class="filters" method="get" action="/requests" role="search" aria-label="Filter requests">
+          ${select(
+            'status',
+            'Status',
+            REQUEST_STATUSES.map((s) => [s, s]),
+            params.status,
+          )}
+          ${select(
+            'integration',
+            'Integration',
+            integrations.map((i) => [String(i.sortingOrder), `${i.sortingOrder} ${i.name}`]),
+            params.integration,
+          )}
+          ${field({ name: 'submitter', id: 'f-submitter', label: 'Submitted by', value: params.submitter, placeholder: 'user:admin', className: '' })}
+          ${field({ kind: 'datetime-local', name: 'from', id: 'f-from', label: 'From (UTC)', value: params.from, className: '' })}
+          ${field({ kind: 'datetime-local', name: 'to', id: 'f-to', label: 'To (UTC)', value: params.to, className: '' })}
+          <button type="submit">Filter</button> <a href="/requests">Clear</a>
+        </form>`;
+        return ctx.page('Bulk Import Requests', html`${filters}${list}`);
+      },
+      { query: ListQuery },
+    );
 
-    router.get('/requests/:id', 'bulkImport', async (request, ctx) => {
-      const id = requestIdOf(request);
-      const details = await findRequestDetails(db, id);
-      if (details === undefined) throw new AppError(404, 'notFound', `No bulk import request ${id}.`);
-      const body = detailsBody(details, ctx);
-      return ctx.partial
-        ? body
-        : ctx.page(
-            `Request ${id}`,
-            html`<p><a href="/requests">← All requests</a></p>
-              ${body}`,
-          );
-    });
+    router.get(
+      '/requests/:id',
+      'bulkImport',
+      async (request, ctx) => {
+        const id = requestIdOf(request.params.id);
+        const details = await findRequestDetails(db, id);
+        if (details === undefined) throw new AppError(404, 'notFound', `No bulk import request ${id}.`);
+        const body = detailsBody(details, ctx);
+        return ctx.partial
+          ? body
+          : ctx.page(
+              `Request ${id}`,
+              html`<p><a href="/requests">← All requests</a></p>
+                ${body}`,
+            );
+      },
+      IdParams,
+    );
 
-    router.post('/requests/:id/cancel', 'bulkImport', async (request) => {
-      const id = requestIdOf(request);
-      await cancelRequest(db, id, clock);
-      return redirect(path(['requests', id]), { kind: 'info', text: `Request ${id} was cancelled.` });
-    });
+    router.post(
+      '/requests/:id/cancel',
+      'bulkImport',
+      async (request) => {
+        const id = requestIdOf(request.params.id);
+        await cancelRequest(db, id, clock);
+        return redirect(path(['requests', id]), { kind: 'info', text: `Request ${id} was cancelled.` });
+      },
+      IdParams,
+    );
 
-    router.post('/requests/:id/reset', 'bulkImport', async (request) => {
-      const id = requestIdOf(request);
-      await resetRequest(db, id);
-      deps.wake?.();
-      return redirect(path(['requests', id]), { kind: 'info', text: `Request ${id} is Pending again.` });
-    });
+    router.post(
+      '/requests/:id/reset',
+      'bulkImport',
+      async (request) => {
+        const id = requestIdOf(request.params.id);
+        await resetRequest(db, id);
+        deps.wake?.();
+        return redirect(path(['requests', id]), { kind: 'info', text: `Request ${id} is Pending again.` });
+      },
+      IdParams,
+    );
   };
 }

@@ -3,34 +3,26 @@
  * a bulk import request would (records path, mapping, conversions, related keys), and the page shows
  * the rows it would write or each record's errors. Nothing is written, nothing is queued.
  */
-import type { FastifyRequest } from 'fastify';
 import { AppError } from '../core/errors.js';
-import type { ConsoleContext, ConsolePages } from '../console/console.js';
+import { sortingOrderOf, PathKey, type ConsoleContext, type ConsolePages } from '../console/console.js';
 import { html, path, type Html } from '../console/html.js';
+import { field, formError, table } from '../console/widgets.js';
 import { getIntegration } from '../integrations/store.js';
 import { extractRecords } from '../mapping/payload.js';
 import type { Db } from '../storage/db.js';
+import type { SqlValue } from '../mapping/convert.js';
 import { loadDryRunIntegration, mapSample, type DryRunRow } from '../table-writer/dry-run.js';
 
 /** Records mapped and shown; the count of all records is shown either way. */
 const TRIED_RECORDS = 200;
 /** A pasted payload may be larger than the console's other forms (which stop at a few hundred KB). */
 const PASTED_PAYLOAD_BYTES = 16 * 1024 * 1024;
-
-function sortingOrderOf(request: FastifyRequest): number {
-  const raw = (request.params as { no: string }).no;
-  const n = Number(raw);
-  if (!/^-?\d{1,15}$/.test(raw) || !Number.isSafeInteger(n)) throw new AppError(404, 'notFound', `No integration ${raw}.`);
-  return n;
-}
+const NoParams = { params: PathKey('no') };
 
 function form(no: number, ctx: ConsoleContext, payload: string): Html {
   return html`<form method="post" action="${path(['integrations', no, 'try'])}">
     <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
-    <div class="field">
-      <label for="payload">Payload (JSON, as a caller sends it in "payload")</label>
-      <textarea id="payload" name="payload" rows="10" required>${payload}</textarea>
-    </div>
+    ${field({ kind: 'textarea', name: 'payload', label: 'Payload (JSON, as a caller sends it in "payload")', value: payload, rows: 10, required: true })}
     <button type="submit">Try it</button> <span class="hint">Nothing is written.</span>
   </form>`;
 }
@@ -49,72 +41,56 @@ function result(rows: readonly DryRunRow[], total: number): Html {
       bad.length === 0
         ? ''
         : html`<h3>Errors</h3>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col" class="num">Record</th>
-                  <th scope="col">Message</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${bad.flatMap((r) =>
-                  'errors' in r
-                    ? r.errors.map(
-                        (e) =>
-                          html`<tr>
-                            <td class="num">${r.recordNo}</td>
-                            <td>${e}</td>
-                          </tr>`,
-                      )
-                    : [],
-                )}
-              </tbody>
-            </table>`
+            ${table({
+              rows: bad.flatMap((r) => ('errors' in r ? r.errors.map((message) => ({ recordNo: r.recordNo, message })) : [])),
+              columns: [
+                { header: 'Record', numeric: true, cell: (e) => e.recordNo },
+                { header: 'Message', cell: (e) => e.message },
+              ],
+            })}`
     }
     ${
       ok.length === 0
         ? ''
         : html`<h3>Rows it would write</h3>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col" class="num">Record</th>
-                  ${columns.map((c) => html`<th scope="col">${c}</th>`)}
-                </tr>
-              </thead>
-              <tbody>
-                ${ok.map((r) =>
-                  'row' in r
-                    ? html`<tr>
-                        <td class="num">${r.recordNo}</td>
-                        ${columns.map((c) => html`<td>${r.row[c] === null ? html`<span class="muted">null</span>` : String(r.row[c])}</td>`)}
-                      </tr>`
-                    : '',
-                )}
-              </tbody>
-            </table>`
+            ${table({
+              rows: ok.flatMap((r) => ('row' in r ? [r] : [])),
+              columns: [
+                { header: 'Record', numeric: true, cell: (r) => r.recordNo },
+                ...columns.map((c) => ({
+                  header: c,
+                  cell: (r: { readonly row: Readonly<Record<string, SqlValue>> }) =>
+                    r.row[c] === null ? html`<span class="muted">null</span>` : String(r.row[c]),
+                })),
+              ],
+            })}`
     }
   </section>`;
 }
 
 export function tryPayloadPages(db: Db): ConsolePages {
   return (router) => {
-    router.get('/integrations/:no/try', 'configure', async (request, ctx) => {
-      const no = sortingOrderOf(request);
-      const integration = await getIntegration(db, no);
-      if (integration === undefined) throw new AppError(404, 'notFound', `No integration ${no}.`);
-      return ctx.page(
-        `Try a payload: integration ${no} ${integration.name}`,
-        html`<p><a href="${path(['integrations', no])}">← Integration ${no}</a></p>
-          ${form(no, ctx, '')}`,
-      );
-    });
+    router.get(
+      '/integrations/:no/try',
+      'configure',
+      async (request, ctx) => {
+        const no = sortingOrderOf(request.params.no);
+        const integration = await getIntegration(db, no);
+        if (integration === undefined) throw new AppError(404, 'notFound', `No integration ${no}.`);
+        return ctx.page(
+          `Try a payload: integration ${no} ${integration.name}`,
+          html`<p><a href="${path(['integrations', no])}">← Integration ${no}</a></p>
+            ${form(no, ctx, '')}`,
+        );
+      },
+      NoParams,
+    );
 
     router.post(
       '/integrations/:no/try',
       'configure',
       async (request, ctx, body) => {
-        const no = sortingOrderOf(request);
+        const no = sortingOrderOf(request.params.no);
         const integration = await loadDryRunIntegration(db, no);
         if (integration === undefined) throw new AppError(404, 'notFound', `No integration ${no}.`);
         const payload = body.get('payload') ?? '';
@@ -122,23 +98,13 @@ export function tryPayloadPages(db: Db): ConsolePages {
         const back = html`<p><a href="${path(['integrations', no])}">← Integration ${no}</a></p>`;
         const { mapping } = integration;
         if ('error' in mapping)
-          return ctx.page(
-            title,
-            html`${back}
-              <div class="flash error" role="alert">The integration cannot run: ${mapping.error}</div>
-              ${form(no, ctx, payload)}`,
-          );
+          return ctx.page(title, html`${back} ${formError(`The integration cannot run: ${mapping.error}`)} ${form(no, ctx, payload)}`);
         const records = extractRecords(payload, integration.recordsPath, mapping.records);
-        if (!Array.isArray(records))
-          return ctx.page(
-            title,
-            html`${back}${form(no, ctx, payload)}
-              <div class="flash error" role="alert">${records.message}</div>`,
-          );
+        if (!Array.isArray(records)) return ctx.page(title, html`${back}${form(no, ctx, payload)} ${formError(records.message)}`);
         const rows = await mapSample(mapping, integration.relationExists, records.slice(0, TRIED_RECORDS));
         return ctx.page(title, html`${back}${form(no, ctx, payload)}${result(rows, records.length)}`);
       },
-      { bodyLimit: PASTED_PAYLOAD_BYTES },
+      { ...NoParams, bodyLimit: PASTED_PAYLOAD_BYTES },
     );
   };
 }

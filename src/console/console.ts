@@ -9,11 +9,13 @@
  * `ctx.can`), and its URL answers 403 here.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import type { Authenticator, SignedInUser } from '../auth/authenticate.js';
 import type { Principal } from '../auth/model.js';
 import { allows } from '../auth/permission-sets.js';
 import type { Permission } from '../auth/permissions.js';
 import { AppError } from '../core/errors.js';
+import { checkedInput, localPath, PathKey, type ConsoleRequest, type RouteSchemas } from './route-input.js';
 import type { App, RoutePlugin } from '../http/server.js';
 import { consoleAsset } from './assets.js';
 import { cookie, readCookie } from './cookies.js';
@@ -41,8 +43,23 @@ export interface ConsoleContext {
   readonly partial: boolean;
 }
 
-export type PageHandler = (request: FastifyRequest, ctx: ConsoleContext) => Promise<PageResult>;
-export type FormHandler = (request: FastifyRequest, ctx: ConsoleContext, form: URLSearchParams) => Promise<PageResult>;
+export {
+  checkedInput,
+  formInteger,
+  localPath,
+  PathKey,
+  sortingOrderOf,
+  wholeNumber,
+  type ConsoleRequest,
+  type RouteSchemas,
+} from './route-input.js';
+
+export type PageHandler<S extends RouteSchemas = RouteSchemas> = (request: ConsoleRequest<S>, ctx: ConsoleContext) => Promise<PageResult>;
+export type FormHandler<S extends RouteSchemas = RouteSchemas> = (
+  request: ConsoleRequest<S>,
+  ctx: ConsoleContext,
+  form: URLSearchParams,
+) => Promise<PageResult>;
 
 export interface Section {
   readonly label: string;
@@ -52,7 +69,9 @@ export interface Section {
   readonly order: number;
 }
 
-export interface FormOptions {
+export interface FormOptions<S extends RouteSchemas = RouteSchemas> extends RouteSchemas {
+  readonly params?: S['params'];
+  readonly query?: S['query'];
   /**
    * The largest form body this route reads, in bytes; default FORM_LIMIT_BYTES. Only a form where a
    * payload is pasted needs more.
@@ -62,9 +81,14 @@ export interface FormOptions {
 
 export interface ConsoleRouter {
   section(section: Section): void;
-  get(path: string, permission: Permission, handler: PageHandler): void;
+  get<S extends RouteSchemas = RouteSchemas>(path: string, permission: Permission, handler: PageHandler<S>, schemas?: S): void;
   /** A state-changing form: the CSRF token is checked before the handler runs. */
-  post(path: string, permission: Permission, handler: FormHandler, options?: FormOptions): void;
+  post<S extends RouteSchemas = RouteSchemas>(
+    path: string,
+    permission: Permission,
+    handler: FormHandler<S>,
+    options?: S & FormOptions<S>,
+  ): void;
 }
 
 /** What a feature folder contributes to the console. */
@@ -75,6 +99,8 @@ export interface ConsoleDeps {
   readonly authenticator: Authenticator;
   readonly pages: readonly ConsolePages[];
 }
+
+const LoginQuery = Type.Object({ next: Type.Optional(Type.String()) });
 
 const SESSION_COOKIE = 'ifw_session';
 const LOGIN_CSRF_COOKIE = 'ifw_login';
@@ -104,27 +130,6 @@ const signedIn = new WeakMap<FastifyRequest, Signed>();
 
 const isSecure = (request: FastifyRequest) => request.protocol === 'https';
 const isHtmx = (request: FastifyRequest) => request.headers['hx-request'] === 'true';
-
-/** Any origin of the special scheme http: only used to resolve a path as a browser would. */
-const PLACEHOLDER_ORIGIN = 'http://console.invalid';
-
-/**
- * A path on this service to go to, read as a browser would read it in a `Location` header: parsed
- * against an origin (so `//host`, `/\\host` and `/<TAB>/host`, which browsers resolve to another
- * host, are seen as such) and kept only when it stays on that origin; anything else goes home. The
- * answer is serialised by the URL parser, so it is ASCII, percent-encoded, and safe in a header.
- */
-export function localPath(target: string | undefined): string {
-  if (target === undefined || !target.startsWith('/')) return '/';
-  let url: URL;
-  try {
-    url = new URL(target, PLACEHOLDER_ORIGIN);
-  } catch {
-    return '/';
-  }
-  if (url.origin !== PLACEHOLDER_ORIGIN) return '/';
-  return `${url.pathname}${url.search}`;
-}
 
 function readFlash(request: FastifyRequest, reply: FastifyReply): Flash | undefined {
   const raw = readCookie(request.headers.cookie, FLASH_COOKIE);
@@ -156,11 +161,23 @@ function errorPage(status: number, message: string, ctx?: ConsoleContext): Html 
 export function consoleRoutes(deps: ConsoleDeps): RoutePlugin {
   const { sessions, authenticator } = deps;
   const sections: Section[] = [];
-  const routes: { method: 'GET' | 'POST'; path: string; permission: Permission; handler: FormHandler; bodyLimit?: number }[] = [];
+  const routes: {
+    method: 'GET' | 'POST';
+    path: string;
+    permission: Permission;
+    handler: FormHandler;
+    schemas: RouteSchemas;
+    bodyLimit?: number;
+  }[] = [];
+  // The handlers' request types follow their schemas, which the route checks before it calls them.
   const router: ConsoleRouter = {
     section: (s) => sections.push(s),
-    get: (path, permission, handler) => routes.push({ method: 'GET', path, permission, handler: (r, c) => handler(r, c) }),
-    post: (path, permission, handler, options = {}) => routes.push({ method: 'POST', path, permission, handler, ...options }),
+    get: (path, permission, handler, schemas = {} as never) =>
+      routes.push({ method: 'GET', path, permission, handler: (r, c) => handler(r as never, c), schemas }),
+    post: (path, permission, handler, options = {} as never) => {
+      const { bodyLimit, ...schemas } = options as FormOptions;
+      routes.push({ method: 'POST', path, permission, handler: handler, schemas, ...(bodyLimit === undefined ? {} : { bodyLimit }) });
+    },
   };
   for (const pages of deps.pages) pages(router);
   sections.sort((a, b) => a.order - b.order);
@@ -287,21 +304,23 @@ export function consoleRoutes(deps: ConsoleDeps): RoutePlugin {
         handler: async (request, reply) => {
           const signed = signedIn.get(request);
           if (signed === undefined) throw new AppError(401, 'unauthorized', 'Sign in first.');
+          if (route.schemas.params !== undefined) checkedInput(request, route.schemas.params, 'params');
+          if (route.schemas.query !== undefined) checkedInput(request, route.schemas.query, 'querystring');
           const ctx = contextFor(request, reply, signed);
           const form = request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
-          return send(request, reply, await route.handler(request, ctx, form));
+          return send(request, reply, await route.handler(request as ConsoleRequest, ctx, form));
         },
       });
     }
 
     app.get('/assets/:name', { config: { permission: 'public', session: true } }, async (request, reply) => {
-      const asset = consoleAsset((request.params as { name: string }).name);
+      const asset = consoleAsset(checkedInput(request, PathKey('name'), 'params').name);
       if (asset === undefined) throw new AppError(404, 'notFound', 'No such asset.');
       return reply.type(asset.contentType).header('cache-control', 'public, max-age=3600').send(asset.body);
     });
 
     app.get('/login', { config: { permission: 'public', session: true } }, async (request, reply) => {
-      const next = localPath((request.query as { next?: string }).next);
+      const next = localPath(checkedInput(request, LoginQuery, 'querystring').next);
       if ((await resume(request)) !== undefined) return reply.redirect(next, 303);
       return sendLogin(request, reply, next, undefined, 200);
     });

@@ -1,5 +1,6 @@
 /** The sign-in page: user name and password, the error of the last attempt, the page to return to. */
 import { html, type Html } from './html.js';
+import { field, formError } from './fields.js';
 import { layout } from './layout.js';
 
 export interface LoginPageOptions {
@@ -11,18 +12,12 @@ export interface LoginPageOptions {
 
 export function loginPage(options: LoginPageOptions): Html {
   const { next, error, csrfToken, userName } = options;
-  const body = html` ${error === undefined ? '' : html`<div class="flash error" role="alert" id="login-error">${error}</div>`}
+  const body = html` ${formError(error, 'login-error')}
     <form method="post" action="/login" class="login" ${error === undefined ? '' : html` aria-describedby="login-error"`}>
       <input type="hidden" name="_csrf" value="${csrfToken}" />
       <input type="hidden" name="next" value="${next}" />
-      <div class="field">
-        <label for="userName">User name</label>
-        <input id="userName" name="userName" autocomplete="username" required value="${userName}" autofocus />
-      </div>
-      <div class="field">
-        <label for="password">Password</label>
-        <input id="password" name="password" type="password" autocomplete="current-password" required />
-      </div>
+      ${field({ name: 'userName', label: 'User name', autocomplete: 'username', required: true, value: userName, autofocus: true })}
+      ${field({ kind: 'password', name: 'password', label: 'Password', autocomplete: 'current-password', required: true })}
       <button type="submit">Sign in</button>
     </form>
     <p class="hint">

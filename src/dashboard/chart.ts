@@ -2,7 +2,7 @@
  * A per-minute bar chart as inline SVG, computed on the server: no chart library, no script, readable
  * by a screen reader through its title and the table beside it.
  */
-import { html, trusted, type Html } from '../console/html.js';
+import { html, type Html } from '../console/html.js';
 import type { MinuteCount } from '../bulk-import/page-queries.js';
 
 export interface Series {
@@ -27,13 +27,17 @@ export function perMinuteChart(title: string, keys: readonly string[], series: S
   const max = Math.max(1, peak);
   const bar = WIDTH / keys.length;
   const total = values.reduce((a, b) => a + b, 0);
-  // Every number below is computed here from counts: the markup holds no input.
-  const bars = values
-    .map((v, i) => {
-      const h = Math.round((v / max) * (HEIGHT - 20));
-      return `<rect x="${(i * bar).toFixed(1)}" y="${HEIGHT - h}" width="${Math.max(1, bar - 1).toFixed(1)}" height="${h}" fill="${series.color}"><title>${keys[i]} UTC: ${v}</title></rect>`;
-    })
-    .join('');
+  const bars = values.map((v, i) => {
+    const h = Math.round((v / max) * (HEIGHT - 20));
+    return html`<rect
+      x="${(i * bar).toFixed(1)}"
+      y="${HEIGHT - h}"
+      width="${Math.max(1, bar - 1).toFixed(1)}"
+      height="${h}"
+      fill="${series.color}"
+      ><title>${keys[i]} UTC: ${v}</title></rect
+    >`;
+  });
   return html`<figure>
     <figcaption>
       ${title}: ${total.toLocaleString('en')} in the last ${keys.length} minutes (highest ${peak.toLocaleString('en')} per minute)
@@ -46,7 +50,7 @@ export function perMinuteChart(title: string, keys: readonly string[], series: S
       width="100%"
       height="${HEIGHT + 14}"
     >
-      ${trusted(bars)}
+      ${bars}
       <text x="0" y="${HEIGHT + 12}">${keys[0] ?? ''}</text>
       <text x="${WIDTH}" y="${HEIGHT + 12}" text-anchor="end">${keys[keys.length - 1] ?? ''} UTC</text>
     </svg>

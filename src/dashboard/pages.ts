@@ -1,12 +1,12 @@
 /**
  * The console's dashboard at `/`: requests and import runs per status over the last 24 hours, requests
  * and records per minute, and the job queue's health with the spec's troubleshooting hint. The
- * panel refreshes itself every few seconds.
+ * panel refreshes itself every few seconds (a live region).
  */
 import type { Clock } from '../core/clock.js';
 import type { ConsoleContext, ConsolePages } from '../console/console.js';
 import { html, path, type Html } from '../console/html.js';
-import { statusBadge, time } from '../console/widgets.js';
+import { liveRegion, statusBadge, table, time } from '../console/widgets.js';
 import { REQUEST_STATUSES } from '../bulk-import/model.js';
 import { countRequestsByStatus, recordsPerMinute, requestsPerMinute } from '../bulk-import/page-queries.js';
 import { RUN_STATUSES } from '../import-runs/model.js';
@@ -79,35 +79,23 @@ async function panel(db: Db, database: Database, now: Date, ctx: ConsoleContext)
   parts.push(
     html`<section aria-label="Job queue">
       <h2>Job queue</h2>
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Entry</th>
-            <th scope="col">Status</th>
-            <th scope="col">Last run</th>
-            <th scope="col">Next run</th>
-            <th scope="col">Last error</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${entries.map(
-            (e) =>
-              html`<tr>
-                <td>${e.description}</td>
-                <td>${statusBadge(e.status)}</td>
-                <td>${time(e.lastRunAt)}</td>
-                <td>${time(e.nextRunAt)}</td>
-                <td>${e.lastError}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
+      ${table({
+        rows: entries,
+        columns: [
+          { header: 'Entry', cell: (e) => e.description },
+          { header: 'Status', cell: (e) => statusBadge(e.status) },
+          { header: 'Last run', cell: (e) => time(e.lastRunAt) },
+          { header: 'Next run', cell: (e) => time(e.nextRunAt) },
+          { header: 'Last error', cell: (e) => e.lastError },
+        ],
+      })}
     </section>`,
   );
-  return html`<div id="dashboard" hx-get="/" hx-trigger="every 3s" hx-swap="outerHTML">
-    <p class="muted">Updated ${time(now.toISOString())}</p>
-    ${parts}
-  </div>`;
+  return liveRegion(
+    { id: 'dashboard', url: '/' },
+    html`<p class="muted">Updated ${time(now.toISOString())}</p>
+      ${parts}`,
+  );
 }
 
 export function dashboardPages(deps: DashboardDeps): ConsolePages {

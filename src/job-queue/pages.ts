@@ -2,12 +2,11 @@
  * The console's Job Queue Entries: each entry's status, interval, last and next run and last error,
  * refreshed live, with Set On Hold, Set Ready and Run now for those allowed to control the queue.
  */
-import type { FastifyRequest } from 'fastify';
 import type { Clock } from '../core/clock.js';
 import { AppError } from '../core/errors.js';
-import { redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
+import { PathKey, redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
 import { html, path, type Html } from '../console/html.js';
-import { actionButton, statusBadge, time } from '../console/widgets.js';
+import { actionButton, liveRegion, statusBadge, table, time } from '../console/widgets.js';
 import type { Database } from '../storage/database.js';
 import { listEntries, getEntry, type JobQueueEntry } from './entries.js';
 import { holdEntry } from './hold-entry.js';
@@ -20,6 +19,8 @@ export interface JobQueuePagesDeps {
   readonly wake: () => void;
 }
 
+const IdParams = { params: PathKey('id') };
+
 function every(seconds: number): string {
   if (seconds === 0) return 'when woken';
   if (seconds % 3600 === 0) return `every ${seconds / 3600} h`;
@@ -27,55 +28,39 @@ function every(seconds: number): string {
   return `every ${seconds} s`;
 }
 
-function table(entries: readonly JobQueueEntry[], ctx: ConsoleContext): Html {
+function entriesTable(entries: readonly JobQueueEntry[], ctx: ConsoleContext): Html {
   const control = ctx.can('jobQueue');
   const action = (id: string, verb: string) => path(['job-queue', id, verb]);
-  return html`<div id="job-queue" hx-get="/job-queue" hx-trigger="every 3s" hx-swap="outerHTML">
-    <table>
-      <thead>
-        <tr>
-          <th scope="col">Entry</th>
-          <th scope="col">Status</th>
-          <th scope="col">Interval</th>
-          <th scope="col">Last run</th>
-          <th scope="col">Last ended</th>
-          <th scope="col">Next run</th>
-          <th scope="col">Last error</th>
-          ${control ? html`<th scope="col">Actions</th>` : ''}
-        </tr>
-      </thead>
-      <tbody>
-        ${entries.map(
-          (e) =>
-            html`<tr data-entry="${e.id}">
-              <td>${e.description}<br /><code class="muted">${e.id}</code></td>
-              <td>${statusBadge(e.status)}</td>
-              <td>${every(e.recurrenceSeconds)}</td>
-              <td>${time(e.lastRunAt)}</td>
-              <td>${time(e.lastEndedAt)}</td>
-              <td>${time(e.nextRunAt)}</td>
-              <td>${e.lastError}</td>
-              ${
-                control
-                  ? html`<td>
-                      ${actionButton({ action: action(e.id, 'hold'), label: 'Set On Hold', csrfToken: ctx.csrfToken, enabled: e.status !== 'On Hold', confirm: `Put ${e.description} On Hold? Nothing of it runs until it is set Ready.` })}
-                      ${actionButton({ action: action(e.id, 'ready'), label: 'Set Ready', csrfToken: ctx.csrfToken, enabled: e.status === 'On Hold' || e.status === 'Error' })}
-                      ${actionButton({ action: action(e.id, 'run'), label: 'Run now', csrfToken: ctx.csrfToken, enabled: e.status !== 'On Hold' })}
-                    </td>`
-                  : ''
-              }
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-  </div>`;
+  return liveRegion(
+    { id: 'job-queue', url: '/job-queue' },
+    table({
+      rows: entries,
+      rowAttributes: (e) => html` data-entry="${e.id}"`,
+      columns: [
+        { header: 'Entry', cell: (e) => html`${e.description}<br /><code class="muted">${e.id}</code>` },
+        { header: 'Status', cell: (e) => statusBadge(e.status) },
+        { header: 'Interval', cell: (e) => every(e.recurrenceSeconds) },
+        { header: 'Last run', cell: (e) => time(e.lastRunAt) },
+        { header: 'Last ended', cell: (e) => time(e.lastEndedAt) },
+        { header: 'Next run', cell: (e) => time(e.nextRunAt) },
+        { header: 'Last error', cell: (e) => e.lastError },
+        {
+          header: 'Actions',
+          show: control,
+          cell: (e) =>
+            html`${actionButton({ action: action(e.id, 'hold'), label: 'Set On Hold', csrfToken: ctx.csrfToken, enabled: e.status !== 'On Hold', confirm: `Put ${e.description} On Hold? Nothing of it runs until it is set Ready.` })}
+            ${actionButton({ action: action(e.id, 'ready'), label: 'Set Ready', csrfToken: ctx.csrfToken, enabled: e.status === 'On Hold' || e.status === 'Error' })}
+            ${actionButton({ action: action(e.id, 'run'), label: 'Run now', csrfToken: ctx.csrfToken, enabled: e.status !== 'On Hold' })}`,
+        },
+      ],
+    }),
+  );
 }
 
 export function jobQueuePages(deps: JobQueuePagesDeps): ConsolePages {
   const { db, clock } = deps;
 
-  async function entryOf(request: FastifyRequest): Promise<JobQueueEntry> {
-    const id = (request.params as { id: string }).id;
+  async function entryOf(id: string): Promise<JobQueueEntry> {
     const entry = await getEntry(db, id);
     if (entry === undefined) throw new AppError(404, 'notFound', `No job queue entry '${id}'.`);
     return entry;
@@ -85,7 +70,7 @@ export function jobQueuePages(deps: JobQueuePagesDeps): ConsolePages {
     router.section({ label: 'Job Queue', href: '/job-queue', permission: 'read', order: 60 });
 
     router.get('/job-queue', 'read', async (_request, ctx) => {
-      const body = table(await listEntries(db), ctx);
+      const body = entriesTable(await listEntries(db), ctx);
       return ctx.partial
         ? body
         : ctx.page(
@@ -98,25 +83,40 @@ export function jobQueuePages(deps: JobQueuePagesDeps): ConsolePages {
           );
     });
 
-    router.post('/job-queue/:id/hold', 'jobQueue', async (request) => {
-      const entry = await entryOf(request);
-      await holdEntry(db, { id: entry.id, now: clock() });
-      return redirect('/job-queue', { kind: 'info', text: `${entry.description} is On Hold.` });
-    });
+    router.post(
+      '/job-queue/:id/hold',
+      'jobQueue',
+      async (request) => {
+        const entry = await entryOf(request.params.id);
+        await holdEntry(db, { id: entry.id, now: clock() });
+        return redirect('/job-queue', { kind: 'info', text: `${entry.description} is On Hold.` });
+      },
+      IdParams,
+    );
 
-    router.post('/job-queue/:id/ready', 'jobQueue', async (request) => {
-      const entry = await entryOf(request);
-      await readyEntry(db, { id: entry.id, now: clock() });
-      deps.wake();
-      return redirect('/job-queue', { kind: 'info', text: `${entry.description} is Ready.` });
-    });
+    router.post(
+      '/job-queue/:id/ready',
+      'jobQueue',
+      async (request) => {
+        const entry = await entryOf(request.params.id);
+        await readyEntry(db, { id: entry.id, now: clock() });
+        deps.wake();
+        return redirect('/job-queue', { kind: 'info', text: `${entry.description} is Ready.` });
+      },
+      IdParams,
+    );
 
-    router.post('/job-queue/:id/run', 'jobQueue', async (request) => {
-      const entry = await entryOf(request);
-      if (!(await runEntryNow(db, { id: entry.id, now: clock() })))
-        return redirect('/job-queue', { kind: 'error', text: `${entry.description} is On Hold; set it Ready to run it.` });
-      deps.wake();
-      return redirect('/job-queue', { kind: 'info', text: `${entry.description} is due now.` });
-    });
+    router.post(
+      '/job-queue/:id/run',
+      'jobQueue',
+      async (request) => {
+        const entry = await entryOf(request.params.id);
+        if (!(await runEntryNow(db, { id: entry.id, now: clock() })))
+          return redirect('/job-queue', { kind: 'error', text: `${entry.description} is On Hold; set it Ready to run it.` });
+        deps.wake();
+        return redirect('/job-queue', { kind: 'info', text: `${entry.description} is due now.` });
+      },
+      IdParams,
+    );
   };
 }

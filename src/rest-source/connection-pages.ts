@@ -3,11 +3,12 @@
  * with its authentication. Secrets are write-only: the card says "set" or "not set" and never shows a
  * value; a blank secret field keeps the stored one. "Test connection" calls the base URL once.
  */
-import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import type { Clock } from '../core/clock.js';
 import { AppError } from '../core/errors.js';
-import { redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
+import { formInteger, PathKey, redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
 import { html, path, type Html } from '../console/html.js';
+import { actionButton, field, formError, table } from '../console/widgets.js';
 import type { Database } from '../storage/database.js';
 import { AUTH_TYPES, type AuthType } from './model.js';
 import { testConnection } from './probe.js';
@@ -48,84 +49,78 @@ const SECRET_LABELS: Readonly<Record<SecretName, string>> = {
   clientSecret: 'Client secret',
 };
 
+const AuthFieldsQuery = Type.Object({ authType: Type.Optional(Type.String()) });
+const CodeParams = { params: PathKey('code') };
+
 const isAuthType = (v: string): v is AuthType => (AUTH_TYPES as readonly string[]).includes(v);
 
 /** The fields of one authentication type; secrets as password inputs that never carry the stored value. */
 export function authFields(type: AuthType, values: Partial<Record<string, string | null>>, isSet: (name: SecretName) => boolean): Html {
   const uses = AUTH_USES[type];
   if (uses.settings.length === 0 && uses.secrets.length === 0) return html`<p class="hint">No credentials are sent.</p>`;
-  return html`${uses.settings.map(
-    (name) =>
-      html`<div class="field">
-        <label for="auth-${name}">${SETTING_LABELS[name]}</label><input id="auth-${name}" name="${name}" value="${values[name] ?? ''}" />
-      </div>`,
-  )}
+  return html`${uses.settings.map((name) => field({ name, id: `auth-${name}`, label: SETTING_LABELS[name], value: values[name] }))}
   ${uses.secrets.map((name) => {
     const set = isSet(name);
-    return html`<div class="field">
-      <label for="secret-${name}"
-        >${SECRET_LABELS[name]} <span class="status ${set ? 'ok' : 'warn'}">${set ? 'set' : 'not set'}</span></label
-      >
-      <input
-        id="secret-${name}"
-        name="${name}"
-        type="password"
-        autocomplete="new-password"
-        value=""
-        aria-describedby="secret-${name}-hint"
-      />
-      <p class="hint" id="secret-${name}-hint">
-        Write-only: never shown again. ${set ? 'Leave blank to keep the stored value.' : 'Not set yet.'}
-      </p>
-    </div>`;
+    return field({
+      kind: 'password',
+      name,
+      id: `secret-${name}`,
+      autocomplete: 'new-password',
+      value: '',
+      label: html`${SECRET_LABELS[name]} <span class="status ${set ? 'ok' : 'warn'}">${set ? 'set' : 'not set'}</span>`,
+      help: `Write-only: never shown again. ${set ? 'Leave blank to keep the stored value.' : 'Not set yet.'}`,
+    });
   })}`;
 }
 
 function connectionForm(ctx: ConsoleContext, action: string, c: Partial<ConnectionView>, isNew: boolean, error?: string): Html {
   const type: AuthType = c.authType ?? 'none';
-  const dis = ctx.can('configureConnections') ? '' : html` disabled`;
+  const disabled = !ctx.can('configureConnections');
   const isSet = (name: SecretName) => c[`${name}IsSet`] === true;
-  return html`${error === undefined ? '' : html`<div class="flash error" role="alert">${error}</div>`}
+  return html`${formError(error)}
     <form method="post" action="${action}">
       <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
       ${
         isNew
-          ? html`<div class="field">
-              <label for="code">Code</label><input id="code" name="code" required value="${c.code ?? ''}" />
-              <p class="hint">1 to 50 letters, digits, "_", "." or "-".</p>
-            </div>`
+          ? field({ name: 'code', label: 'Code', required: true, value: c.code, help: '1 to 50 letters, digits, "_", "." or "-".' })
           : ''
       }
-      <div class="field">
-        <label for="baseUrl">Base URL</label
-        ><input id="baseUrl" name="baseUrl" type="url" required size="60" value="${c.baseUrl ?? ''}" ${dis} />
-        <p class="hint">Absolute http or https URL without credentials, query or fragment; endpoint paths are resolved against it.</p>
-      </div>
+      ${field({
+        kind: 'url',
+        name: 'baseUrl',
+        label: 'Base URL',
+        required: true,
+        size: 60,
+        value: c.baseUrl,
+        disabled,
+        help: 'Absolute http or https URL without credentials, query or fragment; endpoint paths are resolved against it.',
+      })}
       <fieldset>
         <legend>Authentication</legend>
-        <div class="field">
-          <label for="authType">Authentication type</label
-          ><select id="authType" name="authType" ${dis} hx-get="/rest/auth-fields" hx-target="#auth-fields" hx-trigger="change">
-            ${AUTH_TYPES.map((t) => html`<option value="${t}" ${t === type ? html` selected` : ''}>${AUTH_TITLES[t]}</option>`)}
-          </select>
-        </div>
+        ${field({
+          kind: 'select',
+          name: 'authType',
+          label: 'Authentication type',
+          options: AUTH_TYPES.map((t) => [t, AUTH_TITLES[t]] as const),
+          value: type,
+          disabled,
+          attributes: html` hx-get="/rest/auth-fields" hx-target="#auth-fields" hx-trigger="change"`,
+        })}
         <div id="auth-fields" aria-live="polite">${authFields(type, c as Partial<Record<string, string | null>>, isSet)}</div>
       </fieldset>
       <fieldset>
         <legend>Requests</legend>
-        <div class="field">
-          <label for="timeoutMs">Timeout (ms)</label
-          ><input id="timeoutMs" name="timeoutMs" type="number" min="100" value="${c.timeoutMs ?? ''}" ${dis} />
-        </div>
-        <div class="field">
-          <label for="maxRetries">Max retries</label
-          ><input id="maxRetries" name="maxRetries" type="number" min="0" value="${c.maxRetries ?? ''}" ${dis} />
-          <p class="hint">Retries for 429, 5xx and network errors.</p>
-        </div>
-        <div class="field">
-          <label for="initialDelayMs">Initial retry delay (ms)</label
-          ><input id="initialDelayMs" name="initialDelayMs" type="number" min="0" value="${c.initialDelayMs ?? ''}" ${dis} />
-        </div>
+        ${field({ kind: 'number', name: 'timeoutMs', label: 'Timeout (ms)', min: 100, value: c.timeoutMs, disabled })}
+        ${field({
+          kind: 'number',
+          name: 'maxRetries',
+          label: 'Max retries',
+          min: 0,
+          value: c.maxRetries,
+          disabled,
+          help: 'Retries for 429, 5xx and network errors.',
+        })}
+        ${field({ kind: 'number', name: 'initialDelayMs', label: 'Initial retry delay (ms)', min: 0, value: c.initialDelayMs, disabled })}
       </fieldset>
       ${
         ctx.can('configureConnections')
@@ -146,16 +141,13 @@ function inputFrom(form: URLSearchParams, code: string): ConnectionInput {
   for (const name of ['timeoutMs', 'maxRetries', 'initialDelayMs']) {
     const v = (form.get(name) ?? '').trim();
     if (v === '') continue;
-    const n = Number(v);
-    if (!Number.isSafeInteger(n)) throw new AppError(400, 'invalidRequest', `${name}: must be a whole number; got '${v}'.`);
-    input[name] = n;
+    input[name] = formInteger(v, name);
   }
   return input as unknown as ConnectionInput;
 }
 
 export function connectionPages(deps: RestPagesDeps): ConsolePages {
   const { db, clock, secrets } = deps;
-  const codeOf = (request: FastifyRequest) => (request.params as { code: string }).code;
 
   async function card(
     ctx: ConsoleContext,
@@ -171,7 +163,19 @@ export function connectionPages(deps: RestPagesDeps): ConsolePages {
       `REST API connection ${code}`,
       html`<p><a href="/rest">← REST API connections</a></p>
         ${connectionForm(ctx, path(['rest', 'connections', code]), { ...c, ...typed }, false, error)}
-        ${ctx.can('configureRest') ? html`<form method="post" action="${path(['rest', 'connections', code, 'test'])}"><input type="hidden" name="_csrf" value="${ctx.csrfToken}" /><button type="submit" class="secondary">Test connection</button></form>` : ''}
+        ${
+          ctx.can('configureRest')
+            ? html`<div class="actions">
+                ${actionButton({
+                  action: path(['rest', 'connections', code, 'test']),
+                  label: 'Test connection',
+                  csrfToken: ctx.csrfToken,
+                  secondary: true,
+                  showsPage: true,
+                })}
+              </div>`
+            : ''
+        }
         ${extra}
         <h2>Endpoints</h2>
         <ul>
@@ -197,74 +201,42 @@ export function connectionPages(deps: RestPagesDeps): ConsolePages {
               : ''
           }
           <h2>Connections</h2>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Code</th>
-                <th scope="col">Base URL</th>
-                <th scope="col">Authentication</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${connections.map(
-                (c) =>
-                  html`<tr>
-                    <td><a href="${path(['rest', 'connections', c.code])}">${c.code}</a></td>
-                    <td>${c.baseUrl}</td>
-                    <td>${AUTH_TITLES[c.authType]}</td>
-                  </tr>`,
-              )}
-              ${
-                connections.length === 0
-                  ? html`<tr>
-                      <td colspan="3" class="muted">No connections yet.</td>
-                    </tr>`
-                  : ''
-              }
-            </tbody>
-          </table>
+          ${table({
+            rows: connections,
+            empty: 'No connections yet.',
+            columns: [
+              { header: 'Code', cell: (c) => html`<a href="${path(['rest', 'connections', c.code])}">${c.code}</a>` },
+              { header: 'Base URL', cell: (c) => c.baseUrl },
+              { header: 'Authentication', cell: (c) => AUTH_TITLES[c.authType] },
+            ],
+          })}
           <h2>Endpoints</h2>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Code</th>
-                <th scope="col">Connection</th>
-                <th scope="col">Request</th>
-                <th scope="col">Pagination</th>
-                <th scope="col" class="num">Integration</th>
-                <th scope="col">Schedule</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${endpoints.map(
-                (e) =>
-                  html`<tr>
-                    <td><a href="${path(['rest', 'endpoints', e.code])}">${e.code}</a></td>
-                    <td>${e.connectionCode}</td>
-                    <td><code>${e.method} ${e.path}</code></td>
-                    <td>${e.pagination.type}</td>
-                    <td class="num">${e.integrationSortingOrder}</td>
-                    <td>${e.scheduleSeconds === null ? 'on demand' : `every ${e.scheduleSeconds} s`}</td>
-                  </tr>`,
-              )}
-              ${
-                endpoints.length === 0
-                  ? html`<tr>
-                      <td colspan="6" class="muted">No endpoints yet.</td>
-                    </tr>`
-                  : ''
-              }
-            </tbody>
-          </table>`,
+          ${table({
+            rows: endpoints,
+            empty: 'No endpoints yet.',
+            columns: [
+              { header: 'Code', cell: (e) => html`<a href="${path(['rest', 'endpoints', e.code])}">${e.code}</a>` },
+              { header: 'Connection', cell: (e) => e.connectionCode },
+              { header: 'Request', cell: (e) => html`<code>${e.method} ${e.path}</code>` },
+              { header: 'Pagination', cell: (e) => e.pagination.type },
+              { header: 'Integration', numeric: true, cell: (e) => e.integrationSortingOrder },
+              { header: 'Schedule', cell: (e) => (e.scheduleSeconds === null ? 'on demand' : `every ${e.scheduleSeconds} s`) },
+            ],
+          })}`,
       );
     });
 
     // The authentication fields of the type chosen on a connection form (htmx swaps them in).
-    router.get('/rest/auth-fields', 'configureConnections', async (request) => {
-      const type = (request.query as { authType?: string }).authType ?? 'none';
-      if (!isAuthType(type)) throw new AppError(400, 'invalidRequest', `Authentication type must be one of ${AUTH_TYPES.join(', ')}.`);
-      return Promise.resolve(authFields(type, {}, () => false));
-    });
+    router.get(
+      '/rest/auth-fields',
+      'configureConnections',
+      async (request) => {
+        const type = request.query.authType ?? 'none';
+        if (!isAuthType(type)) throw new AppError(400, 'invalidRequest', `Authentication type must be one of ${AUTH_TYPES.join(', ')}.`);
+        return Promise.resolve(authFields(type, {}, () => false));
+      },
+      { query: AuthFieldsQuery },
+    );
 
     router.get('/rest/connections/new', 'configureConnections', async (_request, ctx) =>
       Promise.resolve(ctx.page('New REST API connection', connectionForm(ctx, '/rest/connections/new', {}, true))),
@@ -286,34 +258,44 @@ export function connectionPages(deps: RestPagesDeps): ConsolePages {
       return redirect(path(['rest', 'connections', code]), { kind: 'info', text: `Connection ${code} was created.` });
     });
 
-    router.get('/rest/connections/:code', 'read', async (request, ctx) => card(ctx, codeOf(request)));
+    router.get('/rest/connections/:code', 'read', async (request, ctx) => card(ctx, request.params.code), CodeParams);
 
-    router.post('/rest/connections/:code', 'configureConnections', async (request, ctx, form) => {
-      const code = codeOf(request);
-      try {
-        const { code: _code, ...patch } = inputFrom(form, code);
-        await updateConnection(db, code, patch, clock, secrets);
-      } catch (err) {
-        if (!(err instanceof AppError) || err.status >= 500) throw err;
-        return card(ctx, code, '', `Not saved: ${err.message}`, { baseUrl: form.get('baseUrl') ?? '' });
-      }
-      return redirect(path(['rest', 'connections', code]), { kind: 'info', text: `Connection ${code} was saved.` });
-    });
+    router.post(
+      '/rest/connections/:code',
+      'configureConnections',
+      async (request, ctx, form) => {
+        const code = request.params.code;
+        try {
+          const { code: _code, ...patch } = inputFrom(form, code);
+          await updateConnection(db, code, patch, clock, secrets);
+        } catch (err) {
+          if (!(err instanceof AppError) || err.status >= 500) throw err;
+          return card(ctx, code, '', `Not saved: ${err.message}`, { baseUrl: form.get('baseUrl') ?? '' });
+        }
+        return redirect(path(['rest', 'connections', code]), { kind: 'info', text: `Connection ${code} was saved.` });
+      },
+      CodeParams,
+    );
 
-    router.post('/rest/connections/:code/test', 'configureRest', async (request, ctx) => {
-      const code = codeOf(request);
-      if ((await getConnection(db.kysely, code)) === undefined) throw new AppError(404, 'notFound', `No REST API connection '${code}'.`);
-      const result = await testConnection(await loadConnection(db, code, secrets), { outbound: deps.outbound });
-      const panel = html`<section
-        aria-label="Test result"
-        id="test-result"
-        class="${result.ok ? 'flash info' : 'flash error'}"
-        role="status"
-      >
-        <strong>${result.ok ? 'Connection works' : 'Connection failed'}</strong>: ${result.message}.
-        <span class="muted">Called <code>${result.url}</code>${result.status === null ? '' : `, HTTP ${result.status}`}.</span>
-      </section>`;
-      return card(ctx, code, panel);
-    });
+    router.post(
+      '/rest/connections/:code/test',
+      'configureRest',
+      async (request, ctx) => {
+        const code = request.params.code;
+        if ((await getConnection(db.kysely, code)) === undefined) throw new AppError(404, 'notFound', `No REST API connection '${code}'.`);
+        const result = await testConnection(await loadConnection(db, code, secrets), { outbound: deps.outbound });
+        const panel = html`<section
+          aria-label="Test result"
+          id="test-result"
+          class="${result.ok ? 'flash info' : 'flash error'}"
+          role="status"
+        >
+          <strong>${result.ok ? 'Connection works' : 'Connection failed'}</strong>: ${result.message}.
+          <span class="muted">Called <code>${result.url}</code>${result.status === null ? '' : `, HTTP ${result.status}`}.</span>
+        </section>`;
+        return card(ctx, code, panel);
+      },
+      CodeParams,
+    );
   };
 }

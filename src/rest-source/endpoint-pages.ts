@@ -6,7 +6,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../core/errors.js';
-import { redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
+import { formInteger, redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
 import { html, path, type Html } from '../console/html.js';
 import { listIntegrations } from '../integrations/store.js';
 import {
@@ -79,9 +79,7 @@ function inputFrom(form: URLSearchParams, code: string): EndpointInput {
   const int = (name: string): number | null | undefined => {
     const raw = (form.get(name) ?? '').trim();
     if (raw === '') return name === 'maxPages' ? undefined : null;
-    const n = Number(raw);
-    if (!Number.isSafeInteger(n)) throw new AppError(400, 'invalidRequest', `${name}: must be a whole number; got '${raw}'.`);
-    return n;
+    return formInteger(raw, name);
   };
   const type = form.get('paginationType') ?? 'none';
   const input: Record<string, unknown> = {
