@@ -1,8 +1,9 @@
 /**
  * The import run contract: the same behaviour of REST import runs (claim, stage, import, fail, lease,
- * reaper, the CLI) against a real SQLite file and a fresh PostgreSQL database, each run against the
+ * reaper) against a real SQLite file and a fresh PostgreSQL database, each run against the
  * real local paging server. What is checked is what a run promises — every record once, nothing on
  * failure or a lost lease, progress visible to others while fetching — not how either dialect does it.
+ * `ifw run-endpoint` as a process, on both, is in run-endpoint-command.slow.test.ts.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -47,11 +48,9 @@ import {
   type ManualClock,
 } from '../helpers/import-fixtures.js';
 import { startPagingServer, type PagingServer } from '../helpers/paging-server.js';
-import { assertBuilt, runIfw } from '../helpers/process.js';
 import { until } from '../helpers/until.js';
 
 const LEASE_MS = 300_000;
-const SECRET_KEY = 'import-run-tests';
 const iso = (ms = 0): string => new Date(Date.parse(START) + ms).toISOString();
 
 /** Two connections at most on PostgreSQL: the run holds one for its staging, the other serves everything else. */
@@ -488,31 +487,6 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
       expect(seen).toContainEqual({ pagesFetched: 2, pages: 2, page3Requests: 1 });
       expect(await getRun(db, queued.runId)).toMatchObject({ status: 'Completed', pagesFetched: 3, insertedCount: 25 });
     });
-
-    it('`ifw run-endpoint <code>` runs the import in its own process and prints the Completed run', async () => {
-      assertBuilt();
-      const env = { IFW_DATABASE_URL: fresh.url, IFW_SECRET_KEY: SECRET_KEY, IFW_LOG_LEVEL: 'warn' };
-
-      const done = await runIfw(['run-endpoint', 'numbered', '--data-dir', dir], env, { timeoutMs: 60_000 });
-
-      expect(done.code, done.stderr).toBe(0);
-      expect(JSON.parse(done.stdout)).toMatchObject({
-        endpointCode: 'numbered',
-        trigger: 'manual',
-        status: 'Completed',
-        pagesFetched: 3,
-        recordsFetched: 25,
-        insertedCount: 25,
-      });
-      expect(await itemIds()).toEqual(range(1, 25));
-
-      server.setFaults([{ kind: 'malformedJson', page: 2 }]);
-      const failed = await runIfw(['run-endpoint', 'numbered', '--data-dir', dir], env, { timeoutMs: 60_000 });
-      expect(failed.code).toBe(1);
-      const run = JSON.parse(failed.stdout) as ImportRun;
-      expect(run).toMatchObject({ status: 'Failed', pagesFetched: 1, insertedCount: 0 });
-      expect(run.errorMessage).toContain('page 2');
-    }, 60_000);
   });
 });
 
