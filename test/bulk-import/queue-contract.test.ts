@@ -25,7 +25,7 @@ import { releaseRequests } from '../../src/bulk-import/release-requests.js';
 import { runRetentionCleanup } from '../../src/bulk-import/retention.js';
 import { connectionOf } from '../../src/storage/connection.js';
 import { migrate, openDatabase, type Database } from '../../src/storage/database.js';
-import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
+import { BACKENDS, holdAdvisoryLock, type FreshDatabase } from '../helpers/databases.js';
 import { customersPayload, getRequest, insertRequest, setupCustomers, silentLogger } from '../helpers/queue-fixtures.js';
 
 const T0 = new Date('2025-03-01T10:00:00.000Z');
@@ -336,30 +336,40 @@ describe.each(BACKENDS)('job queue contract on $name', (backend) => {
 
         it('renews the lease during a long import, and cancels the import at once when a renewal finds the lease lost', async () => {
           const id = await insertRequest(db, { submittedAt: submitted(1), payload: customersPayload('C1') });
+          // Another session holds a lock the import then waits for, until the test releases it.
+          const lock = await holdAdvisoryLock(fresh.url);
           const slow: ImportFnPg = async (client, input, finish) => {
-            // Writes, then stalls; an administrator cancels the request meanwhile.
+            // Writes, then stalls behind the lock; an administrator cancels the request meanwhile.
             const result = importPayloadPg(client, input, async (outcome) => {
               await db.kysely
                 .updateTable('ifw_bulk_import_request')
                 .set({ status: 'Cancelled', lease_owner: null, lease_expires_at: null })
                 .where('request_id', '=', id)
                 .execute();
-              await client.query('select pg_sleep(20)');
+              await client.query(`select ${lock.waitSql}`);
               return finish(outcome);
             });
             return result;
           };
+          // Should the cancellation not come, the lock is let go after 10 s and the time taken fails the test.
+          const fallback = setTimeout(() => void lock.release(), 10_000);
           const started = Date.now();
-          const result = await processPendingRequests({
-            db,
-            clock,
-            logger: silentLogger,
-            owner: 'worker-1',
-            leaseMs: 300_000,
-            maxAttempts: 3,
-            importPayloadPg: slow,
-            heartbeatMs: 50,
-          });
+          let result;
+          try {
+            result = await processPendingRequests({
+              db,
+              clock,
+              logger: silentLogger,
+              owner: 'worker-1',
+              leaseMs: 300_000,
+              maxAttempts: 3,
+              importPayloadPg: slow,
+              heartbeatMs: 50,
+            });
+          } finally {
+            clearTimeout(fallback);
+            await lock.release();
+          }
           expect(result).toMatchObject({ completed: 0, failed: 0, lost: 1 });
           expect(Date.now() - started).toBeLessThan(10_000);
           expect((await getRequest(db, id)).status).toBe('Cancelled');

@@ -17,6 +17,7 @@ import { API, startTestService, type TestService } from '../helpers/service.js';
 import { openTestDatabase } from '../helpers/db.js';
 import { CHROMIUM, browserAvailable } from '../helpers/browser.js';
 import { until } from '../helpers/until.js';
+import { movableClock } from '../helpers/clock.js';
 import { setCookies, signInHttp, type Browserless } from '../helpers/console-http.js';
 
 const XSS = `<script>alert(1)</script>"><img src=x onerror=alert(2)>`;
@@ -74,9 +75,11 @@ describe('admin console security over real sockets', { timeout: 90_000 }, () => 
   let remoteOrigin: string;
   let admin: Browserless;
   let failedRequestId: string;
+  // The service's clock: the sign-in throttle's waits pass by moving it, not by sleeping.
+  const clock = movableClock();
 
   beforeAll(async () => {
-    t = await startTestService({ workers: true, config: { host: '127.0.0.1', port: 0 } });
+    t = await startTestService({ clock, workers: true, config: { host: '127.0.0.1', port: 0 } });
     base = (await t.service.listen()).replace('localhost', '127.0.0.1');
     await t.service.accounts.createUser({ userName: 'sec-admin', password: PASSWORD, permissionSets: ['SUPER'] });
     admin = await signInHttp(base, 'sec-admin', PASSWORD);
@@ -295,12 +298,12 @@ describe('admin console security over real sockets', { timeout: 90_000 }, () => 
     };
     for (let i = 0; i < 5; i++) expect((await signInForm(`wrong-password-${i}`)).status).toBe(401);
     // The 5th failure made this user wait 1 s from this address; two more failures, each after the
-    // wait the service names, make it 4 s: time enough to show both doors closed.
+    // wait the service names (the service's clock moved on by it), make it 4 s.
     for (let i = 5; i < 7; i++) {
       const waiting = await signInForm(PASSWORD);
       expect(waiting.status).toBe(429);
       expect(waiting.text).toMatch(/try again in \d+ seconds/);
-      await new Promise((resolve) => setTimeout(resolve, waiting.retryAfter * 1000));
+      clock.advance(waiting.retryAfter * 1000);
       expect((await signInForm(`wrong-password-${i}`)).status).toBe(401);
     }
     expect((await signInForm(PASSWORD)).status).toBe(429);

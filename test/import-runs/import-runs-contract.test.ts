@@ -32,7 +32,7 @@ import type { FetchedPage } from '../../src/rest-source/model.js';
 import type { SecretBox } from '../../src/rest-source/secrets.js';
 import { createConnection, createEndpoint } from '../../src/rest-source/service.js';
 import { migrate, openDatabase, type Database } from '../../src/storage/database.js';
-import { BACKENDS, POSTGRES_ADMIN_URL, type FreshDatabase } from '../helpers/databases.js';
+import { BACKENDS, holdAdvisoryLock, POSTGRES_ADMIN_URL, type FreshDatabase } from '../helpers/databases.js';
 import {
   addEndpoint,
   ENDPOINTS,
@@ -531,27 +531,28 @@ describe.skipIf(postgres.skip)('import runs on postgres only', () => {
   });
 
   describe('an import transaction longer than the lease', () => {
-    // A statement-level trigger makes the final import's INSERT take 2 s, four times the lease.
-    const SLOW_INSERT = `
-      create function ifw_test_slow_insert() returns trigger language plpgsql as $$ begin perform pg_sleep(2); return null; end $$;
+    // A statement-level trigger makes the final import's INSERT run `wait` (a statement of PostgreSQL's).
+    const slowInsert = (wait: string) => `
+      create function ifw_test_slow_insert() returns trigger language plpgsql as $$ begin perform ${wait}; return null; end $$;
       create trigger ifw_test_slow_insert after insert on item for each statement execute function ifw_test_slow_insert();`;
     const LEASE = 500;
 
-    async function slowRun(): Promise<{ db: Database; other: Database; ctx: ImportRunContext; runId: string }> {
+    async function slowRun(wait: string): Promise<{ db: Database; other: Database; ctx: ImportRunContext; runId: string }> {
       const db = openUrl(fresh.url);
       const other = openUrl(fresh.url);
       await migrate(db);
       const box = testBox(dir);
       await setupItems(db, systemClock, box, server.origin);
       await addEndpoint(db, systemClock, 'numbered', ENDPOINTS.pageNumber);
-      await sql.raw(SLOW_INSERT).execute(db.kysely);
+      await sql.raw(slowInsert(wait)).execute(db.kysely);
       const ctx: ImportRunContext = { ...runContext(db, systemClock, box), leaseMs: LEASE, heartbeatMs: 100 };
       const { runId } = await queueEndpointRun(db, 'numbered', 'manual', systemClock());
       return { db, other, ctx, runId };
     }
 
     it('keeps its lease: another worker reaping expired leases all along does not take the run over', async () => {
-      const { db, other, ctx, runId } = await slowRun();
+      // The import transaction lasts 2 s of real time, four times the lease (which is measured in real time here).
+      const { db, other, ctx, runId } = await slowRun('pg_sleep(2)');
       let reaping = true;
       const requeued: string[] = [];
       const reaper = (async () => {
@@ -575,26 +576,25 @@ describe.skipIf(postgres.skip)('import runs on postgres only', () => {
     });
 
     it('a lease lost meanwhile cancels the import at once: nothing is committed, the run goes on with its new owner', async () => {
-      const { db, other, ctx, runId } = await slowRun();
-      // In this database: other tests (and their pg_sleep) share the server.
-      const slept = async (): Promise<boolean> =>
-        (
-          await sql<{ n: number }>`select count(*)::integer as n from pg_stat_activity
-                                    where wait_event = 'PgSleep' and datname = current_database()`.execute(other.kysely)
-        ).rows[0]!.n > 0;
-      // Once the import sleeps in its INSERT, another worker takes the run over.
+      // The INSERT waits for a lock another session holds until the end of the test.
+      const lock = await holdAdvisoryLock(fresh.url);
+      const { db, other, ctx, runId } = await slowRun(lock.waitSql);
+      // Once the import waits in its INSERT, another worker takes the run over.
       const thief = (async () => {
-        await until(slept, { what: 'the import sleeping in its INSERT' });
+        await until(() => lock.waited(), { what: 'the import waiting in its INSERT' });
         await sql`update ifw_import_run set lease_owner = 'worker-2' where run_id = ${runId}`.execute(other.kysely);
       })();
+      // Should the cancellation not come, the lock is let go after 10 s: the INSERT then commits and the test fails.
+      const fallback = setTimeout(() => void lock.release(), 10_000);
       try {
-        const started = Date.now();
         expect(await runQueuedImports(ctx)).toMatchObject({ completed: 0, lost: 1 });
         await thief;
-        expect(Date.now() - started).toBeLessThan(1800);
+        // It came back with the lock still held: the lost lease cancelled the waiting INSERT.
         expect(await getRun(db, runId)).toMatchObject({ status: 'Running', insertedCount: 0 });
         expect((await sql<{ n: number }>`select count(*)::integer as n from item`.execute(db.kysely)).rows[0]!.n).toBe(0);
       } finally {
+        clearTimeout(fallback);
+        await lock.release();
         await db.close();
         await other.close();
       }
