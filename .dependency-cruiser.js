@@ -1,5 +1,5 @@
 // Architecture rules for src/, checked by dependency-cruiser (`npm run check:deps`, part of `npm test`).
-// test/architecture.test.ts runs these same rules against small fixture trees to prove that each of them bites.
+// test/project/architecture-rules.test.ts runs these same rules against small fixture trees to prove that each of them bites.
 
 // The folders of src/, lowest layer first. A folder may import from itself and from the folders listed
 // before it, never from a folder listed after it (type-only imports count: a type is a dependency).

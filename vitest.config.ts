@@ -1,9 +1,16 @@
 import os from 'node:os';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * Two projects, chosen by file name: `*.slow.test.ts` is the `slow` project (a browser, spawned `ifw`
+ * processes from the built bin/ifw.js, kill -9, scale-out, long property runs); every other
+ * `*.test.ts` is `fast` (in-process, no build needed). `npm test` runs both; `npm run test:fast` and
+ * `npm run test:slow` run one. Test files mirror src/: test/<src folder>/<behaviour>.test.ts.
+ */
+const SLOW = 'test/**/*.slow.test.ts';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
@@ -11,5 +18,9 @@ export default defineConfig({
     // at once, so a 2-core machine is not left with one core idle (vitest's default is cores − 1).
     maxWorkers: Math.max(2, os.availableParallelism() - 1),
     allowOnly: false,
+    projects: [
+      { extends: true, test: { name: 'fast', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, SLOW] } },
+      { extends: true, test: { name: 'slow', include: [SLOW] } },
+    ],
   },
 });

@@ -94,3 +94,46 @@ export const BACKENDS: readonly Backend[] = [
   { name: 'sqlite', skip: false, fresh: freshSqlite },
   { name: 'postgres', skip: SKIP_POSTGRES, fresh: () => freshPostgres(problem) },
 ];
+
+/** An advisory lock that another session holds until the test releases it. */
+export interface HeldLock {
+  /** The statement to run where the code under test should block, e.g. in a trigger: `perform <waitSql>`. */
+  readonly waitSql: string;
+  /** Whether some session of `url`'s database is blocked waiting for this lock. */
+  waited(): Promise<boolean>;
+  /** Releases the lock (once; later calls do nothing) and closes the holding session. */
+  release(): Promise<void>;
+}
+
+/**
+ * Takes an advisory lock in a session of its own on the PostgreSQL database at `url`: a statement that
+ * asks for the same lock (`waitSql`) blocks, as behind a stuck lock holder, until `release()`, instead
+ * of sleeping for a guessed time. Cancelling the blocked statement (pg_cancel_backend) ends its wait.
+ */
+export async function holdAdvisoryLock(url: string, key = 4_242_001): Promise<HeldLock> {
+  const holder = new pg.Client({ connectionString: url });
+  await holder.connect();
+  await holder.query('select pg_advisory_lock($1)', [key]);
+  let released: Promise<void> | undefined;
+  return {
+    waitSql: `pg_advisory_xact_lock(${key})`,
+    async waited() {
+      const { rows } = await holder.query<{ n: number }>(
+        `select count(*)::integer as n from pg_locks
+          where locktype = 'advisory' and not granted and objid = $1 and database = (select oid from pg_database where datname = current_database())`,
+        [key],
+      );
+      return rows[0]!.n > 0;
+    },
+    release() {
+      released ??= (async () => {
+        try {
+          await holder.query('select pg_advisory_unlock($1)', [key]);
+        } finally {
+          await holder.end();
+        }
+      })();
+      return released;
+    },
+  };
+}

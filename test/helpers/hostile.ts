@@ -4,7 +4,7 @@
  * every limit; query options that are unknown, repeated or half-written; bodies that are not JSON, not
  * UTF-8, nested thousands deep, hold `__proto__`, huge numbers or lone surrogates, or follow the
  * route's schema with one property wrong; odd media types and encodings; missing or forged credentials.
- * Used by test/fuzz-routes.test.ts (the invariants) and bench/soak.ts (memory under a long run).
+ * Used by test/http/hostile-routes-fuzz.slow.test.ts (the invariants) and bench/soak.ts (memory under a long run).
  */
 import fc from 'fast-check';
 
