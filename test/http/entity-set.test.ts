@@ -133,6 +133,8 @@ describe('the envelope schemas', () => {
     expect(gadgets.List.required).toEqual(['@odata.context', 'value']);
     expect(json(gadgets.List.properties['@odata.count'])).toEqual({
       type: 'integer',
+      minimum: -2147483648,
+      maximum: 2147483647,
       description: 'With $count=true: the gadgets matching $filter, on all pages',
     });
     expect(json(gadgets.List.properties.value)).toEqual({ type: 'array', items: json(GadgetItem) });
