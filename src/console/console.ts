@@ -43,16 +43,7 @@ export interface ConsoleContext {
   readonly partial: boolean;
 }
 
-export {
-  checkedInput,
-  formInteger,
-  localPath,
-  PathKey,
-  sortingOrderOf,
-  wholeNumber,
-  type ConsoleRequest,
-  type RouteSchemas,
-} from './route-input.js';
+export { formInteger, PathKey, sortingOrderOf, wholeNumber, type ConsoleRequest, type RouteSchemas } from './route-input.js';
 
 export type PageHandler<S extends RouteSchemas = RouteSchemas> = (request: ConsoleRequest<S>, ctx: ConsoleContext) => Promise<PageResult>;
 export type FormHandler<S extends RouteSchemas = RouteSchemas> = (
