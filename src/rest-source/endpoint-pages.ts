@@ -224,7 +224,7 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
     const endpoint = await getEndpoint(db.kysely, code);
     if (endpoint === undefined) throw new AppError(404, 'notFound', `No REST API endpoint '${code}'.`);
     const view: EndpointView = endpointViewOf(endpoint);
-    // Both answer a page (the card with the preview, the run), so they post as plain forms.
+    // Plain form posts, without htmx: Preview answers the card with its result, Run redirects to the run's page.
     const actions = (verb: string, label: string, secondary = false) =>
       actionButton({ action: path(['rest', 'endpoints', code, verb]), label, csrfToken: ctx.csrfToken, secondary, showsPage: true });
     return ctx.page(
