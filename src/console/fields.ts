@@ -120,7 +120,7 @@ export function field(spec: FieldSpec): Html {
   </div>`;
 }
 
-/** The banner above a form that was refused: the reason, announced at once. */
-export function formError(error: string | undefined, id?: string): Html | string {
+/** The banner above a form that was refused (or an action that failed): the reason, announced at once. */
+export function formError(error: Html | string | undefined, id?: string): Html | string {
   return error === undefined ? '' : html`<div class="flash error" role="alert" ${id === undefined ? '' : html` id="${id}"`}>${error}</div>`;
 }

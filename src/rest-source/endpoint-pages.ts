@@ -4,10 +4,11 @@
  * rendered from the type's declaration (src/pagination/) with the spec's help text beside each, validation as the form changes (the same rules as saving), and
  * "Preview first page": the records found on page 1 and what pagination would request next.
  */
-import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import { AppError } from '../core/errors.js';
-import { formInteger, redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
+import { formInteger, PathKey, redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
 import { html, path, type Html } from '../console/html.js';
+import { actionButton, field, formError } from '../console/widgets.js';
 import { listIntegrations } from '../integrations/store.js';
 import {
   COMMON_SETTINGS,
@@ -27,26 +28,35 @@ import { createEndpoint, resolveUnsavedEndpoint, updateEndpoint } from './servic
 import { endpointViewOf, type EndpointView } from './settings.js';
 import { getEndpoint, listConnections, loadConnection, loadEndpoint } from './store.js';
 
+const PaginationFieldsQuery = Type.Object({
+  paginationType: Type.Optional(Type.String()),
+  code: Type.Optional(Type.String()),
+  pageSize: Type.Optional(Type.String()),
+  maxPages: Type.Optional(Type.String()),
+  responseDataPath: Type.Optional(Type.String()),
+});
+const NewEndpointQuery = Type.Object({ connection: Type.Optional(Type.String()) });
+const CodeParams = { params: PathKey('code') };
+
 const isType = (v: string): v is PaginationType => (PAGINATION_TYPES as readonly string[]).includes(v);
 type Values = Partial<Record<string, string | number | boolean | null>>;
 const text = (v: Values[string]): string => (v === null || v === undefined || v === false ? '' : String(v));
 /** The own settings of a type, as its declaration lists them (label, kind of input, help). */
 const ownSettings = (type: PaginationType): readonly SettingDeclaration[] => Object.values(paginationOf(type).settings);
 
-function textField(name: string, label: string, v: Values, help: string, attrs: Html | string = ''): Html {
-  return html`<div class="field">
-    <label for="p-${name}">${label}</label
-    ><input id="p-${name}" name="${name}" value="${text(v[name])}" aria-describedby="p-${name}-hint" ${attrs} />
-    <p class="hint" id="p-${name}-hint">${help}</p>
-  </div>`;
+/** A pagination setting's text input; the ids keep a `p-` prefix, apart from the endpoint's own fields. */
+function textField(
+  name: string,
+  label: string,
+  v: Values,
+  help: string,
+  input: { kind?: 'number'; min?: number; required?: boolean } = {},
+): Html {
+  return field({ ...input, name, id: `p-${name}`, label, value: text(v[name]), help });
 }
 
 function checkbox(name: string, label: string, v: Values, help: string): Html {
-  return html`<div class="field">
-    <input type="checkbox" id="p-${name}" name="${name}" ${v[name] === true || v[name] === 'on' ? html` checked` : ''} />
-    <label for="p-${name}" class="inline">${label}</label>
-    <p class="hint">${help}</p>
-  </div>`;
+  return field({ kind: 'checkbox', name, id: `p-${name}`, label, checked: v[name] === true || v[name] === 'on', help });
 }
 
 /** One own setting of a pagination type, as its declaration describes it. */
@@ -55,7 +65,7 @@ function ownField(setting: SettingDeclaration, v: Values): Html {
     case 'checkbox':
       return checkbox(setting.field, setting.label, v, setting.help);
     case 'text':
-      return textField(setting.field, setting.label, v, setting.help, html` required`);
+      return textField(setting.field, setting.label, v, setting.help, { required: true });
     default: {
       const never: never = setting;
       throw new Error(`unknown kind of field ${JSON.stringify(never)}`);
@@ -68,9 +78,8 @@ export function paginationFields(type: PaginationType, v: Values): Html {
   const own = ownSettings(type).map((setting) => ownField(setting, v));
   const countsRecords = paginationOf(type).pageSize === 'counted';
   const { pageSize, maxPages, responseDataPath } = COMMON_SETTINGS;
-  return html`${own}
-  ${textField('pageSize', pageSize.label, v, pageSize.help, html` type="number" min="1"${countsRecords ? html` required` : ''}`)}
-  ${textField('maxPages', maxPages.label, v, maxPages.help, html` type="number" min="1"`)}
+  return html`${own} ${textField('pageSize', pageSize.label, v, pageSize.help, { kind: 'number', min: 1, required: countsRecords })}
+  ${textField('maxPages', maxPages.label, v, maxPages.help, { kind: 'number', min: 1 })}
   ${textField('responseDataPath', responseDataPath.label, v, responseDataPath.help)}`;
 }
 
@@ -141,70 +150,69 @@ function previewPanel(p: PagePreview): Html {
 
 export function endpointPages(deps: RestPagesDeps): ConsolePages {
   const { db, clock, secrets } = deps;
-  const codeOf = (request: FastifyRequest) => (request.params as { code: string }).code;
 
   async function form(ctx: ConsoleContext, action: string, v: Values, isNew: boolean, error?: string): Promise<Html> {
     const [connections, integrations] = await Promise.all([listConnections(db.kysely), listIntegrations(db.kysely)]);
     const type: PaginationType = isType(text(v.paginationType)) ? (text(v.paginationType) as PaginationType) : 'none';
-    const dis = ctx.can('configureRest') ? '' : html` disabled`;
-    const opt = (value: string, label: string, selected: string) =>
-      html`<option value="${value}" ${value === selected ? html` selected` : ''}>${label}</option>`;
-    return html`${error === undefined ? '' : html`<div class="flash error" role="alert">${error}</div>`}
+    const disabled = !ctx.can('configureRest');
+    return html`${formError(error)}
       <form
         method="post"
         action="${action}"
         ${ctx.can('configureRest') ? html` hx-post="/rest/endpoints/validate" hx-trigger="change delay:300ms" hx-target="#validation" hx-swap="innerHTML"` : ''}
       >
         <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
-        ${isNew ? html`<div class="field"><label for="code">Code</label><input id="code" name="code" required value="${text(v.code)}" /></div>` : html`<input type="hidden" name="code" value="${text(v.code)}" />`}
-        <div class="field">
-          <label for="connectionCode">Connection</label
-          ><select id="connectionCode" name="connectionCode" required${dis}>
-            ${connections.map((c) => opt(c.code, `${c.code} (${c.baseUrl})`, text(v.connectionCode)))}
-          </select>
-        </div>
-        <div class="field">
-          <label for="method">Method</label
-          ><select id="method" name="method" ${dis}>
-            ${HTTP_METHODS.map((m) => opt(m, m, text(v.method) || 'GET'))}
-          </select>
-        </div>
-        <div class="field">
-          <label for="path">Path</label><input id="path" name="path" required size="60" value="${text(v.path)}" ${dis} />
-          <p class="hint">Relative to the connection's base URL, or absolute on its origin; may carry a query.</p>
-        </div>
-        <div class="field">
-          <label for="body">Body (POST only)</label><textarea id="body" name="body" rows="3" ${dis}>${text(v.body)}</textarea>
-        </div>
-        <div class="field">
-          <label for="integrationSortingOrder">Integration</label
-          ><select id="integrationSortingOrder" name="integrationSortingOrder" required${dis}>
-            ${integrations.map((i) => opt(String(i.sortingOrder), `${i.sortingOrder} ${i.name}`, text(v.integrationSortingOrder)))}
-          </select>
-        </div>
-        <div class="field">
-          <label for="scheduleSeconds">Schedule (seconds)</label
-          ><input id="scheduleSeconds" name="scheduleSeconds" type="number" min="1" value="${text(v.scheduleSeconds)}" ${dis} />
-          <p class="hint">Import every N seconds; blank: on demand only.</p>
-        </div>
+        ${isNew ? field({ name: 'code', label: 'Code', required: true, value: text(v.code) }) : html`<input type="hidden" name="code" value="${text(v.code)}" />`}
+        ${field({
+          kind: 'select',
+          name: 'connectionCode',
+          label: 'Connection',
+          required: true,
+          disabled,
+          options: connections.map((c) => [c.code, `${c.code} (${c.baseUrl})`] as const),
+          value: text(v.connectionCode),
+        })}
+        ${field({ kind: 'select', name: 'method', label: 'Method', disabled, options: HTTP_METHODS, value: text(v.method) || 'GET' })}
+        ${field({
+          name: 'path',
+          label: 'Path',
+          required: true,
+          size: 60,
+          value: text(v.path),
+          disabled,
+          help: "Relative to the connection's base URL, or absolute on its origin; may carry a query.",
+        })}
+        ${field({ kind: 'textarea', name: 'body', label: 'Body (POST only)', rows: 3, value: text(v.body), disabled })}
+        ${field({
+          kind: 'select',
+          name: 'integrationSortingOrder',
+          label: 'Integration',
+          required: true,
+          disabled,
+          options: integrations.map((i) => [String(i.sortingOrder), `${i.sortingOrder} ${i.name}`] as const),
+          value: text(v.integrationSortingOrder),
+        })}
+        ${field({
+          kind: 'number',
+          name: 'scheduleSeconds',
+          label: 'Schedule (seconds)',
+          min: 1,
+          value: text(v.scheduleSeconds),
+          disabled,
+          help: 'Import every N seconds; blank: on demand only.',
+        })}
         <fieldset>
           <legend>Pagination</legend>
-          <div class="field">
-            <label for="paginationType">Pagination Type</label
-            ><select
-              id="paginationType"
-              name="paginationType"
-              ${dis}
-              hx-get="/rest/pagination-fields"
-              hx-target="#pagination-fields"
-              hx-trigger="change"
-              hx-include="closest form"
-              aria-describedby="paginationType-hint"
-            >
-              ${PAGINATION_TYPES.map((t) => opt(t, paginationOf(t).title, type))}
-            </select>
-            <p class="hint" id="paginationType-hint">${PAGINATION_TYPE_HELP}</p>
-          </div>
+          ${field({
+            kind: 'select',
+            name: 'paginationType',
+            label: 'Pagination Type',
+            disabled,
+            options: PAGINATION_TYPES.map((t) => [t, paginationOf(t).title] as const),
+            value: type,
+            help: PAGINATION_TYPE_HELP,
+            attributes: html` hx-get="/rest/pagination-fields" hx-target="#pagination-fields" hx-trigger="change" hx-include="closest form"`,
+          })}
           <div id="pagination-fields" aria-live="polite">${paginationFields(type, v)}</div>
         </fieldset>
         <div id="validation" aria-live="polite"></div>
@@ -216,12 +224,9 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
     const endpoint = await getEndpoint(db.kysely, code);
     if (endpoint === undefined) throw new AppError(404, 'notFound', `No REST API endpoint '${code}'.`);
     const view: EndpointView = endpointViewOf(endpoint);
-    const actions = (verb: string, label: string, cls = '') =>
-      html`<form class="inline" method="post" action="${path(['rest', 'endpoints', code, verb])}">
-        <input type="hidden" name="_csrf" value="${ctx.csrfToken}" /><button type="submit" ${cls === '' ? '' : html` class="${cls}"`}>
-          ${label}
-        </button>
-      </form>`;
+    // Plain form posts, without htmx: Preview answers the card with its result, Run redirects to the run's page.
+    const actions = (verb: string, label: string, secondary = false) =>
+      actionButton({ action: path(['rest', 'endpoints', code, verb]), label, csrfToken: ctx.csrfToken, secondary, showsPage: true });
     return ctx.page(
       `REST API endpoint ${code}`,
       html`<p>
@@ -229,7 +234,7 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
           <a href="${path(['runs'], { endpoint: code })}">Import runs of this endpoint</a>
         </p>
         <p>
-          ${ctx.can('configureRest') ? actions('preview', 'Preview first page', 'secondary') : ''}
+          ${ctx.can('configureRest') ? actions('preview', 'Preview first page', true) : ''}
           ${ctx.can('runImports') ? actions('run', 'Run import now') : ''}
         </p>
         ${extra} ${await form(ctx, path(['rest', 'endpoints', code]), { ...(view as unknown as Values), ...typed }, false, error)}`,
@@ -237,20 +242,25 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
   }
 
   return (router) => {
-    router.get('/rest/pagination-fields', 'configureRest', async (request) => {
-      const q = request.query as Record<string, string>;
-      const type = q.paginationType ?? 'none';
-      if (!isType(type)) throw new AppError(400, 'invalidRequest', `Pagination Type must be one of ${PAGINATION_TYPES.join(', ')}.`);
-      // The kept settings of the type switched to come back from the saved endpoint, as saving would restore them.
-      const saved = q.code === undefined || q.code === '' ? undefined : await getEndpoint(db.kysely, q.code);
-      const kept = saved === undefined ? {} : (endpointViewOf(saved) as unknown as Values);
-      return paginationFields(type, {
-        ...kept,
-        pageSize: q.pageSize ?? '',
-        maxPages: q.maxPages ?? '',
-        responseDataPath: q.responseDataPath ?? '',
-      });
-    });
+    router.get(
+      '/rest/pagination-fields',
+      'configureRest',
+      async (request) => {
+        const q = request.query;
+        const type = q.paginationType ?? 'none';
+        if (!isType(type)) throw new AppError(400, 'invalidRequest', `Pagination Type must be one of ${PAGINATION_TYPES.join(', ')}.`);
+        // The kept settings of the type switched to come back from the saved endpoint, as saving would restore them.
+        const saved = q.code === undefined || q.code === '' ? undefined : await getEndpoint(db.kysely, q.code);
+        const kept = saved === undefined ? {} : (endpointViewOf(saved) as unknown as Values);
+        return paginationFields(type, {
+          ...kept,
+          pageSize: q.pageSize ?? '',
+          maxPages: q.maxPages ?? '',
+          responseDataPath: q.responseDataPath ?? '',
+        });
+      },
+      { query: PaginationFieldsQuery },
+    );
 
     router.post('/rest/endpoints/validate', 'configureRest', async (_request, _ctx, body) => {
       try {
@@ -262,13 +272,16 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
       return html`<p class="ok">These settings are valid.</p>`;
     });
 
-    router.get('/rest/endpoints/new', 'configureRest', async (request, ctx) => {
-      const connection = (request.query as { connection?: string }).connection ?? '';
-      return ctx.page(
-        'New REST API endpoint',
-        await form(ctx, '/rest/endpoints/new', { connectionCode: connection, paginationType: 'none' }, true),
-      );
-    });
+    router.get(
+      '/rest/endpoints/new',
+      'configureRest',
+      async (request, ctx) =>
+        ctx.page(
+          'New REST API endpoint',
+          await form(ctx, '/rest/endpoints/new', { connectionCode: request.query.connection ?? '', paginationType: 'none' }, true),
+        ),
+      { query: NewEndpointQuery },
+    );
 
     router.post('/rest/endpoints/new', 'configureRest', async (_request, ctx, body) => {
       const code = body.get('code') ?? '';
@@ -281,38 +294,47 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
       return redirect(path(['rest', 'endpoints', code]), { kind: 'info', text: `Endpoint ${code} was created.` });
     });
 
-    router.get('/rest/endpoints/:code', 'read', async (request, ctx) => card(ctx, codeOf(request)));
+    router.get('/rest/endpoints/:code', 'read', async (request, ctx) => card(ctx, request.params.code), CodeParams);
 
-    router.post('/rest/endpoints/:code', 'configureRest', async (request, ctx, body) => {
-      const code = codeOf(request);
-      try {
-        const { code: _code, ...patch } = inputFrom(body, code);
-        await updateEndpoint(db, code, patch, clock);
-      } catch (err) {
-        if (!(err instanceof AppError) || err.status >= 500) throw err;
-        return card(ctx, code, '', `Not saved: ${err.message}`, Object.fromEntries(body));
-      }
-      return redirect(path(['rest', 'endpoints', code]), { kind: 'info', text: `Endpoint ${code} was saved.` });
-    });
+    router.post(
+      '/rest/endpoints/:code',
+      'configureRest',
+      async (request, ctx, body) => {
+        const code = request.params.code;
+        try {
+          const { code: _code, ...patch } = inputFrom(body, code);
+          await updateEndpoint(db, code, patch, clock);
+        } catch (err) {
+          if (!(err instanceof AppError) || err.status >= 500) throw err;
+          return card(ctx, code, '', `Not saved: ${err.message}`, Object.fromEntries(body));
+        }
+        return redirect(path(['rest', 'endpoints', code]), { kind: 'info', text: `Endpoint ${code} was saved.` });
+      },
+      CodeParams,
+    );
 
-    router.post('/rest/endpoints/:code/preview', 'configureRest', async (request, ctx) => {
-      const code = codeOf(request);
-      const endpoint = await loadEndpoint(db, code);
-      const connection = await loadConnection(db, endpoint.connectionCode, secrets);
-      const integration = await loadDryRunIntegration(db, endpoint.integrationSortingOrder);
-      try {
-        return await card(ctx, code, previewPanel(await previewFirstPage(connection, endpoint, integration, { outbound: deps.outbound })));
-      } catch (err) {
-        if (!(err instanceof FetchError)) throw err;
-        return card(
-          ctx,
-          code,
-          html`<section aria-label="Preview" id="preview" class="flash error" role="alert">
-            <strong>Page ${err.pageNo} failed</strong>: ${err.message}
-            <span class="muted">(<code>${err.url}</code>${err.status === null ? '' : `, HTTP ${err.status}`})</span>
-          </section>`,
-        );
-      }
-    });
+    router.post(
+      '/rest/endpoints/:code/preview',
+      'configureRest',
+      async (request, ctx) => {
+        const code = request.params.code;
+        const endpoint = await loadEndpoint(db, code);
+        const connection = await loadConnection(db, endpoint.connectionCode, secrets);
+        const integration = await loadDryRunIntegration(db, endpoint.integrationSortingOrder);
+        try {
+          return await card(
+            ctx,
+            code,
+            previewPanel(await previewFirstPage(connection, endpoint, integration, { outbound: deps.outbound })),
+          );
+        } catch (err) {
+          if (!(err instanceof FetchError)) throw err;
+          const failure = html`<strong>Page ${err.pageNo} failed</strong>: ${err.message}
+            <span class="muted">(<code>${err.url}</code>${err.status === null ? '' : `, HTTP ${err.status}`})</span>`;
+          return card(ctx, code, formError(failure, 'preview'));
+        }
+      },
+      CodeParams,
+    );
   };
 }
