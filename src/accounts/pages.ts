@@ -8,7 +8,7 @@
  * here as through the API or the CLI.
  */
 import { AppError } from '../core/errors.js';
-import { PathKey, redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
+import { FormBody, FormList, FormText, PathKey, redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
 import { html, path, type Html } from '../console/html.js';
 import { actionButton, field, fields, formError, statusBadge, table, time } from '../console/widgets.js';
 import { PERMISSION_SET_NAMES } from '../auth/permission-sets.js';
@@ -59,6 +59,7 @@ async function attempt(change: () => Promise<unknown>): Promise<string | undefin
 }
 
 const KeyParams = { params: PathKey('key') };
+const NewUserBody = FormBody({ userName: FormText(), password: FormText(), permissionSets: FormList() });
 const blankAsNull = (value: string | null): string | null => (value === null || value.trim() === '' ? null : value.trim());
 
 function lists(users: readonly User[], applications: readonly Application[]): Html {
@@ -253,14 +254,17 @@ export function accountPages(deps: AccountPagesDeps): ConsolePages {
 
     router.get('/users/new', 'administer', (_request, ctx) => Promise.resolve(ctx.page('New user', newUserForm(ctx))));
 
-    router.post('/users/new', 'administer', async (_request, ctx, form) => {
-      const userName = form.get('userName') ?? '';
-      const error = await attempt(() =>
-        accounts.createUser({ userName, password: form.get('password') ?? '', permissionSets: form.getAll('permissionSets') }),
-      );
-      if (error !== undefined) return ctx.page('New user', newUserForm(ctx, form, error));
-      return redirect(path(['users', userName]), { kind: 'info', text: `User ${userName} created.` });
-    });
+    router.post(
+      '/users/new',
+      'administer',
+      async (request, ctx, form) => {
+        const { userName, password, permissionSets = [] } = request.body;
+        const error = await attempt(() => accounts.createUser({ userName, password, permissionSets }));
+        if (error !== undefined) return ctx.page('New user', newUserForm(ctx, form, error));
+        return redirect(path(['users', userName]), { kind: 'info', text: `User ${userName} created.` });
+      },
+      { body: NewUserBody },
+    );
 
     router.get('/users/:key', 'administer', async (request, ctx) => showUser(ctx, request.params.key), KeyParams);
 

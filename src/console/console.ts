@@ -15,7 +15,7 @@ import type { Principal } from '../auth/model.js';
 import { allows } from '../auth/permission-sets.js';
 import type { Permission } from '../auth/permissions.js';
 import { AppError } from '../core/errors.js';
-import { checkedInput, localPath, PathKey, type ConsoleRequest, type RouteSchemas } from './route-input.js';
+import { checkedInput, formFields, localPath, PathKey, type ConsoleRequest, type RouteSchemas } from './route-input.js';
 import type { App, RoutePlugin } from '../http/server.js';
 import { consoleAsset } from './assets.js';
 import { cookie, readCookie } from './cookies.js';
@@ -43,7 +43,18 @@ export interface ConsoleContext {
   readonly partial: boolean;
 }
 
-export { formInteger, PathKey, sortingOrderOf, wholeNumber, type ConsoleRequest, type RouteSchemas } from './route-input.js';
+export {
+  FormBody,
+  FormCheckbox,
+  formInteger,
+  FormList,
+  FormText,
+  PathKey,
+  sortingOrderOf,
+  wholeNumber,
+  type ConsoleRequest,
+  type RouteSchemas,
+} from './route-input.js';
 
 export type PageHandler<S extends RouteSchemas = RouteSchemas> = (request: ConsoleRequest<S>, ctx: ConsoleContext) => Promise<PageResult>;
 export type FormHandler<S extends RouteSchemas = RouteSchemas> = (
@@ -63,6 +74,7 @@ export interface Section {
 export interface FormOptions<S extends RouteSchemas = RouteSchemas> extends RouteSchemas {
   readonly params?: S['params'];
   readonly query?: S['query'];
+  readonly body?: S['body'];
   /**
    * The largest form body this route reads, in bytes; default FORM_LIMIT_BYTES. Only a form where a
    * payload is pasted needs more.
@@ -297,8 +309,10 @@ export function consoleRoutes(deps: ConsoleDeps): RoutePlugin {
           if (signed === undefined) throw new AppError(401, 'unauthorized', 'Sign in first.');
           if (route.schemas.params !== undefined) checkedInput(request, route.schemas.params, 'params');
           if (route.schemas.query !== undefined) checkedInput(request, route.schemas.query, 'querystring');
-          const ctx = contextFor(request, reply, signed);
           const form = request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
+          if (route.schemas.body !== undefined)
+            request.body = checkedInput(request, route.schemas.body, 'body', formFields(form, route.schemas.body));
+          const ctx = contextFor(request, reply, signed);
           return send(request, reply, await route.handler(request as ConsoleRequest, ctx, form));
         },
       });
