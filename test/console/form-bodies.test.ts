@@ -56,7 +56,7 @@ describe('a console form with a declared body', () => {
       method: 'POST',
       redirect: 'manual',
       headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: console_.cookie, origin: base },
-      body: new URLSearchParams([['_csrf', console_.csrf], ...fields]).toString(),
+      body: new URLSearchParams([['_csrf', console_.csrf], ...fields.map(([k, v]): [string, string] => [k, v])]).toString(),
     });
   const users = async () => (await t.inject({ method: 'GET', url: `${API}/users` })).body;
 
