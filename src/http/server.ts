@@ -296,6 +296,11 @@ export async function buildServer(options: ServerOptions): Promise<App> {
         description: 'Bulk Import API and integration configuration. Every error answer is {"error":{"code","message"}}.',
       },
     },
+    // The console's HTML pages (routes with a session) are not API: the document covers the API only.
+    transform: ({ schema, url, route }) => ({
+      schema: route.config?.session === true ? { ...schema, hide: true } : schema,
+      url,
+    }),
     transformObject: (documentObject) =>
       ('openapiObject' in documentObject ? documentODataKeys(documentObject.openapiObject) : documentObject.swaggerObject) as never,
   });

@@ -26,6 +26,15 @@ describe('the API documents', () => {
     await expect(pretty(res.body)).toMatchFileSnapshot('../fixtures/api-documents/openapi.json');
   });
 
+  it("OpenAPI covers the API and the health checks, never the console's HTML pages", async () => {
+    const document = (await t.inject({ method: 'GET', url: '/docs/json' })).json<{ paths: Record<string, unknown> }>();
+    const paths = Object.keys(document.paths);
+    expect(paths.filter((p) => !p.startsWith(`${API}`) && !p.startsWith('/health') && p !== '/auth/dev/jwks.json')).toEqual([]);
+    expect(paths).toContain(`${API}/bulkImportRequests`);
+    // The console's pages are served all the same.
+    for (const page of ['/login', '/assets/console.css']) expect((await t.inject({ method: 'GET', url: page })).statusCode).toBe(200);
+  });
+
   it('$metadata as XML is as pinned', async () => {
     const res = await t.inject({ method: 'GET', url: `${API}/$metadata`, headers: { accept: 'application/xml' } });
     expect(res.statusCode).toBe(200);
