@@ -84,6 +84,15 @@ export function metadataRoutes(shapes: () => readonly RouteShape[]): FastifyPlug
             'XML (application/xml, OData-Version 4.0) by default and to any Accept that names XML or a wildcard; JSON (OData-Version 4.01) with $format=json or an Accept of application/json alone. Every @odata.context points into it.',
           tags: ['OData'],
           querystring: Type.Object({ $format: Type.Optional(Type.String()) }, { additionalProperties: false }),
+          response: {
+            200: {
+              description: 'The CSDL document',
+              content: {
+                'application/xml': { schema: Type.String({ description: 'CSDL XML (OData 4.0)' }) },
+                'application/json': { schema: Type.Object({}, { description: 'CSDL JSON (OData 4.01)', additionalProperties: true }) },
+              },
+            },
+          },
         },
       },
       async (request, reply) => {

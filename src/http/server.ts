@@ -26,6 +26,7 @@ import { AppError } from '../core/errors.js';
 import { findNul, NUL_REASON } from '../core/bounds.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling, MAX_PATH_PARAM_LENGTH } from './errors.js';
 import { API_BASE, rewriteODataUrl } from './odata.js';
+import { documentedRoute, OPENAPI_DOCUMENT } from './openapi.js';
 import { metadataRoutes, recordRouteShapes } from './metadata.js';
 
 export type App = FastifyInstance<
@@ -289,18 +290,8 @@ export async function buildServer(options: ServerOptions): Promise<App> {
 
   const plain = app as unknown as FastifyInstance;
   await plain.register(swagger, {
-    openapi: {
-      info: {
-        title: 'Integration service API',
-        version: 'v1.0',
-        description: 'Bulk Import API and integration configuration. Every error answer is {"error":{"code","message"}}.',
-      },
-    },
-    // The console's HTML pages (routes with a session) are not API: the document covers the API only.
-    transform: ({ schema, url, route }) => ({
-      schema: route.config?.session === true ? { ...schema, hide: true } : schema,
-      url,
-    }),
+    openapi: OPENAPI_DOCUMENT,
+    transform: ({ schema, url, route }) => documentedRoute(schema, url, route),
     transformObject: (documentObject) =>
       ('openapiObject' in documentObject ? documentODataKeys(documentObject.openapiObject) : documentObject.swaggerObject) as never,
   });

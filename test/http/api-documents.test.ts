@@ -35,6 +35,14 @@ describe('the API documents', () => {
     for (const page of ['/login', '/assets/console.css']) expect((await t.inject({ method: 'GET', url: page })).statusCode).toBe(200);
   });
 
+  it("answers the development issuer's key set as its declared response keeps it whole", async () => {
+    const res = await t.inject({ method: 'GET', url: '/auth/dev/jwks.json' });
+    expect(res.statusCode).toBe(200);
+    const { keys } = res.json<{ keys: Record<string, unknown>[] }>();
+    expect(keys.length).toBeGreaterThan(0);
+    for (const key of keys) expect(Object.keys(key)).toEqual(expect.arrayContaining(['kty', 'kid']));
+  });
+
   it('$metadata as XML is as pinned', async () => {
     const res = await t.inject({ method: 'GET', url: `${API}/$metadata`, headers: { accept: 'application/xml' } });
     expect(res.statusCode).toBe(200);
