@@ -138,6 +138,10 @@ describe.runIf(available)('every console page at 390 px and at 1280 px', { timeo
     await page.waitForFunction(`'htmx' in window`);
   }
 
+  /** The focused element: its text when it is the flash, else its tag. */
+  const focused = (page: Page) =>
+    page.evaluate<string>(`(() => { const el = document.activeElement; return el?.matches('.flash') ? el.textContent : el?.tagName ?? ''; })()`);
+
   const slug = (path: string) => path.replace(/^\/$/, 'dashboard').replace(/^\//, '').replace(/[^a-z0-9]+/gi, '-');
 
   it('at 390 px: no page is wider than the screen, the menu is behind a button, axe finds no serious violation', async () => {
@@ -195,6 +199,33 @@ describe.runIf(available)('every console page at 390 px and at 1280 px', { timeo
       await expectAccessible(page);
       await screenshot(page, `wide-${slug(path)}`);
     }
+    await page.context().close();
+  });
+
+  it('after a submit, the focus is on its outcome: the flash after Set On Hold, the field of a refused filter', async () => {
+    const page = await signedInAt(DESKTOP);
+    await visit(page, '/job-queue');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Set On Hold: VENDOR IF Bulk Import Retention Cleanup' }).click();
+    const flash = page.getByRole('status').filter({ hasText: 'is On Hold.' });
+    await flash.waitFor();
+    await expect.poll(() => focused(page)).toContain('is On Hold.');
+    // The held entry has no next run time.
+    const row = page.locator('tr[data-entry="retention-cleanup"]');
+    await row.getByText('On Hold: not until set Ready').waitFor();
+    await page.getByRole('button', { name: 'Set Ready: VENDOR IF Bulk Import Retention Cleanup' }).click();
+    await page.getByRole('status').filter({ hasText: 'is Ready.' }).waitFor();
+    await expect.poll(() => focused(page)).toContain('is Ready.');
+
+    await visit(page, '/requests');
+    await page.getByLabel('From (UTC)').fill('2026-11-22T10:00');
+    await page.getByLabel('To (UTC)').fill('2026-11-21T10:00');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByText('To must not be earlier than From').waitFor();
+    expect(await page.evaluate<string>(`document.activeElement?.id ?? ''`)).toBe('f-to');
+    expect(await page.getByLabel('To (UTC)').getAttribute('aria-invalid')).toBe('true');
+    await expectAccessible(page);
+    await screenshot(page, 'requests-filter-refused');
     await page.context().close();
   });
 
