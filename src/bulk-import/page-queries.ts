@@ -26,7 +26,8 @@ export async function listRequestPage(db: Db, q: RequestListQuery): Promise<Requ
   if (q.status !== undefined) query = query.where('status', '=', q.status);
   if (q.integrationSortingOrder !== undefined) query = query.where('integration_sorting_order', '=', q.integrationSortingOrder);
   const by = q.submittedBy;
-  if (by !== undefined) query = by.length === 1 && by[0] !== undefined ? query.where('submitted_by', '=', by[0]) : query.where('submitted_by', 'in', by);
+  if (by !== undefined)
+    query = by.length === 1 && by[0] !== undefined ? query.where('submitted_by', '=', by[0]) : query.where('submitted_by', 'in', by);
   if (q.from !== undefined) query = query.where('submitted_at', '>=', q.from);
   if (q.to !== undefined) query = query.where('submitted_at', '<', q.to);
   const after = q.after;
@@ -48,8 +49,12 @@ export async function listRequestPage(db: Db, q: RequestListQuery): Promise<Requ
 export async function submittersPresent(db: Db, labels: readonly string[]): Promise<string[]> {
   const present = await Promise.all(
     labels.map(async (label) =>
-      (await db.selectFrom('ifw_bulk_import_request').select('submitted_by').where('submitted_by', '=', label).limit(1).executeTakeFirst()) ===
-      undefined
+      (await db
+        .selectFrom('ifw_bulk_import_request')
+        .select('submitted_by')
+        .where('submitted_by', '=', label)
+        .limit(1)
+        .executeTakeFirst()) === undefined
         ? undefined
         : label,
     ),

@@ -129,7 +129,11 @@ function listTable(rows: readonly RequestListRow[], names: ReadonlyMap<number, s
   );
 }
 
-function detailsBody(d: NonNullable<Awaited<ReturnType<typeof findRequestDetails>>>, integrationName: string | undefined, ctx: ConsoleContext): Html {
+function detailsBody(
+  d: NonNullable<Awaited<ReturnType<typeof findRequestDetails>>>,
+  integrationName: string | undefined,
+  ctx: ConsoleContext,
+): Html {
   const inFlight = IN_FLIGHT.includes(d.status);
   const action = (verb: string) => path(['requests', d.requestId, verb]);
   return liveRegion(

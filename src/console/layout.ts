@@ -76,7 +76,9 @@ export function layout(options: LayoutOptions): Html {
 ${
   flash === undefined
     ? ''
-    : html`<div class="flash ${flash.kind}" role="${flash.kind === 'error' ? 'alert' : 'status'}" tabindex="-1" data-focus-on-load>${flash.text}</div>`
+    : html`<div class="flash ${flash.kind}" role="${flash.kind === 'error' ? 'alert' : 'status'}" tabindex="-1" data-focus-on-load>
+        ${flash.text}
+      </div>`
 }
 <h1>${title}</h1>
 ${body}

@@ -38,33 +38,35 @@ export function table<Row>(options: TableOptions<Row>): Html {
   const columns = options.columns.filter((c) => c.show !== false);
   const num = (c: Column<Row>) => (c.numeric === true ? html` class="num"` : '');
   const label = options.caption ?? options.label ?? headersLabel(columns);
-  return html`<div class="table-scroll" role="region" tabindex="0" aria-label="${label}"><table>
-    ${
-      options.caption === undefined
-        ? ''
-        : html`<caption class="visually-hidden">
-            ${options.caption}
-          </caption>`
-    }
-    <thead>
-      <tr>
-        ${columns.map((c) => html`<th scope="col" ${num(c)}>${c.header}</th>`)}
-      </tr>
-    </thead>
-    <tbody>
-      ${options.rows.map(
-        (row, i) =>
-          html`<tr ${options.rowAttributes?.(row) ?? ''}>
-            ${columns.map((c) => html`<td ${num(c)}>${c.cell(row, i)}</td>`)}
-          </tr>`,
-      )}
+  return html`<div class="table-scroll" role="region" tabindex="0" aria-label="${label}">
+    <table>
       ${
-        options.rows.length === 0 && options.empty !== undefined
-          ? html`<tr>
-              <td colspan="${Math.max(1, columns.length)}" class="muted">${options.empty}</td>
-            </tr>`
-          : ''
+        options.caption === undefined
+          ? ''
+          : html`<caption class="visually-hidden">
+              ${options.caption}
+            </caption>`
       }
-    </tbody>
-  </table></div>`;
+      <thead>
+        <tr>
+          ${columns.map((c) => html`<th scope="col" ${num(c)}>${c.header}</th>`)}
+        </tr>
+      </thead>
+      <tbody>
+        ${options.rows.map(
+          (row, i) =>
+            html`<tr ${options.rowAttributes?.(row) ?? ''}>
+              ${columns.map((c) => html`<td ${num(c)}>${c.cell(row, i)}</td>`)}
+            </tr>`,
+        )}
+        ${
+          options.rows.length === 0 && options.empty !== undefined
+            ? html`<tr>
+                <td colspan="${Math.max(1, columns.length)}" class="muted">${options.empty}</td>
+              </tr>`
+            : ''
+        }
+      </tbody>
+    </table>
+  </div>`;
 }

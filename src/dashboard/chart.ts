@@ -95,7 +95,10 @@ export function perMinuteChart(options: ChartOptions): Html {
       const x = LEFT + i * slot + slot / 2;
       const anchor = i === 0 ? 'start' : i === keys.length - 1 ? 'end' : 'middle';
       return html`<line class="axis" x1="${x.toFixed(1)}" x2="${x.toFixed(1)}" y1="${TOP + PLOT_H}" y2="${TOP + PLOT_H + 4}" />
-        <text x="${(i === 0 ? LEFT : i === keys.length - 1 ? WIDTH - RIGHT : x).toFixed(1)}" y="${TOP + PLOT_H + 18}" text-anchor="${anchor}"
+        <text
+          x="${(i === 0 ? LEFT : i === keys.length - 1 ? WIDTH - RIGHT : x).toFixed(1)}"
+          y="${TOP + PLOT_H + 18}"
+          text-anchor="${anchor}"
           >${key.slice(11)}</text
         >`;
     });
@@ -105,7 +108,12 @@ export function perMinuteChart(options: ChartOptions): Html {
       : `${total.toLocaleString('en')} in the last ${keys.length} minutes (highest ${peak.toLocaleString('en')} per minute)`;
   return html`<figure class="chart">
     <figcaption>${title}: ${summary}</figcaption>
-    <svg class="chart" role="img" aria-label="${title} per minute, last ${keys.length} minutes: ${summary}" viewBox="0 0 ${WIDTH} ${HEIGHT}">
+    <svg
+      class="chart"
+      role="img"
+      aria-label="${title} per minute, last ${keys.length} minutes: ${summary}"
+      viewBox="0 0 ${WIDTH} ${HEIGHT}"
+    >
       ${ticks}
       <line class="axis" x1="${LEFT}" x2="${LEFT}" y1="${TOP}" y2="${TOP + PLOT_H}" />
       ${bars} ${timeLabels}

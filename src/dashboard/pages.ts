@@ -29,9 +29,15 @@ const CHART_MINUTES = 60;
 
 /** How a status's count is coloured: red for a failure, amber for a state that asks for a look. */
 type Tone = 'bad' | 'warn' | undefined;
-const toneOf = (status: string, n: number): Tone => (n === 0 ? undefined : status === 'Failed' ? 'bad' : /warning/i.test(status) ? 'warn' : undefined);
+const toneOf = (status: string, n: number): Tone =>
+  n === 0 ? undefined : status === 'Failed' ? 'bad' : /warning/i.test(status) ? 'warn' : undefined;
 
-function counts(title: string, statuses: readonly string[], byStatus: ReadonlyMap<string, number>, link?: (status: string) => string): Html {
+function counts(
+  title: string,
+  statuses: readonly string[],
+  byStatus: ReadonlyMap<string, number>,
+  link?: (status: string) => string,
+): Html {
   return html`<section aria-label="${title}">
     <h2>${title}</h2>
     <div class="cards">
@@ -96,7 +102,9 @@ async function panel(db: Db, database: Database, now: Date, ctx: ConsoleContext)
       : undefined,
   ]);
   const troubled = entries.filter((e) => e.status === 'On Hold' || e.status === 'Error');
-  const parts: Html[] = [healthLine(healthOf({ runs: runsByStatus, entries, ...(requests === undefined ? {} : { requests: requests[0] }) }))];
+  const parts: Html[] = [
+    healthLine(healthOf({ runs: runsByStatus, entries, ...(requests === undefined ? {} : { requests: requests[0] }) })),
+  ];
   if (troubled.length > 0) parts.push(jobQueueWarning(troubled, ctx));
   if (requests !== undefined)
     parts.push(counts('Bulk import requests, last 24 hours', REQUEST_STATUSES, requests[0], (s) => path(['requests'], { status: s })));

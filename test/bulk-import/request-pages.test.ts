@@ -25,7 +25,10 @@ const list = async (query: string) => {
   expect(page.status).toBe(200);
   return page.text;
 };
-const shown = (text: string) => Object.entries(ids).filter(([, id]) => text.includes(`data-request="${id}"`)).map(([name]) => name);
+const shown = (text: string) =>
+  Object.entries(ids)
+    .filter(([, id]) => text.includes(`data-request="${id}"`))
+    .map(([name]) => name);
 
 describe('the request list', () => {
   it('names each request’s integration, linked to its card', async () => {
@@ -79,7 +82,9 @@ describe('a request’s page', () => {
   it('names its integration, linked to the card', async () => {
     const page = await (await c.as('SUPER')).get(`/requests/${ids.erp}`);
     expect(page.status).toBe(200);
-    expect(page.text).toMatch(/<dt>Integration<\/dt>\s*<dd><a href="\/integrations\/10">Customers<\/a> <span class="muted">\(10\)<\/span><\/dd>/);
+    expect(page.text).toMatch(
+      /<dt>Integration<\/dt>\s*<dd><a href="\/integrations\/10">Customers<\/a> <span class="muted">\(10\)<\/span><\/dd>/,
+    );
   });
 
   it('says when its integration no longer exists', async () => {

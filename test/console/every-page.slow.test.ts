@@ -140,9 +140,15 @@ describe.runIf(available)('every console page at 390 px and at 1280 px', { timeo
 
   /** The focused element: its text when it is the flash, else its tag. */
   const focused = (page: Page) =>
-    page.evaluate<string>(`(() => { const el = document.activeElement; return el?.matches('.flash') ? el.textContent : el?.tagName ?? ''; })()`);
+    page.evaluate<string>(
+      `(() => { const el = document.activeElement; return el?.matches('.flash') ? el.textContent : el?.tagName ?? ''; })()`,
+    );
 
-  const slug = (path: string) => path.replace(/^\/$/, 'dashboard').replace(/^\//, '').replace(/[^a-z0-9]+/gi, '-');
+  const slug = (path: string) =>
+    path
+      .replace(/^\/$/, 'dashboard')
+      .replace(/^\//, '')
+      .replace(/[^a-z0-9]+/gi, '-');
 
   it('at 390 px: no page is wider than the screen, the menu is behind a button, axe finds no serious violation', async () => {
     const page = await signedInAt(PHONE);
@@ -177,7 +183,10 @@ describe.runIf(available)('every console page at 390 px and at 1280 px', { timeo
     await page.goto(`${c.base}/login`);
     await page.getByLabel('User name').fill(await c.user('SUPER'));
     await page.getByLabel('Password').fill(PASSWORD);
-    await Promise.all([page.waitForURL((url) => !url.pathname.startsWith('/login')), page.getByRole('button', { name: 'Sign in' }).click()]);
+    await Promise.all([
+      page.waitForURL((url) => !url.pathname.startsWith('/login')),
+      page.getByRole('button', { name: 'Sign in' }).click(),
+    ]);
     expect(await page.getByRole('navigation', { name: 'Main' }).isVisible()).toBe(true);
     expect(await page.getByRole('button', { name: 'Menu' }).isVisible()).toBe(false);
     expect(await overflow(page)).toBeLessThanOrEqual(0);

@@ -36,7 +36,12 @@ describe('the chart', () => {
   });
 
   it('says so when there is nothing to show, and still draws its axes and baseline', () => {
-    const markup = perMinuteChart({ title: 'Requests submitted', noun: 'requests', keys, series: [{ label: 'Requests', points: [] }] }).markup;
+    const markup = perMinuteChart({
+      title: 'Requests submitted',
+      noun: 'requests',
+      keys,
+      series: [{ label: 'Requests', points: [] }],
+    }).markup;
     expect(markup).toContain('<text class="empty"');
     expect(markup).toContain('No requests in the last hour');
     expect(markup).toContain('Requests submitted: No requests in the last hour');
@@ -54,7 +59,13 @@ describe('the chart', () => {
       keys,
       series: [
         { label: 'Bulk import requests', points: [{ minute: '2026-11-24T10:30', count: 20 }] },
-        { label: 'REST import runs', points: [{ minute: '2026-11-24T10:30', count: 80 }, { minute: '2026-11-24T10:31', count: 5 }] },
+        {
+          label: 'REST import runs',
+          points: [
+            { minute: '2026-11-24T10:30', count: 80 },
+            { minute: '2026-11-24T10:31', count: 5 },
+          ],
+        },
       ],
     }).markup;
     expect(markup).toContain('Records imported: 105 in the last 60 minutes (highest 100 per minute)');

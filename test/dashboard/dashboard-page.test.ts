@@ -27,7 +27,11 @@ const dashboard = async (set: 'SUPER' | 'VENDOR IF STANDARD' = 'SUPER') => {
 };
 /** The health line's markup. */
 const health = (text: string) => /<div class="health health-(\w+)"[^>]*>([\s\S]*?)<\/div>/.exec(text);
-const textOf = (markup: string) => markup.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim();
+const textOf = (markup: string) =>
+  markup
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
 
 describe('the dashboard', () => {
   it('is green with nothing to report, and its empty charts say so in words', async () => {
@@ -62,7 +66,11 @@ describe('the dashboard', () => {
   });
 
   it('is amber when a job queue entry is On Hold, and its Next run says it is held', async () => {
-    await c.t.service.db.kysely.updateTable('ifw_job_queue_entry').set({ status: 'On Hold' }).where('id', '=', 'bulk-import-processor').execute();
+    await c.t.service.db.kysely
+      .updateTable('ifw_job_queue_entry')
+      .set({ status: 'On Hold' })
+      .where('id', '=', 'bulk-import-processor')
+      .execute();
     const text = await dashboard();
     expect(health(text)?.[1]).toBe('amber');
     expect(textOf(health(text)![2]!)).toMatch(/^Needs a look: job queue entry .*Bulk Import Processor is On Hold$/);

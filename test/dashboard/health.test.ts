@@ -9,7 +9,11 @@ const ready = [
 const m = (entries: Record<string, number>) => new Map(Object.entries(entries));
 
 const CASES: readonly [string, HealthInput, Health][] = [
-  ['nothing at all', { requests: m({}), runs: m({}), entries: ready }, { level: 'green', reasons: ['Nothing failed; no imports in the last 24 h'] }],
+  [
+    'nothing at all',
+    { requests: m({}), runs: m({}), entries: ready },
+    { level: 'green', reasons: ['Nothing failed; no imports in the last 24 h'] },
+  ],
   [
     'every request completed',
     { requests: m({ Completed: 12 }), runs: m({}), entries: ready },

@@ -44,6 +44,8 @@ describe('import runs in the console', () => {
 
   it('names the integration on a run’s page', async () => {
     const text = await get(`/runs/${completed}`);
-    expect(text).toMatch(/<dt>Integration<\/dt>\s*<dd><a href="\/integrations\/10">Customers<\/a> <span class="muted">\(10\)<\/span><\/dd>/);
+    expect(text).toMatch(
+      /<dt>Integration<\/dt>\s*<dd><a href="\/integrations\/10">Customers<\/a> <span class="muted">\(10\)<\/span><\/dd>/,
+    );
   });
 });
