@@ -88,6 +88,16 @@ function jobQueueWarning(troubled: readonly JobQueueEntry[], ctx: ConsoleContext
   </div>`;
 }
 
+/** What the dashboard shows of bulk import requests, to a user who may see them. */
+async function requestFigures(db: Db, since: string, chartSince: string) {
+  const [byStatus, perMinute, records] = await Promise.all([
+    countRequestsByStatus(db, since),
+    requestsPerMinute(db, chartSince),
+    recordsPerMinute(db, chartSince),
+  ]);
+  return { byStatus, perMinute, records };
+}
+
 async function panel(db: Db, database: Database, now: Date, ctx: ConsoleContext): Promise<Html> {
   const since = new Date(now.getTime() - DAY_MS).toISOString();
   const chartSince = new Date(now.getTime() - CHART_MINUTES * 60_000).toISOString().slice(0, 16);
@@ -97,20 +107,20 @@ async function panel(db: Db, database: Database, now: Date, ctx: ConsoleContext)
     listEntries(database),
     countRunsByStatus(db, since),
     runRecordsPerMinute(db, chartSince),
-    seesRequests
-      ? Promise.all([countRequestsByStatus(db, since), requestsPerMinute(db, chartSince), recordsPerMinute(db, chartSince)])
-      : undefined,
+    seesRequests ? requestFigures(db, since, chartSince) : undefined,
   ]);
   const troubled = entries.filter((e) => e.status === 'On Hold' || e.status === 'Error');
   const parts: Html[] = [
-    healthLine(healthOf({ runs: runsByStatus, entries, ...(requests === undefined ? {} : { requests: requests[0] }) })),
+    healthLine(healthOf({ runs: runsByStatus, entries, ...(requests === undefined ? {} : { requests: requests.byStatus }) })),
   ];
   if (troubled.length > 0) parts.push(jobQueueWarning(troubled, ctx));
   if (requests !== undefined)
-    parts.push(counts('Bulk import requests, last 24 hours', REQUEST_STATUSES, requests[0], (s) => path(['requests'], { status: s })));
+    parts.push(
+      counts('Bulk import requests, last 24 hours', REQUEST_STATUSES, requests.byStatus, (s) => path(['requests'], { status: s })),
+    );
   parts.push(runCounts(runsByStatus));
   const recordSeries: Series[] = [
-    ...(requests === undefined ? [] : [{ label: 'Bulk import requests', points: requests[2] }]),
+    ...(requests === undefined ? [] : [{ label: 'Bulk import requests', points: requests.records }]),
     { label: 'REST import runs', points: runRecords },
   ];
   parts.push(
@@ -119,7 +129,12 @@ async function panel(db: Db, database: Database, now: Date, ctx: ConsoleContext)
       ${
         requests === undefined
           ? ''
-          : perMinuteChart({ title: 'Requests submitted', noun: 'requests', keys, series: [{ label: 'Requests', points: requests[1] }] })
+          : perMinuteChart({
+              title: 'Requests submitted',
+              noun: 'requests',
+              keys,
+              series: [{ label: 'Requests', points: requests.perMinute }],
+            })
       }
       ${perMinuteChart({ title: 'Records imported', noun: 'records imported', keys, series: recordSeries })}
     </section>`,
