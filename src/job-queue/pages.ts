@@ -9,6 +9,7 @@ import { html, path, type Html } from '../console/html.js';
 import { actionButton, liveRegion, statusBadge, table, time } from '../console/widgets.js';
 import type { Database } from '../storage/database.js';
 import { listEntries, getEntry, type JobQueueEntry } from './entries.js';
+import { nextRun } from './next-run.js';
 import { holdEntry } from './hold-entry.js';
 import { readyEntry } from './ready-entry.js';
 import { runEntryNow } from './run-entry-now.js';
@@ -35,6 +36,7 @@ function entriesTable(entries: readonly JobQueueEntry[], ctx: ConsoleContext): H
     { id: 'job-queue', url: '/job-queue' },
     table({
       rows: entries,
+      caption: 'Job queue entries',
       rowAttributes: (e) => html` data-entry="${e.id}"`,
       columns: [
         { header: 'Entry', cell: (e) => html`${e.description}<br /><code class="muted">${e.id}</code>` },
@@ -42,15 +44,34 @@ function entriesTable(entries: readonly JobQueueEntry[], ctx: ConsoleContext): H
         { header: 'Interval', cell: (e) => every(e.recurrenceSeconds) },
         { header: 'Last run', cell: (e) => time(e.lastRunAt) },
         { header: 'Last ended', cell: (e) => time(e.lastEndedAt) },
-        { header: 'Next run', cell: (e) => time(e.nextRunAt) },
+        { header: 'Next run', cell: (e) => nextRun(e) },
         { header: 'Last error', cell: (e) => e.lastError },
         {
           header: 'Actions',
           show: control,
           cell: (e) =>
-            html`${actionButton({ action: action(e.id, 'hold'), label: 'Set On Hold', csrfToken: ctx.csrfToken, enabled: e.status !== 'On Hold', confirm: `Put ${e.description} On Hold? Nothing of it runs until it is set Ready.` })}
-            ${actionButton({ action: action(e.id, 'ready'), label: 'Set Ready', csrfToken: ctx.csrfToken, enabled: e.status === 'On Hold' || e.status === 'Error' })}
-            ${actionButton({ action: action(e.id, 'run'), label: 'Run now', csrfToken: ctx.csrfToken, enabled: e.status !== 'On Hold' })}`,
+            html`${actionButton({
+              action: action(e.id, 'hold'),
+              label: 'Set On Hold',
+              accessibleName: `Set On Hold: ${e.description}`,
+              csrfToken: ctx.csrfToken,
+              enabled: e.status !== 'On Hold',
+              confirm: `Put ${e.description} On Hold? Nothing of it runs until it is set Ready.`,
+            })}
+            ${actionButton({
+              action: action(e.id, 'ready'),
+              label: 'Set Ready',
+              accessibleName: `Set Ready: ${e.description}`,
+              csrfToken: ctx.csrfToken,
+              enabled: e.status === 'On Hold' || e.status === 'Error',
+            })}
+            ${actionButton({
+              action: action(e.id, 'run'),
+              label: 'Run now',
+              accessibleName: `Run now: ${e.description}`,
+              csrfToken: ctx.csrfToken,
+              enabled: e.status !== 'On Hold',
+            })}`,
         },
       ],
     }),
