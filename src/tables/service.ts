@@ -157,7 +157,7 @@ async function sqlChange(
   if (populated) {
     for (const added of plan.addedFields) {
       if (added.required !== true) continue;
-      const where = pathOf(pathOf(at, 'fields'), next.fields.indexOf(added));
+      const where = pathOf(pathOf(pathOf(at, 'fields'), next.fields.indexOf(added)), 'required');
       throw incompatibleAt(
         where,
         `new field "${added.name}" cannot be required: table "${current.name}" has rows, which would have no value. Add it without required, fill it, then make it required`,
@@ -166,8 +166,11 @@ async function sqlChange(
     for (const change of plan.requiredChanges) {
       if (change.required && (await found(db, hasNulls(current.name, change.field)))) {
         const where = pathOf(
-          pathOf(at, 'fields'),
-          next.fields.findIndex((f) => f.name === change.field),
+          pathOf(
+            pathOf(at, 'fields'),
+            next.fields.findIndex((f) => f.name === change.field),
+          ),
+          'required',
         );
         throw incompatibleAt(
           where,
