@@ -65,6 +65,8 @@ export interface PlainFilterError {
 
 const label = (op: string): string => PLAIN_OPERATORS.find(([o]) => o === op)?.[1] ?? op;
 const words = (ops: readonly PlainOperator[]): string => ops.map(label).join(', ');
+/** `an integer field`, `a date field`. */
+const kind = (type: FieldType): string => `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type} field`;
 const quoted = (text: string): string => `'${text.replace(/'/g, "''")}'`;
 
 /** The OData literal for a value of the type, or undefined when it cannot be one. */
@@ -103,7 +105,7 @@ export function plainFilter(table: TargetTable, input: PlainFilterInput): PlainF
   if (field === undefined) return { input: 'column', message: `Column: "${column}" is not a field of table "${table.name}"` };
   const allowed = OPERATORS_OF[field.type];
   if (!allowed.includes(op as PlainOperator)) {
-    return { input: 'op', message: `Operator: ${column} is a ${field.type} field, which takes ${words(allowed)}; not "${label(op)}"` };
+    return { input: 'op', message: `Operator: ${column} is ${kind(field.type)}, which takes ${words(allowed)}; not "${label(op)}"` };
   }
   if (value === '') return { input: 'value', message: `Value: type what ${column} ${label(op)}` };
   if (value.includes('\u0000')) return { input: 'value', message: 'Value: cannot contain the character U+0000' };
@@ -112,7 +114,7 @@ export function plainFilter(table: TargetTable, input: PlainFilterInput): PlainF
   const expected = field.type === 'option' ? `one of ${(field.options ?? []).join(', ')}` : EXPECTED[field.type];
   const refused: PlainFilterError = {
     input: 'value',
-    message: `Value: ${column} is a ${field.type} field; write ${expected}, not "${value}"`,
+    message: `Value: ${column} is ${kind(field.type)}; write ${expected}, not "${value}"`,
   };
   const text = literal(field.type, value);
   if (text === undefined) return refused;

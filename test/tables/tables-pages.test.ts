@@ -119,8 +119,6 @@ describe.each(BACKENDS)('target table pages on $name', (backend) => {
       });
       const rowsAnswer = await t.inject({ url: `${API}/targetTables('contact')/rows` });
       expect(rowsAnswer.statusCode).toBe(200);
-      const page = await admin.get('/tables/contact');
-      expect(page.text).toContain('Target table contact created.');
     });
 
     it('adds a field to an existing table, and Check changes says what saving would do before anything is saved', async () => {
@@ -240,20 +238,23 @@ describe.each(BACKENDS)('target table pages on $name', (backend) => {
       expect(await rows({ column: 'name', op: 'contains', value: 'a', filter: 'id ge 3' })).toContain('Rows (2)');
 
       const notNumber = await rows({ column: 'id', op: 'gt', value: 'ten' });
-      expect(errorUnder(notNumber, 'value')).toBe('Value: id is a integer field; write a whole number such as 42, not "ten"');
+      expect(errorUnder(notNumber, 'f-value')).toBe('Value: id is an integer field; write a whole number such as 42, not "ten"');
       expect(invalidControls(notNumber)).toEqual(['value']);
       expect(valueOf(notNumber, 'value')).toBe('ten');
       expect(notNumber).toContain('Rows (0)');
 
       const notAnOption = await rows({ column: 'size', op: 'eq', value: 'XXL' });
-      expect(errorUnder(notAnOption, 'value')).toBe('Value: size is a option field; write one of S, M, L, XL, not "XXL"');
+      expect(errorUnder(notAnOption, 'f-value')).toBe('Value: size is an option field; write one of S, M, L, XL, not "XXL"');
 
       const wrongOperator = await rows({ column: 'id', op: 'contains', value: '1' });
-      expect(errorUnder(wrongOperator, 'op')).toBe('Operator: id is a integer field, which takes equals, greater than, less than; not "contains"');
+      expect(errorUnder(wrongOperator, 'f-op')).toBe(
+        'Operator: id is an integer field, which takes equals, greater than, less than; not "contains"',
+      );
       expect(invalidControls(wrongOperator)).toEqual(['op']);
 
       const noColumn = await rows({ column: '', op: 'eq', value: 'Alpha' });
-      expect(errorUnder(noColumn, 'column')).toBe('Column: choose the column to compare with "Alpha"');
+      expect(errorUnder(noColumn, 'f-column')).toBe('Column: choose the column to compare with "Alpha"');
+      expect(invalidControls(noColumn)).toEqual(['column']);
     });
   });
 });
@@ -275,7 +276,8 @@ describe('the new target table form', () => {
     await t?.cleanup();
   });
 
-  const post = (rows: readonly Row[], extra: Record<string, string>) => admin.post('/tables/new', { _csrf: admin.csrf, ...formOf(rows, extra) });
+  const post = (rows: readonly Row[], extra: Record<string, string>) =>
+    admin.post('/tables/new', { _csrf: admin.csrf, ...formOf(rows, extra) });
   const tables = async () => (await t.inject({ url: `${API}/targetTables` })).body;
 
   it('offers the form with three blank rows, each control named by its column and row', async () => {
@@ -368,7 +370,12 @@ describe('the new target table form', () => {
       'fields.1.name',
       'Fields, row 2, Name: "ID" is declared twice (also fields[0]); field names are compared without case',
     ],
-    ['a table name the rules refuse', [{ name: 'id', type: 'integer', key: true }], 'name', 'Table name: "Bad Name" is not a valid table name'],
+    [
+      'a table name the rules refuse',
+      [{ name: 'id', type: 'integer', key: true }],
+      'name',
+      'Table name: "Bad Name" is not a valid table name',
+    ],
     ['a table that exists', [{ name: 'id', type: 'integer', key: true }], 'name', 'Table name: Target table "customer" already exists'],
   ])('refuses %s under its input, marked invalid, keeping what was typed', async (_what, rows, input, words) => {
     const name = input === 'name' ? (words.includes('exists') ? 'customer' : 'Bad Name') : 'refused_table';
@@ -387,6 +394,8 @@ describe('the new target table form', () => {
   it('refuses a table without a primary key above the rows, in the user words', async () => {
     const page = await post([{ name: 'id', type: 'integer' }], { name: 'keyless', action: 'save' });
     expect(page.status).toBe(200);
-    expect(unescape(page.text)).toContain('<p class="field-error" id="fields-error">Primary key: name at least one field that identifies a row</p>');
+    expect(unescape(page.text)).toContain(
+      '<p class="field-error" id="fields-error">Primary key: name at least one field that identifies a row</p>',
+    );
   });
 });
