@@ -237,7 +237,7 @@ function rowCells(rows: readonly FieldRow[], error: PlacedError | undefined, foc
       { header: 'Key', cell: (r, i) => cell({ kind: 'checkbox', name: n(i, 'key'), checked: r.key }, 'Primary key', i) },
       {
         header: 'Option values',
-        cell: (r, i) => cell({ kind: 'textarea', name: n(i, 'options'), value: r.options, rows: 2 }, 'Option values', i),
+        cell: (r, i) => cell({ kind: 'textarea', name: n(i, 'options'), value: r.options, rows: 3 }, 'Option values', i),
       },
       {
         header: 'Relation table',
