@@ -41,7 +41,8 @@ const RowsQuery = Type.Object({
 });
 const NameParams = { params: PathKey('name') };
 const Action = Type.Optional(Type.Union([Type.Literal('add'), Type.Literal('check'), Type.Literal('save')]));
-const RowFields = { pattern: ROW_PATTERN, value: FormText() };
+// Option values are one text per row: room for many of them (the form's byte limit still holds).
+const RowFields = { pattern: ROW_PATTERN, value: FormText(64 * 1024) };
 const NewTableBody = FormBody({ name: FormText(), action: Action }, RowFields);
 const ChangeFieldsBody = FormBody({ action: Action }, RowFields);
 

@@ -74,6 +74,27 @@ describe('declarationOf', () => {
     expect(declaration.rowOf('primaryKey', 0)).toBe(0);
   });
 
+  it("reads a relation that names only a table as that table's key, this table's own included", () => {
+    const country: TargetTable = { name: 'country', primaryKey: ['code'], fields: [{ name: 'code', type: 'code', required: true }] };
+    const declaration = declarationOf(
+      {
+        name: 'person',
+        rows: [
+          row({ name: 'id', type: 'integer', key: true }),
+          row({ name: 'parent', type: 'integer', relationTable: 'person' }),
+          row({ name: 'country', type: 'code', relationTable: 'country' }),
+        ],
+      },
+      [country],
+    );
+    if ('refused' in declaration) throw new Error(declaration.refused.text);
+    expect(declaration.input.fields.map((f) => f.relation)).toEqual([
+      undefined,
+      { table: 'person', field: 'id' },
+      { table: 'country', field: 'code' },
+    ]);
+  });
+
   it('keeps the order of an existing key when the same fields are ticked', () => {
     const declaration = declarationOf({ name: 't', rows: [row({ name: 'a', key: true }), row({ name: 'b', key: true })] }, [], ['b', 'a']);
     if ('refused' in declaration) throw new Error(declaration.refused.text);

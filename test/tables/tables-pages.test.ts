@@ -198,6 +198,11 @@ describe.each(BACKENDS)('target table pages on $name', (backend) => {
         expect(errorUnder(check.text, input), what).toContain(words);
         expect(invalidControls(check.text), what).toEqual([input]);
         expect(controlTag(check.text, input)).toContain(`aria-describedby="${input}-error"`);
+        // What was typed is shown again, the refused change included.
+        rows.forEach((r, i) => expect(valueOf(check.text, `fields.${i}.name`), what).toBe(r.name));
+        expect(check.text, what).toMatch(
+          new RegExp(`<select id="fields\\.4\\.type"[\\s\\S]*?<option value="${rows[4]!.type}"\\s+selected>`),
+        );
         const save = await admin.post('/tables/contact/fields', { _csrf: admin.csrf, ...formOf(rows, { action: 'save' }) });
         expect(save.status, what).toBe(200);
         expect(errorUnder(save.text, input), what).toContain(words);
