@@ -216,14 +216,19 @@ export function tablePages(deps: TablePagesDeps): ConsolePages {
             return fieldsPage(ctx, target, state, { error: placeDeclarationError(refusal(err), declaration) });
           }
         }
-        let added: readonly string[];
+        let declared: Awaited<ReturnType<typeof declareTargetTable>>;
         try {
-          added = (await declareTargetTable(db, declaration.input, clock)).addedFields;
+          declared = await declareTargetTable(db, declaration.input, clock);
         } catch (err) {
           return fieldsPage(ctx, target, state, { error: placeDeclarationError(refusal(err), declaration) });
         }
+        const added = declared.addedFields;
         const text =
-          added.length === 0 ? `Target table ${target.name} saved.` : `Target table ${target.name} saved; added ${added.join(', ')}.`;
+          declared.result === 'unchanged'
+            ? `Target table ${target.name}: nothing changed, the fields are as stored.`
+            : added.length === 0
+              ? `Target table ${target.name} saved.`
+              : `Target table ${target.name} saved; added ${added.join(', ')}.`;
         return redirect(path(['tables', target.name]), { kind: 'info', text });
       },
       { ...NameParams, body: ChangeFieldsBody },

@@ -45,6 +45,10 @@ describe.runIf(available)('admin console: target tables in the browser', { timeo
     await expectKeyboardReachable(page);
     await screenshot(page, 'new-target-table');
 
+    await page.setViewportSize({ width: 390, height: 844 });
+    await expectAccessible(page);
+    await page.setViewportSize({ width: 1280, height: 900 });
+
     await page.getByRole('button', { name: 'Create table' }).click();
     const length = page.getByLabel('Length (row 2)');
     await page.getByText('Fields, row 2, Length: must be between 1 and 2048, got 0').first().waitFor();

@@ -148,6 +148,18 @@ describe.each(BACKENDS)('target table pages on $name', (backend) => {
           expect.objectContaining({ name: 'size', options: ['S', 'M', 'L', 'XL'] }),
         ]),
       );
+      const flash = (answer: { headers: Headers }) =>
+        decodeURIComponent(
+          answer.headers
+            .getSetCookie()
+            .find((c) => c.startsWith('ifw_flash='))!
+            .split(';')[0]!
+            .slice('ifw_flash='.length),
+        );
+      expect(flash(save)).toBe('info:Target table contact saved; added phone.');
+      const again = await admin.post('/tables/contact/fields', { _csrf: admin.csrf, ...formOf(rows, { action: 'save' }) });
+      expect(again.status).toBe(303);
+      expect(flash(again)).toBe('info:Target table contact: nothing changed, the fields are as stored.');
     });
 
     it('shows an incompatible change under its input with the API words before saving refuses it the same way', async () => {
