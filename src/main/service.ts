@@ -140,7 +140,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
           bulkImportPages({ db: db.kysely, clock, wake }),
           integrationPages({ db, clock }),
           tryPayloadPages(db),
-          tablePages(db),
+          tablePages({ db, clock }),
           connectionPages({ db, clock, secrets, outbound }),
           endpointPages({ db, clock, secrets, outbound }),
           importRunPages({ db, clock, wake }),
