@@ -174,7 +174,7 @@ const accepts = (type: FieldType, values: readonly Json[]): boolean => {
   return values.every((v) => !(convert(v) instanceof Violation));
 };
 
-const textOf = (v: Json): string => (v instanceof NumberText ? v.text : String(v as string | number | boolean));
+const textOf = (v: Json): string => (v instanceof NumberText ? v.text : String(v));
 const codePoints = (s: string): number => [...s].length;
 
 /** The narrowest type whose converter takes every value; text when none of the others does. */
