@@ -5,7 +5,8 @@
  * fields and mappings, and the endpoint when there is one, all or nothing (create.ts). A refusal is
  * shown under the input it is about, and nothing typed is lost.
  */
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
+import { Value } from 'typebox/value';
 import { AppError } from '../core/errors.js';
 import { parseJsonExact } from '../core/exact-json.js';
 import { FormBody, FormCheckbox, FormText, redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
@@ -17,7 +18,7 @@ import type { RestPagesDeps } from '../rest-source/connection-pages.js';
 import { inputFrom } from '../rest-source/endpoint-pages.js';
 import { FetchError } from '../rest-source/fetch-pages.js';
 import { previewFirstPage, type PagePreview } from '../rest-source/preview.js';
-import type { EndpointInput } from '../rest-source/schemas.js';
+import { EndpointSchema } from '../rest-source/schemas.js';
 import { resolveUnsavedEndpoint } from '../rest-source/service.js';
 import { listTargetTables } from '../tables/store.js';
 import { createFromSample, type SampleEndpoint } from './create.js';
@@ -59,6 +60,21 @@ const CreateBody = FormBody(
 );
 /** The New endpoint form as it is, whatever pagination settings it shows. */
 const EndpointFormBody = FormBody({}, { pattern: '^[A-Za-z]{1,64}$', value: FormText(64 * 1024) });
+
+/** The New endpoint form's settings as the proposal form carries them: an endpoint without its integration. */
+const CarriedEndpoint = Type.Omit(EndpointSchema, ['integrationSortingOrder']);
+
+function endpointCarried(json: string): Static<typeof CarriedEndpoint> {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    value = undefined;
+  }
+  if (!Value.Check(CarriedEndpoint, value))
+    throw new AppError(400, 'invalidRequest', 'The endpoint this form carries is not one; start again from the New endpoint form.');
+  return value;
+}
 
 /** Where the sample came from, when it was an endpoint: carried through the form to "Create". */
 type Source =
@@ -339,16 +355,7 @@ export function fromSamplePages(deps: RestPagesDeps): ConsolePages {
         if (body.endpoint !== undefined) {
           if (!ctx.can('configureRest'))
             throw new AppError(403, 'forbidden', 'Saving a REST API endpoint needs the permission to configure REST APIs.');
-          let input: Omit<EndpointInput, 'integrationSortingOrder'>;
-          try {
-            input = JSON.parse(body.endpoint) as Omit<EndpointInput, 'integrationSortingOrder'>;
-          } catch {
-            throw new AppError(
-              400,
-              'invalidRequest',
-              'The endpoint carried by this form is not valid JSON; start again from the New endpoint form.',
-            );
-          }
+          const input = endpointCarried(body.endpoint);
           source = { kind: 'new', code: input.code, json: body.endpoint };
           endpoint = { kind: 'new', input };
         } else if (body.endpointCode !== undefined) {
