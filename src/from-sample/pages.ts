@@ -284,7 +284,7 @@ export function fromSamplePages(deps: RestPagesDeps): ConsolePages {
         }
         const proposal = await proposalOf(sample, endpointCode);
         if ('error' in proposal) return page(ctx, pasteForm(ctx, payload, proposal.error, endpointCode));
-        const from = endpointCode === undefined ? '' : ` from ${endpointCode}`;
+        const from = endpointCode === undefined || endpointCode === proposal.tableName ? '' : ` from ${endpointCode}`;
         const draft = draftOf(proposal, {
           sortingOrder: await nextSortingOrder(),
           integrationName: `${words(proposal.tableName)}${from}`,
@@ -333,7 +333,7 @@ export function fromSamplePages(deps: RestPagesDeps): ConsolePages {
         if ('error' in proposal) return ctx.page(TITLE, html`${back}${previewPart(preview)}${formError(proposal.error)}`);
         const draft = draftOf(proposal, {
           sortingOrder: await nextSortingOrder(),
-          integrationName: `${words(proposal.tableName)} from ${code}`,
+          integrationName: proposal.tableName === code ? words(code) : `${words(proposal.tableName)} from ${code}`,
           integrationType: 'restApi',
         });
         return ctx.page(
