@@ -193,5 +193,23 @@ describe.each(BACKENDS)('Create table and mappings from a sample on $name', (bac
     expect(answer.status).toBe(303);
     expect(answer.headers.get('location')).toBe('/rest/endpoints/people');
     expect(await getEndpoint(t.service.db, 'people')).toMatchObject({ integrationSortingOrder: Number(form.sortingOrder) });
+
+    // From the saved endpoint's Preview: its records, and the endpoint pointed at the new integration when asked.
+    const previewed = await admin.post('/integrations/from-sample', {
+      _csrf: admin.csrf,
+      endpointCode: 'people',
+      payload: JSON.stringify([{ id: 1, name: 'Record 1' }]),
+    });
+    const again = formOf(previewed.text);
+    expect(again).toMatchObject({ tableName: 'people_2', endpointCode: 'people', feedEndpoint: 'on', integrationType: 'restApi' });
+    const repointed = await create(again);
+    expect(repointed.headers.get('location')).toBe('/rest/endpoints/people');
+    expect(await getEndpoint(t.service.db, 'people')).toMatchObject({ integrationSortingOrder: Number(again.sortingOrder) });
+    const kept = formOf(
+      (await admin.post('/integrations/from-sample', { _csrf: admin.csrf, endpointCode: 'people', payload: '[{"id":1}]' })).text,
+    );
+    delete kept.feedEndpoint;
+    expect((await create(kept)).headers.get('location')).toBe(`/integrations/${kept.sortingOrder}`);
+    expect(await getEndpoint(t.service.db, 'people')).toMatchObject({ integrationSortingOrder: Number(again.sortingOrder) });
   });
 });

@@ -141,6 +141,19 @@ describe.runIf(available)('first imports through the console, from an empty serv
     await expectAccessible(page);
     await screenshots(page, 'first-import-sample-proposal');
 
+    // A mistake is shown where it was made, focused, and nothing typed is lost (not counted: the journey is the straight way).
+    await page.getByLabel('Table name').fill('My contacts');
+    await page.getByLabel('Required (row 2)').uncheck();
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    await page.getByRole('alert').getByText('Not created: Table name: "My contacts" is not a valid table name').waitFor();
+    expect(await page.evaluate('document.activeElement.id')).toBe('tableName');
+    expect(await page.getByLabel('Table name').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByLabel('Required (row 2)').isChecked()).toBe(false);
+    await expectAccessible(page);
+    await screenshots(page, 'first-import-sample-refused');
+    await page.getByLabel('Table name').fill('contacts');
+    await page.getByLabel('Required (row 2)').check();
+
     // The administrator's choices: the bulk import switch on, and one field left out.
     await person.click(page.getByLabel('Accept Bulk Import Requests'));
     await person.click(page.getByLabel('Include (row 4)'));
