@@ -371,5 +371,6 @@ function newForm(ctx: ConsoleContext, tables: readonly string[], form?: URLSearc
       ${field({ kind: 'select', name: 'targetTable', label: 'Target table', required: true, options: tables, value: v('targetTable') })}
       ${field({ name: 'recordsPath', label: 'Records path', value: v('recordsPath'), help: 'Blank: the payload itself is the array of records.' })}
       <button type="submit">Create integration</button>
-    </form>`;
+    </form>
+    <p><a href="/integrations/from-sample">Create table and mappings from a sample</a></p>`;
 }

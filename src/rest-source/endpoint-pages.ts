@@ -84,7 +84,7 @@ export function paginationFields(type: PaginationType, v: Values): Html {
 }
 
 /** The endpoint input a form sent: only the current pagination type's own settings (the others are kept). */
-function inputFrom(form: URLSearchParams, code: string): EndpointInput {
+export function inputFrom(form: URLSearchParams, code: string): EndpointInput {
   const int = (name: string): number | null | undefined => {
     const raw = (form.get(name) ?? '').trim();
     if (raw === '') return name === 'maxPages' ? undefined : null;
@@ -217,6 +217,7 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
         </fieldset>
         <div id="validation" aria-live="polite"></div>
         ${ctx.can('configureRest') ? html`<button type="submit">${isNew ? 'Create endpoint' : 'Save endpoint'}</button>` : ''}
+        ${isNew && ctx.can('configure') ? html`<button type="submit" class="secondary" formaction="/integrations/from-sample/endpoint" formnovalidate>Preview first page and create its table</button>` : ''}
       </form>`;
   }
 
@@ -322,11 +323,17 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
         const connection = await loadConnection(db, endpoint.connectionCode, secrets);
         const integration = await loadDryRunIntegration(db, endpoint.integrationSortingOrder);
         try {
-          return await card(
-            ctx,
-            code,
-            previewPanel(await previewFirstPage(connection, endpoint, integration, { outbound: deps.outbound })),
-          );
+          const preview = await previewFirstPage(connection, endpoint, integration, { outbound: deps.outbound });
+          // "Create table and mappings from this sample": the previewed records, posted to /integrations/from-sample.
+          const fromSample = ctx.can('configure')
+            ? html`<form method="post" action="/integrations/from-sample">
+                <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
+                <input type="hidden" name="endpointCode" value="${code}" />
+                <input type="hidden" name="payload" value="${JSON.stringify(preview.records)}" />
+                <button type="submit" class="secondary">Create table and mappings from this sample</button>
+              </form>`
+            : '';
+          return await card(ctx, code, html`${previewPanel(preview)}${fromSample}`);
         } catch (err) {
           if (!(err instanceof FetchError)) throw err;
           const failure = html`<strong>Page ${err.pageNo} failed</strong>: ${err.message}
