@@ -89,7 +89,12 @@ export interface ConsoleRouter {
     options?: S & FormOptions<S>,
   ): void;
   /** A form that changes something and shows its page again when the change is refused (`Action`). */
-  action<S extends RouteSchemas = RouteSchemas>(path: string, permission: Permission, action: Action<S>, options?: S & FormOptions<S>): void;
+  action<S extends RouteSchemas = RouteSchemas>(
+    path: string,
+    permission: Permission,
+    action: Action<S>,
+    options?: S & FormOptions<S>,
+  ): void;
 }
 
 /**
@@ -100,7 +105,7 @@ export interface ConsoleRouter {
  */
 export interface Action<S extends RouteSchemas = RouteSchemas> {
   readonly change: (request: ConsoleRequest<S>, ctx: ConsoleContext) => Promise<PageResult>;
-  readonly refused: (request: ConsoleRequest<S>, ctx: ConsoleContext, message: string) => Promise<Html>;
+  readonly refused: (request: ConsoleRequest<S>, ctx: ConsoleContext, message: string) => Html | Promise<Html>;
 }
 
 /** What a feature folder contributes to the console. */
