@@ -155,7 +155,8 @@ export function userCard(
     <h2>Permission sets</h2>
     <form method="post" action="${base}/permission-sets" class="card-form">
       <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
-      ${setChoices(typed?.permissionSets ?? user.permissionSets, warnNone)} ${setsButtons('Save permission sets', warnNone)}
+      ${setChoices(typed === undefined ? user.permissionSets : (typed.permissionSets ?? []), warnNone)}
+      ${setsButtons('Save permission sets', warnNone)}
     </form>
     <h2>Reset password</h2>
     <form method="post" action="${base}/password" class="card-form">
