@@ -6,7 +6,7 @@
 import { Type, type Static } from 'typebox';
 import type { Clock } from '../core/clock.js';
 import { AppError } from '../core/errors.js';
-import { wholeNumber, PathKey, redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
+import { FormBody, wholeNumber, PathKey, redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
 import { html, path, type Html } from '../console/html.js';
 import { actionButton, field, fields, liveRegion, pager, select, statusBadge, table, time } from '../console/widgets.js';
 import { integrationLink, integrationNames } from '../integrations/integration-link.js';
@@ -38,6 +38,8 @@ const ListQuery = Type.Object({
 });
 type ListParams = Static<typeof ListQuery>;
 const IdParams = { params: PathKey('id') };
+/** Cancel and Reset: the request in the path, no field but the CSRF token. */
+const RequestAction = { ...IdParams, body: FormBody({}) };
 
 /** A filter's problems, by field: shown under the field, and the list is not shown until they are fixed. */
 type FilterErrors = Partial<Record<'from' | 'to', string>>;
@@ -294,7 +296,7 @@ export function bulkImportPages(deps: BulkImportPagesDeps): ConsolePages {
         await cancelRequest(db, id, clock);
         return redirect(path(['requests', id]), { kind: 'info', text: `Request ${id} was cancelled.` });
       },
-      IdParams,
+      RequestAction,
     );
 
     router.post(
@@ -306,7 +308,7 @@ export function bulkImportPages(deps: BulkImportPagesDeps): ConsolePages {
         deps.wake?.();
         return redirect(path(['requests', id]), { kind: 'info', text: `Request ${id} is Pending again.` });
       },
-      IdParams,
+      RequestAction,
     );
   };
 }

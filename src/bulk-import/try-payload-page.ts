@@ -4,7 +4,7 @@
  * the rows it would write or each record's errors. Nothing is written, nothing is queued.
  */
 import { AppError } from '../core/errors.js';
-import { sortingOrderOf, PathKey, type ConsoleContext, type ConsolePages } from '../console/console.js';
+import { FormBody, FormText, sortingOrderOf, PathKey, type ConsoleContext, type ConsolePages } from '../console/console.js';
 import { html, path, type Html } from '../console/html.js';
 import { field, formError, table } from '../console/widgets.js';
 import { getIntegration } from '../integrations/store.js';
@@ -18,6 +18,7 @@ const TRIED_RECORDS = 200;
 /** A pasted payload may be larger than the console's other forms (which stop at a few hundred KB). */
 const PASTED_PAYLOAD_BYTES = 16 * 1024 * 1024;
 const NoParams = { params: PathKey('no') };
+const TryBody = FormBody({ payload: FormText(PASTED_PAYLOAD_BYTES) });
 
 function form(no: number, ctx: ConsoleContext, payload: string): Html {
   return html`<form method="post" action="${path(['integrations', no, 'try'])}">
@@ -89,11 +90,11 @@ export function tryPayloadPages(db: Db): ConsolePages {
     router.post(
       '/integrations/:no/try',
       'configure',
-      async (request, ctx, body) => {
+      async (request, ctx) => {
         const no = sortingOrderOf(request.params.no);
         const integration = await loadDryRunIntegration(db, no);
         if (integration === undefined) throw new AppError(404, 'notFound', `No integration ${no}.`);
-        const payload = body.get('payload') ?? '';
+        const { payload } = request.body;
         const title = `Try a payload: integration ${no}`;
         const back = html`<p><a href="${path(['integrations', no])}">← Integration ${no}</a></p>`;
         const { mapping } = integration;
@@ -104,7 +105,7 @@ export function tryPayloadPages(db: Db): ConsolePages {
         const rows = await mapSample(mapping, integration.relationExists, records.slice(0, TRIED_RECORDS));
         return ctx.page(title, html`${back}${form(no, ctx, payload)}${result(rows, records.length)}`);
       },
-      { ...NoParams, bodyLimit: PASTED_PAYLOAD_BYTES },
+      { ...NoParams, body: TryBody, bodyLimit: PASTED_PAYLOAD_BYTES },
     );
   };
 }

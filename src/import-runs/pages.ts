@@ -6,7 +6,7 @@
 import { Type } from 'typebox';
 import type { Clock } from '../core/clock.js';
 import { AppError } from '../core/errors.js';
-import { PathKey, redirect, type ConsolePages } from '../console/console.js';
+import { FormBody, PathKey, redirect, type ConsolePages } from '../console/console.js';
 import { html, path, type Html } from '../console/html.js';
 import { field, fields, liveRegion, select, statusBadge, table, time } from '../console/widgets.js';
 import { integrationLink, integrationNames } from '../integrations/integration-link.js';
@@ -127,7 +127,7 @@ export function importRunPages(deps: ImportRunPagesDeps): ConsolePages {
         deps.wake();
         return redirect(path(['runs', run.runId]), { kind: 'info', text: `An import run of ${code} was queued.` });
       },
-      { params: PathKey('code') },
+      { params: PathKey('code'), body: FormBody({}) },
     );
 
     router.get(

@@ -4,7 +4,7 @@
  */
 import type { Clock } from '../core/clock.js';
 import { AppError } from '../core/errors.js';
-import { PathKey, redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
+import { FormBody, PathKey, redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
 import { html, path, type Html } from '../console/html.js';
 import { actionButton, liveRegion, statusBadge, table, time } from '../console/widgets.js';
 import type { Database } from '../storage/database.js';
@@ -20,7 +20,8 @@ export interface JobQueuePagesDeps {
   readonly wake: () => void;
 }
 
-const IdParams = { params: PathKey('id') };
+/** An entry's buttons: the entry in the path, no field but the CSRF token. */
+const EntryAction = { params: PathKey('id'), body: FormBody({}) };
 
 function every(seconds: number): string {
   if (seconds === 0) return 'when woken';
@@ -112,7 +113,7 @@ export function jobQueuePages(deps: JobQueuePagesDeps): ConsolePages {
         await holdEntry(db, { id: entry.id, now: clock() });
         return redirect('/job-queue', { kind: 'info', text: `${entry.description} is On Hold.` });
       },
-      IdParams,
+      EntryAction,
     );
 
     router.post(
@@ -124,7 +125,7 @@ export function jobQueuePages(deps: JobQueuePagesDeps): ConsolePages {
         deps.wake();
         return redirect('/job-queue', { kind: 'info', text: `${entry.description} is Ready.` });
       },
-      IdParams,
+      EntryAction,
     );
 
     router.post(
@@ -137,7 +138,7 @@ export function jobQueuePages(deps: JobQueuePagesDeps): ConsolePages {
         deps.wake();
         return redirect('/job-queue', { kind: 'info', text: `${entry.description} is due now.` });
       },
-      IdParams,
+      EntryAction,
     );
   };
 }
