@@ -22,6 +22,7 @@ import type { SqlValue } from '../../mapping/convert.js';
 import { mapRecord, relationViolation, type CompiledMapping, type FieldViolation, type RelationExists } from '../../mapping/engine.js';
 import type { WriteMode } from '../../integrations/model.js';
 import { quoteIdent } from '../../tables/ddl.js';
+import { targetSql, upsertClause, valueAliases } from '../target-sql.js';
 import { isRecordLevelSqliteError } from './statements.js';
 
 /** Columns before the mapped values: record_no, page_no, raw. */
@@ -32,13 +33,10 @@ const tableName = (runId: string): string => `ifw_staged_${runId}`;
 /** The run's staging table, as SQL (schema-qualified and quoted). */
 export const stagedRowsTable = (runId: string): string => `temp.${quoteIdent(tableName(runId))}`;
 
-/** The mapped value columns of a staging table of `width` fields. */
-const stagedValueColumns = (width: number): string[] => Array.from({ length: width }, (_, i) => `c${i}`);
-
 /** Creates the run's (empty) staging table; an earlier attempt's is dropped first. */
 export function createStagedRows(sqlite: BetterSqlite3.Database, runId: string, width: number): void {
   dropStagedRows(sqlite, runId);
-  const values = stagedValueColumns(width)
+  const values = valueAliases(width)
     .map((c) => `, ${c}`)
     .join('');
   sqlite.exec(`create table ${stagedRowsTable(runId)} (record_no integer primary key, page_no integer not null, raw text${values})`);
@@ -103,7 +101,7 @@ const rowsPerInsert = (stride: number): number => Math.max(1, Math.min(64, Math.
 export function stagedRowsWriter(sqlite: BetterSqlite3.Database, runId: string, width: number): (records: MappedRecords) => void {
   const stride = STAGED_LEAD + width;
   const tuple = `(${new Array<string>(stride).fill('?').join(', ')})`;
-  const insert = `insert into ${stagedRowsTable(runId)} (record_no, page_no, raw${stagedValueColumns(width)
+  const insert = `insert into ${stagedRowsTable(runId)} (record_no, page_no, raw${valueAliases(width)
     .map((c) => `, ${c}`)
     .join('')}) values `;
   const most = rowsPerInsert(stride);
@@ -205,12 +203,10 @@ export function prepareStagedCopy(
   staged: string,
 ): StagedCopy | null {
   const { columns, keyColumns } = mapping;
-  const nonKeys = columns.map((_, i) => i).filter((i) => !keyColumns.includes(i));
+  const target = targetSql(mapping);
+  const { table, names, nonKeys } = target;
   if (mode === 'update' || columns.some((c) => c.relation?.table === mapping.table.name)) return null;
   if (mode === 'upsert' && (keyColumns.length === 0 || nonKeys.length === 0)) return null;
-  const table = quoteIdent(mapping.table.name);
-  const names = columns.map((c) => quoteIdent(c.field.name));
-  const values = stagedValueColumns(columns.length);
   const one = (sql: string): BetterSqlite3.Statement => sqlite.prepare(sql).pluck();
   const refusals = [one(`select 1 from ${staged} where raw is not null limit 1`)];
   columns.forEach(({ relation }, i) => {
@@ -221,6 +217,7 @@ export function prepareStagedCopy(
       ),
     );
   });
+  const insert = `insert into ${table} (${names.join(', ')}) select ${valueAliases(columns.length).join(', ')} from ${staged}`;
   let copy: BetterSqlite3.Statement;
   let newKeys: BetterSqlite3.Statement | null = null;
   let total: BetterSqlite3.Statement | null = null;
@@ -232,14 +229,10 @@ export function prepareStagedCopy(
       `select count(*) from (select distinct ${keys.join(', ')} from ${staged}) s where not exists (select 1 from ${table} t where ${sameKey})`,
     );
     total = one(`select count(*) from ${staged}`);
-    const assignments = nonKeys.map((i) => `${names[i]!} = excluded.${names[i]!}`).join(', ');
     // "where true": SQLite's grammar needs a WHERE before ON CONFLICT when the rows come from a SELECT.
-    copy = sqlite.prepare(
-      `insert into ${table} (${names.join(', ')}) select ${values.join(', ')} from ${staged} where true order by record_no ` +
-        `on conflict (${keyColumns.map((k) => names[k]!).join(', ')}) do update set ${assignments}`,
-    );
+    copy = sqlite.prepare(`${insert} where true order by record_no ${upsertClause(target)}`);
   } else {
-    copy = sqlite.prepare(`insert into ${table} (${names.join(', ')}) select ${values.join(', ')} from ${staged} order by record_no`);
+    copy = sqlite.prepare(`${insert} order by record_no`);
   }
   return () => {
     if (refusals.some((refusal) => refusal.get() !== undefined)) return null;
