@@ -22,6 +22,7 @@ import type { SqlValue } from '../../mapping/convert.js';
 import { mapRecord, relationViolation, type CompiledMapping, type FieldViolation, type RelationExists } from '../../mapping/engine.js';
 import type { WriteMode } from '../../integrations/model.js';
 import { quoteIdent } from '../../tables/ddl.js';
+import { mapBatch } from '../mapped-batches.js';
 import { targetSql, upsertClause, valueAliases } from '../target-sql.js';
 import { isRecordLevelSqliteError } from './statements.js';
 
@@ -52,53 +53,23 @@ export function hasStagedRows(sqlite: BetterSqlite3.Database, runId: string): bo
   return sqlite.prepare("select 1 from temp.sqlite_master where type = 'table' and name = ?").get(tableName(runId)) !== undefined;
 }
 
-/** A page's records mapped, ready for the staging table. */
-export interface MappedRecords {
-  readonly recordCount: number;
-  /** STAGED_LEAD + width values per record, record after record. */
-  readonly values: SqlValue[];
-}
-
-/** Relations are checked by the import, inside its transaction. */
-const deferRelations: RelationExists = () => true;
-
-/**
- * Maps pages in order, numbering their records on from page to page. Staged values are the mapped row;
- * a record with a violation is staged as its JSON text instead.
- */
-export function recordMapper(mapping: CompiledMapping): (pageNo: number, records: readonly unknown[]) => MappedRecords {
-  const width = mapping.columns.length;
-  const stride = STAGED_LEAD + width;
-  const row = new Array<SqlValue>(width).fill(null);
-  let recordNo = 0;
-  return (pageNo, records) => {
-    const values = new Array<SqlValue>(records.length * stride);
-    for (let r = 0, at = 0; r < records.length; r++, at += stride) {
-      const record = records[r];
-      values[at] = ++recordNo;
-      values[at + 1] = pageNo;
-      if (mapRecord(mapping, record, row, deferRelations) === null) {
-        values[at + 2] = null;
-        for (let c = 0; c < width; c++) values[at + STAGED_LEAD + c] = row[c]!;
-      } else {
-        values[at + 2] = JSON.stringify(record) ?? 'null';
-        for (let c = 0; c < width; c++) values[at + STAGED_LEAD + c] = null;
-      }
-    }
-    return { recordCount: records.length, values };
-  };
-}
-
 /** Rows per INSERT into the staging table at most, within SQLite's smallest bound-parameter limit (999). */
 const rowsPerInsert = (stride: number): number => Math.max(1, Math.min(64, Math.floor(999 / stride)));
 
 /**
- * Inserts a page's mapped records into the run's staging table: multi-row INSERTs, one statement per
- * row count (a run's pages mostly have the same), prepared once per run. Each call is its own
- * statement on the TEMP table only: it takes no lock on the database file and writes nothing to its
- * write-ahead log, so it can run the moment a page arrives, whatever the run's staging transactions do.
+ * Maps a page's records (mapBatch, numbering them on from page to page) and inserts them into the
+ * run's staging table: a record with a violation is staged as its JSON text instead of its values.
+ * Multi-row INSERTs, one statement per row count (a run's pages mostly have the same), prepared once per
+ * run. Each call is its own statement on the TEMP table only: it takes no lock on the database file
+ * and writes nothing to its write-ahead log, so it can run the moment a page arrives, whatever the
+ * run's staging transactions do.
  */
-export function stagedRowsWriter(sqlite: BetterSqlite3.Database, runId: string, width: number): (records: MappedRecords) => void {
+export function stagedRowsWriter(
+  sqlite: BetterSqlite3.Database,
+  runId: string,
+  mapping: CompiledMapping,
+): (pageNo: number, records: readonly unknown[]) => void {
+  const width = mapping.columns.length;
   const stride = STAGED_LEAD + width;
   const tuple = `(${new Array<string>(stride).fill('?').join(', ')})`;
   const insert = `insert into ${stagedRowsTable(runId)} (record_no, page_no, raw${valueAliases(width)
@@ -117,11 +88,18 @@ export function stagedRowsWriter(sqlite: BetterSqlite3.Database, runId: string, 
     }
     return prepared;
   };
-  return ({ recordCount, values }) => {
-    for (let from = 0; from < recordCount; from += most) {
-      const { statement, params } = statementFor(Math.min(most, recordCount - from));
-      const offset = from * stride;
-      for (let i = 0; i < params.length; i++) params[i] = values[offset + i]!;
+  const row = new Array<SqlValue>(width).fill(null);
+  let recordNo = 0;
+  return (pageNo, records) => {
+    const { values, violations } = mapBatch(mapping, records, row);
+    for (let from = 0; from < records.length; from += most) {
+      const { statement, params } = statementFor(Math.min(most, records.length - from));
+      for (let r = from, at = 0; at < params.length; r++, at += stride) {
+        params[at] = ++recordNo;
+        params[at + 1] = pageNo;
+        params[at + 2] = violations?.has(r) === true ? (JSON.stringify(records[r]) ?? 'null') : null;
+        for (let c = 0; c < width; c++) params[at + STAGED_LEAD + c] = values[r * width + c]!;
+      }
       statement.run(params);
     }
   };
