@@ -38,7 +38,8 @@ function result(dryRun: DryRun, total: number): Html {
   return html`<section aria-label="Result" id="try-result">
     <h2>Result</h2>
     <p role="status" class="${outcome.ok ? 'ok' : 'bad'}">
-      <strong>${dryRunSummary(outcome)}</strong> ${total} record${total === 1 ? '' : 's'} found${outcome.errorCount > 0 ? `, ${outcome.errorCount} error${outcome.errorCount === 1 ? '' : 's'}` : ''}.
+      <strong>${dryRunSummary(outcome)}</strong> ${total} record${total === 1 ? '' : 's'}
+      found${outcome.errorCount > 0 ? `, ${outcome.errorCount} error${outcome.errorCount === 1 ? '' : 's'}` : ''}.
     </p>
     ${outcome.errorMessage === '' ? '' : html`<p>Its error message would be: <q>${outcome.errorMessage}</q></p>`}
     ${
@@ -66,7 +67,9 @@ function result(dryRun: DryRun, total: number): Html {
     ${
       ok.length === 0
         ? ''
-        : html`<h3>${outcome.ok ? 'Rows it would write' : 'Rows of the records without errors (nothing would be written)'}${total > SHOWN_RECORDS ? ` (of the first ${SHOWN_RECORDS} records)` : ''}</h3>
+        : html`<h3>
+              ${outcome.ok ? 'Rows it would write' : 'Rows of the records without errors (nothing would be written)'}${total > SHOWN_RECORDS ? ` (of the first ${SHOWN_RECORDS} records)` : ''}
+            </h3>
             ${table({
               rows: ok,
               columns: [

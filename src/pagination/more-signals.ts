@@ -21,7 +21,19 @@ export interface MoreSignal {
 /** Letters and digits only, lower case: `@odata.count`, `total_count` and `totalCount` read alike. */
 const norm = (key: string): string => key.toLowerCase().replace(/[^a-z0-9]/g, '');
 
-const TOTALS = new Set(['total', 'totalcount', 'totalrecords', 'totalitems', 'totalresults', 'totalelements', 'totalrows', 'totalsize', 'count', 'odatacount', 'recordcount']);
+const TOTALS = new Set([
+  'total',
+  'totalcount',
+  'totalrecords',
+  'totalitems',
+  'totalresults',
+  'totalelements',
+  'totalrows',
+  'totalsize',
+  'count',
+  'odatacount',
+  'recordcount',
+]);
 const PAGES = new Set(['totalpages', 'pagecount', 'lastpage', 'pages', 'numpages', 'pagestotal']);
 const MORE = new Set(['hasmore', 'hasnext', 'hasnextpage', 'morerecords', 'moreavailable', 'more']);
 const LINKS = new Set(['next', 'nextlink', 'nextpage', 'nextpageurl', 'nexturl', 'odatanextlink', 'nextpagelink', 'nexthref']);

@@ -133,7 +133,8 @@ function foundBySentence(locator: PageRecordsLocator, counted: readonly unknown[
 function paginationWarnings(endpoint: RestEndpoint, page: FirstPage): string[] {
   const { next } = page;
   if (next.kind === 'fail') return [];
-  if (next.warning !== undefined) return [next.kind === 'stop' ? `Pagination would stop after page 1. ${next.warning}.` : `${next.warning}.`];
+  if (next.warning !== undefined)
+    return [next.kind === 'stop' ? `Pagination would stop after page 1. ${next.warning}.` : `${next.warning}.`];
   const { pagination } = endpoint;
   if (next.kind === 'stop' && pagination.type === 'nextLink' && compileLookup(pagination.nextLinkPath)(page.body).kind === 'none') {
     return [
@@ -144,7 +145,12 @@ function paginationWarnings(endpoint: RestEndpoint, page: FirstPage): string[] {
   return [];
 }
 
-function fetchFirstPage(connection: RestConnection, endpoint: RestEndpoint, recordsPath: string, options: FetchOptions): Promise<FirstPage> {
+function fetchFirstPage(
+  connection: RestConnection,
+  endpoint: RestEndpoint,
+  recordsPath: string,
+  options: FetchOptions,
+): Promise<FirstPage> {
   return withSession(connection, options, async (session) => {
     const { paginator, locator } = paginatorFor(session, endpoint, recordsPath);
     const page = await fetchJsonPage(session, endpoint, paginator.first);

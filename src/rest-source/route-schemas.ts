@@ -146,7 +146,8 @@ export const PreviewAnswer = Type.Object({
   outcome: Type.Optional(PreviewOutcome),
   warnings: Type.Optional(
     Type.Array(Type.String(), {
-      description: 'Amber warnings with their likely fix: pagination that would stop after page 1 too early, source paths that match no record',
+      description:
+        'Amber warnings with their likely fix: pagination that would stop after page 1 too early, source paths that match no record',
     }),
   ),
   next: Type.Optional(PreviewNext),

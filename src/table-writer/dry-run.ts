@@ -90,13 +90,14 @@ function importers(db: Database, target: ImportTarget): Pick<DryRunIntegration, 
   if (db.dialect === 'sqlite') {
     return {
       importRecords: (records) => onSqlite(db, (sqlite) => importRecordBatches(sqlite, { ...target, batches: [records] }, rollBack)),
-      importPayload: (payload) =>
-        onSqlite(db, (sqlite) => importPayload(sqlite, { ...target, payload, mapInThread: false }, rollBack)),
+      importPayload: (payload) => onSqlite(db, (sqlite) => importPayload(sqlite, { ...target, payload, mapInThread: false }, rollBack)),
     };
   }
   return {
     importRecords: (records) =>
-      onPostgres(db, (client) => importRecordBatchesPg(client, { ...target, batches: [records], expectedRecords: records.length }, rollBack)),
+      onPostgres(db, (client) =>
+        importRecordBatchesPg(client, { ...target, batches: [records], expectedRecords: records.length }, rollBack),
+      ),
     importPayload: (payload) => onPostgres(db, (client) => importPayloadPg(client, { ...target, payload }, rollBack)),
   };
 }
@@ -123,7 +124,8 @@ export async function loadDryRunIntegration(db: Database, sortingOrder: number):
  */
 function shownRows(mapping: CompiledMapping, records: readonly unknown[], outcome: ImportOutcome, shown: number): DryRunRow[] {
   const messages = new Map<number, string[]>();
-  for (const e of outcome.errors) if (e.recordNo !== null) (messages.get(e.recordNo) ?? messages.set(e.recordNo, []).get(e.recordNo)!).push(e.message);
+  for (const e of outcome.errors)
+    if (e.recordNo !== null) (messages.get(e.recordNo) ?? messages.set(e.recordNo, []).get(e.recordNo)!).push(e.message);
   const truncated = outcome.errorCount > outcome.errors.length;
   const lastKnown = truncated ? (outcome.errors.at(-1)?.recordNo ?? 0) : Infinity;
   const { columns } = mapping;
@@ -167,4 +169,3 @@ export function dryRunSummary(outcome: ImportOutcome): string {
   if (inserted + updated + skipped === 0) return 'The import would end Completed: there are no records, nothing would be written.';
   return `The import would end Completed: ${inserted} would be inserted, ${updated} updated, ${skipped} skipped.`;
 }
-

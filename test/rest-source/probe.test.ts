@@ -163,7 +163,8 @@ describe('previewFirstPage', () => {
       ...fakeTime().options,
     });
     // "Record 1" fits 8 characters ("Record 10" does not); only "Record 2" is in table names.
-    const missing = (n: number) => `record ${n} (page 1, record ${n}): field "name" value "Record ${n}" does not exist in table "names" (field "name")`;
+    const missing = (n: number) =>
+      `record ${n} (page 1, record ${n}): field "name" value "Record ${n}" does not exist in table "names" (field "name")`;
     expect(preview.rows).toEqual([
       { recordNo: 1, errors: [missing(1)] },
       { recordNo: 2, row: { id: 2, name: 'Record 2' } },
