@@ -9,8 +9,8 @@ import { html, path, type Html } from '../console/html.js';
 import { liveRegion, statusBadge, table, time } from '../console/widgets.js';
 import { REQUEST_STATUSES } from '../bulk-import/model.js';
 import { countRequestsByStatus, recordsPerMinute, requestsPerMinute } from '../bulk-import/page-queries.js';
-import { RUN_STATUSES } from '../import-runs/model.js';
-import { countRunsByStatus } from '../import-runs/page-queries.js';
+import { COMPLETED_WITH_WARNINGS, RUN_STATUSES } from '../import-runs/model.js';
+import { countRunsByStatus, countRunsWithWarnings } from '../import-runs/page-queries.js';
 import { listEntries } from '../job-queue/entries.js';
 import type { Database } from '../storage/database.js';
 import type { Db } from '../storage/db.js';
@@ -75,7 +75,11 @@ async function panel(db: Db, database: Database, now: Date, ctx: ConsoleContext)
       </section>`,
     );
   }
-  parts.push(counts('REST import runs, last 24 hours', RUN_STATUSES, await countRunsByStatus(db, since)));
+  const [runs, withWarnings] = await Promise.all([countRunsByStatus(db, since), countRunsWithWarnings(db, since)]);
+  // Of the Completed runs, those that stopped short: amber, and a link to the runs to look at.
+  runs.set(COMPLETED_WITH_WARNINGS, withWarnings);
+  const runStatuses = RUN_STATUSES.flatMap((s) => (s === 'Completed' ? [s, COMPLETED_WITH_WARNINGS] : [s]));
+  parts.push(counts('REST import runs, last 24 hours', runStatuses, runs));
   parts.push(
     html`<section aria-label="Job queue">
       <h2>Job queue</h2>

@@ -11,7 +11,7 @@ import { html, path, type Html } from '../console/html.js';
 import { field, fields, liveRegion, statusBadge, table, time } from '../console/widgets.js';
 import { getEndpoint } from '../rest-source/store.js';
 import type { Database } from '../storage/database.js';
-import { isFinalStatus, type ImportRun } from './model.js';
+import { isFinalStatus, runStatusLabel, type ImportRun } from './model.js';
 import { getRun, listRunPages, listRuns } from './queries.js';
 import { queueEndpointRun } from './queue-endpoint-run.js';
 
@@ -61,7 +61,7 @@ export function importRunPages(deps: ImportRunPagesDeps): ConsolePages {
       { id: 'run', url: path(['runs', run.runId]), live },
       html`${fields([
           ['Run ID', html`<code>${run.runId}</code>`],
-          ['Status', statusBadge(run.status)],
+          ['Status', statusBadge(runStatusLabel(run))],
           ['Endpoint', html`<a href="${path(['rest', 'endpoints', run.endpointCode])}">${run.endpointCode}</a>`],
           ['Integration', html`<a href="${path(['integrations', run.integrationSortingOrder])}">${run.integrationSortingOrder}</a>`],
           ['Trigger', run.trigger],
@@ -82,7 +82,7 @@ export function importRunPages(deps: ImportRunPagesDeps): ConsolePages {
           run.warnings.length === 0
             ? ''
             : html`<div class="warning" role="status">
-                <strong>Warnings</strong>
+                <strong>Warnings: records may be missing</strong>
                 <ul>
                   ${run.warnings.map((w) => html`<li>${w}</li>`)}
                 </ul>
@@ -142,7 +142,7 @@ export function importRunPages(deps: ImportRunPagesDeps): ConsolePages {
             columns: [
               { header: 'Run', cell: (r) => html`<a href="${path(['runs', r.runId])}"><code>${r.runId}</code></a>` },
               { header: 'Endpoint', cell: (r) => r.endpointCode },
-              { header: 'Status', cell: (r) => statusBadge(r.status) },
+              { header: 'Status', cell: (r) => statusBadge(runStatusLabel(r)) },
               { header: 'Queued', cell: (r) => time(r.queuedAt) },
               { header: 'Pages', numeric: true, cell: (r) => r.pagesFetched },
               { header: 'Records', numeric: true, cell: (r) => r.recordsFetched },

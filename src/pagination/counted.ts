@@ -40,12 +40,12 @@ function shortPageStop(pageNo: number, count: number, pageSize: number, body: un
   // Every page before this one was full: the records so far are known.
   const signal = moreRecordsSignal(body, pageNo, (pageNo - 1) * pageSize + count);
   if (signal !== undefined) {
-    const lost = pageNo === 1 ? 'Only the first page was imported' : `Pages after page ${pageNo} were not imported`;
+    const lost = pageNo === 1 ? 'Only the first page is imported' : `Pages after page ${pageNo} are not imported`;
     const fix = count > 0 ? ` (set it to ${count}, the records the API returned on page ${pageNo})` : '';
     return {
       kind: 'stop',
       reason: 'shortPage',
-      detail: `${short}, but ${signal.says}: not the last page`,
+      detail: `${short}, but ${signal.says}: more pages follow`,
       warning: `${lost}: ${short}, but ${signal.says}. Page Size differs from the API's real page size: match Page Size${fix}`,
     };
   }

@@ -58,8 +58,8 @@ function noNextLink(path: string, pageNo: number, absent: boolean, body: unknown
   return {
     kind: 'stop',
     reason: 'noNextLink',
-    detail: `Next Link JSON Path "${path}" finds nothing on page 1, but ${candidate.says}: not the last page`,
-    warning: `Only the first page was imported: Next Link JSON Path "${path}" finds nothing, but ${candidate.says}. Fix the path (set Next Link JSON Path to "${candidate.path}")`,
+    detail: `Next Link JSON Path "${path}" finds nothing on page 1, but ${candidate.says}: more pages follow`,
+    warning: `Only the first page is imported: Next Link JSON Path "${path}" finds nothing, but ${candidate.says}. Fix the path (set Next Link JSON Path to "${candidate.path}")`,
   };
 }
 

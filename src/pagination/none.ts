@@ -22,7 +22,7 @@ export const none = declarePagination({
         kind: 'stop',
         reason: 'singlePage',
         detail: `${detail}, but ${signal.says}`,
-        warning: `Only the first page was imported: Pagination Type is None, but ${signal.says}. Set the Pagination Type`,
+        warning: `Only the first page is imported: Pagination Type is None, but ${signal.says}. Set the Pagination Type`,
       };
     },
   }),
