@@ -157,8 +157,6 @@ export function describeDryRun(
   return { outcome, rows: shownRows(mapping, records, outcome, shown), warnings: unmatchedSourcePaths(integration.plan, records) };
 }
 
-const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
-
 /**
  * The outcome in the words of a person about to submit: "would end Failed: nothing would be written"
  * or "would end Completed: 3 would be inserted, 1 updated, 2 skipped".
