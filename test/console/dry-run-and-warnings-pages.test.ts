@@ -124,7 +124,7 @@ describe('Try a payload', () => {
     await contacts('skip', 'upsert');
     await t.service.db
       .insertInto('contact' as never)
-      .values({ no: 'C1', name: 'Old' } as never)
+      .values({ no: 'C1', name: 'Old' })
       .execute();
     const page = await tryIt(payload);
     expect(page.text).toContain('The import would end Completed: 1 would be inserted, 1 updated, 1 skipped.');
