@@ -15,7 +15,7 @@ function pathText(segments: readonly PathSegment[]): string {
   for (const s of segments) {
     if (s.kind === 'index') text += text === '' ? String(s.index) : `.${s.index}`;
     else if (PLAIN_NAME.test(s.name)) text += text === '' ? s.name : `.${s.name}`;
-    else text += `[${JSON.stringify(s.name)}]`;
+    else text += `${text === '' ? '$' : ''}[${JSON.stringify(s.name)}]`;
   }
   return text;
 }
