@@ -54,6 +54,7 @@ td.num, th.num { text-align:right; font-variant-numeric:tabular-nums; }
 .status-Failed, .status-Error, .bad { color:var(--bad); }
 .status-Pending, .status-Processing, .status-OnHold, .status-InProcess, .warn { color:var(--warn); }
 .status-Cancelled { color:var(--muted); }
+.status-Completedwithwarnings { color:var(--warn); background:#fff8c5; }
 .flash { padding:10px 14px; border-radius:4px; margin:0 0 16px; border:1px solid; }
 .flash.info { background:#ddf4ff; border-color:#54aeff; } .flash.error { background:#ffebe9; border-color:#ff8182; }
 .warning { background:#fff8c5; border:1px solid #d4a72c; padding:10px 14px; border-radius:4px; margin:8px 0; }

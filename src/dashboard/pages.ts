@@ -10,8 +10,8 @@ import { html, path, type Html } from '../console/html.js';
 import { liveRegion, statusBadge, table, time } from '../console/widgets.js';
 import { REQUEST_STATUSES } from '../bulk-import/model.js';
 import { countRequestsByStatus, recordsPerMinute, requestsPerMinute } from '../bulk-import/page-queries.js';
-import { RUN_STATUSES } from '../import-runs/model.js';
-import { countRunsByStatus, runRecordsPerMinute } from '../import-runs/page-queries.js';
+import { COMPLETED_WITH_WARNINGS, RUN_STATUSES } from '../import-runs/model.js';
+import { countRunsByStatus, countRunsWithWarnings, runRecordsPerMinute } from '../import-runs/page-queries.js';
 import { listEntries, type JobQueueEntry } from '../job-queue/entries.js';
 import { nextRun } from '../job-queue/next-run.js';
 import type { Database } from '../storage/database.js';
@@ -54,9 +54,16 @@ function counts(
   </section>`;
 }
 
-/** REST import runs per status over the last 24 hours. */
-function runCounts(byStatus: ReadonlyMap<string, number>): Html {
-  return counts('REST import runs, last 24 hours', RUN_STATUSES, byStatus, (s) => path(['runs'], { status: s }));
+/**
+ * REST import runs per status over the last 24 hours, and, of the Completed ones, those that stopped
+ * short ("Completed with warnings": amber, linking to the Completed runs to look at).
+ */
+function runCounts(byStatus: ReadonlyMap<string, number>, withWarnings: number): Html {
+  const counted = new Map(byStatus).set(COMPLETED_WITH_WARNINGS, withWarnings);
+  const statuses = RUN_STATUSES.flatMap((s) => (s === 'Completed' ? [s, COMPLETED_WITH_WARNINGS] : [s]));
+  return counts('REST import runs, last 24 hours', statuses, counted, (s) =>
+    path(['runs'], { status: s === COMPLETED_WITH_WARNINGS ? 'Completed' : s }),
+  );
 }
 
 const HEALTH_WORD: Record<Health['level'], string> = { green: 'Healthy', amber: 'Needs a look', red: 'Problems' };
@@ -103,22 +110,25 @@ async function panel(db: Db, database: Database, now: Date, ctx: ConsoleContext)
   const chartSince = new Date(now.getTime() - CHART_MINUTES * 60_000).toISOString().slice(0, 16);
   const keys = minuteKeys(now, CHART_MINUTES);
   const seesRequests = ctx.can('bulkImport');
-  const [entries, runsByStatus, runRecords, requests] = await Promise.all([
+  const [entries, runsByStatus, runsWithWarnings, runRecords, requests] = await Promise.all([
     listEntries(database),
     countRunsByStatus(db, since),
+    countRunsWithWarnings(db, since),
     runRecordsPerMinute(db, chartSince),
     seesRequests ? requestFigures(db, since, chartSince) : undefined,
   ]);
   const troubled = entries.filter((e) => e.status === 'On Hold' || e.status === 'Error');
   const parts: Html[] = [
-    healthLine(healthOf({ runs: runsByStatus, entries, ...(requests === undefined ? {} : { requests: requests.byStatus }) })),
+    healthLine(
+      healthOf({ runs: runsByStatus, runsWithWarnings, entries, ...(requests === undefined ? {} : { requests: requests.byStatus }) }),
+    ),
   ];
   if (troubled.length > 0) parts.push(jobQueueWarning(troubled, ctx));
   if (requests !== undefined)
     parts.push(
       counts('Bulk import requests, last 24 hours', REQUEST_STATUSES, requests.byStatus, (s) => path(['requests'], { status: s })),
     );
-  parts.push(runCounts(runsByStatus));
+  parts.push(runCounts(runsByStatus, runsWithWarnings));
   const recordSeries: Series[] = [
     ...(requests === undefined ? [] : [{ label: 'Bulk import requests', points: requests.records }]),
     { label: 'REST import runs', points: runRecords },

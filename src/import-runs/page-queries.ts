@@ -27,3 +27,15 @@ export async function runRecordsPerMinute(db: Db, since: string): Promise<Minute
     .execute();
   return rows.map((r) => ({ minute: r.minute, count: Number(r.n ?? 0) }));
 }
+
+/** Completed runs queued since `since` whose fetch stopped short (they have warnings): "Completed with warnings". */
+export async function countRunsWithWarnings(db: Db, since: string): Promise<number> {
+  const row = await db
+    .selectFrom('ifw_import_run')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('queued_at', '>=', since)
+    .where('status', '=', 'Completed')
+    .where('warnings', '<>', '[]')
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}

@@ -13,7 +13,7 @@ import { integrationLink, integrationNames } from '../integrations/integration-l
 import { getIntegration } from '../integrations/store.js';
 import { getEndpoint } from '../rest-source/store.js';
 import type { Database } from '../storage/database.js';
-import { isFinalStatus, RUN_STATUSES, type ImportRun } from './model.js';
+import { isFinalStatus, RUN_STATUSES, runStatusLabel, type ImportRun } from './model.js';
 import { getRun, listRunPages, listRuns } from './queries.js';
 import { queueEndpointRun } from './queue-endpoint-run.js';
 
@@ -64,7 +64,7 @@ export function importRunPages(deps: ImportRunPagesDeps): ConsolePages {
       { id: 'run', url: path(['runs', run.runId]), live },
       html`${fields([
           ['Run ID', html`<code>${run.runId}</code>`],
-          ['Status', statusBadge(run.status)],
+          ['Status', statusBadge(runStatusLabel(run))],
           ['Endpoint', html`<a href="${path(['rest', 'endpoints', run.endpointCode])}">${run.endpointCode}</a>`],
           ['Integration', integrationLink(run.integrationSortingOrder, integration?.name)],
           ['Trigger', run.trigger],
@@ -85,7 +85,7 @@ export function importRunPages(deps: ImportRunPagesDeps): ConsolePages {
           run.warnings.length === 0
             ? ''
             : html`<div class="warning" role="status">
-                <strong>Warnings</strong>
+                <strong>Warnings: records may be missing</strong>
                 <ul>
                   ${run.warnings.map((w) => html`<li>${w}</li>`)}
                 </ul>
@@ -154,7 +154,7 @@ export function importRunPages(deps: ImportRunPagesDeps): ConsolePages {
               { header: 'Run', cell: (r) => html`<a href="${path(['runs', r.runId])}"><code>${r.runId}</code></a>` },
               { header: 'Endpoint', cell: (r) => html`<a href="${path(['rest', 'endpoints', r.endpointCode])}">${r.endpointCode}</a>` },
               { header: 'Integration', cell: (r) => integrationLink(r.integrationSortingOrder, names.get(r.integrationSortingOrder)) },
-              { header: 'Status', cell: (r) => statusBadge(r.status) },
+              { header: 'Status', cell: (r) => statusBadge(runStatusLabel(r)) },
               { header: 'Queued', cell: (r) => time(r.queuedAt) },
               { header: 'Pages', numeric: true, cell: (r) => r.pagesFetched },
               { header: 'Records', numeric: true, cell: (r) => r.recordsFetched },

@@ -18,7 +18,7 @@ import {
   type PaginationType,
   type SettingDeclaration,
 } from '../pagination/index.js';
-import { loadDryRunIntegration } from '../table-writer/dry-run.js';
+import { dryRunSummary, loadDryRunIntegration } from '../table-writer/dry-run.js';
 import type { RestPagesDeps } from './connection-pages.js';
 import { FetchError } from './fetch-pages.js';
 import { HTTP_METHODS } from './model.js';
@@ -119,7 +119,7 @@ function previewPanel(p: PagePreview): Html {
       : p.next.kind === 'stop'
         ? html`Pagination would stop after this page (${p.next.reason}): ${p.next.detail}`
         : html`Pagination would fail: ${p.next.error}`;
-  const warning = p.next.kind === 'fail' ? undefined : p.next.warning;
+  const { outcome } = p;
   return html`<section aria-label="Preview" id="preview" class="card">
     <h2>Preview of page 1</h2>
     <p role="status">
@@ -127,8 +127,24 @@ function previewPanel(p: PagePreview): Html {
       ${p.recordsFoundBy}.
     </p>
     <p>${next}</p>
-    ${warning === undefined ? '' : html`<p class="warning">${warning}</p>`}
+    ${
+      p.warnings.length === 0
+        ? ''
+        : html`<div class="warning" role="status">
+            <strong>Warnings</strong>
+            <ul>
+              ${p.warnings.map((w) => html`<li>${w}</li>`)}
+            </ul>
+          </div>`
+    }
     ${p.integrationError === undefined ? '' : html`<p class="flash error">The integration cannot run: ${p.integrationError}</p>`}
+    ${
+      outcome === undefined
+        ? ''
+        : html`<h3>Importing these records</h3>
+            <p class="${outcome.ok ? 'ok' : 'bad'}"><strong>${dryRunSummary(outcome)}</strong></p>
+            ${outcome.errorMessage === '' ? '' : html`<p>The run's error message would be: <q>${outcome.errorMessage}</q></p>`}`
+    }
     ${
       p.rows === undefined
         ? ''

@@ -35,7 +35,11 @@ const isBusy = (err: unknown): boolean =>
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-async function retryBusy<T>(fn: () => T, retryMs: number): Promise<T> {
+/**
+ * Runs `fn` (synchronous work on the connection) again while SQLite answers SQLITE_BUSY, waiting a
+ * little longer each time without blocking the thread; after `retryMs`, 503 "the database is busy".
+ */
+export async function retryBusy<T>(fn: () => T, retryMs: number): Promise<T> {
   const deadline = Date.now() + retryMs;
   let wait = 1;
   for (;;) {
