@@ -231,7 +231,7 @@ describe('the forms of the pages, posted as their pages send them', () => {
   it('Try a payload', async () => {
     const answer = await submit('/integrations/10/try', '/integrations/10/try', { fill: { payload: '[{"no":"T-1","name":"Tried"}]' } });
     expect(answer.status).toBe(200);
-    expect(answer.text).toMatch(/1 would be written/);
+    expect(answer.text).toMatch(/The import would end Completed: 1 would be inserted/);
   });
 
   it('the sign-in form', async () => {
