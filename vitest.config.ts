@@ -18,6 +18,8 @@ export default defineConfig({
     // at once, so a 2-core machine is not left with one core idle (vitest's default is cores − 1).
     maxWorkers: Math.max(2, os.availableParallelism() - 1),
     allowOnly: false,
+    // Migrated SQLite and PostgreSQL templates, made once per run and copied by each test (test/helpers/databases.ts).
+    globalSetup: ['test/helpers/global-setup.ts'],
     projects: [
       { extends: true, test: { name: 'fast', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, SLOW] } },
       { extends: true, test: { name: 'slow', include: [SLOW] } },
