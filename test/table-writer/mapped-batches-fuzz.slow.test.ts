@@ -54,5 +54,6 @@ describe('the mapping thread', () => {
       ),
       { numRuns: 300, seed: 20261125 },
     );
-  });
+    // 300 runs of four imports each: seconds on an idle machine, more on a busy one.
+  }, 120_000);
 });
