@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, basicAuth, runIfw, startServer, type ServerProcess } from '../helpers/process.js';
+import { assertBuilt, basicAuth, runIfw, startServer, waitUntilDrained, type ServerProcess } from '../helpers/process.js';
 
 const API = '/api/vendor/integrationFramework/v1.0';
 /**
@@ -151,22 +151,18 @@ describe('kill -9 during submission and processing', () => {
     // Restart and let the queue finish everything, including requests whose lease the kill left behind.
     const server = await startServer(env);
     try {
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        const count = async (status: string) => {
-          const res = await fetch(`${server.baseUrl}${API}/bulkImportRequests?$filter=${encodeURIComponent(`status eq '${status}'`)}`, {
-            headers: admin,
-          });
-          if (res.status !== 200) throw new Error(`listing ${status} requests answered ${res.status}: ${await res.text()}`);
-          return ((await res.json()) as { value: unknown[] }).value.length;
-        };
-        const pending = await count('Pending');
-        const processing = await count('Processing');
-        if (pending === 0 && processing === 0) break;
-        if (Date.now() > deadline)
-          throw new Error(`${pending} Pending and ${processing} Processing requests left\n${server.logs.slice(-20).join('\n')}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      const count = async (status: string) => {
+        const res = await fetch(`${server.baseUrl}${API}/bulkImportRequests?$filter=${encodeURIComponent(`status eq '${status}'`)}`, {
+          headers: admin,
+        });
+        if (res.status !== 200) throw new Error(`listing ${status} requests answered ${res.status}: ${await res.text()}`);
+        return ((await res.json()) as { value: unknown[] }).value.length;
+      };
+      await waitUntilDrained(
+        async () => ({ Pending: await count('Pending'), Processing: await count('Processing') }),
+        30_000,
+        () => server.logs.slice(-20).join('\n'),
+      );
 
       const db = new BetterSqlite3(path.join(dir, 'ifw.db'), { readonly: true });
       const statusOf = db.prepare('select status, record_count, error_message from ifw_bulk_import_request where request_id = ?');

@@ -1,7 +1,9 @@
 /**
  * Fresh databases for the contract tests, one per backend: a SQLite file in a temp directory, or a
  * PostgreSQL database `ifw_test_<random>` created through the `postgres` maintenance database and
- * dropped afterwards, so no run depends on (or leaves) anything.
+ * dropped afterwards, so no run depends on (or leaves) anything. `fresh()` answers one already
+ * migrated, copied from the run's template (global-setup.ts): a file copy, or `CREATE DATABASE …
+ * TEMPLATE`; `empty()` one with no table at all, for the tests of the migrations themselves.
  *
  * PostgreSQL is expected at IFW_TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres)
  * and the tests behave the same everywhere: when it cannot be reached, the PostgreSQL tests run and
@@ -13,6 +15,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { inject } from 'vitest';
 
 export type BackendName = 'sqlite' | 'postgres';
 
@@ -27,7 +30,10 @@ export interface Backend {
   readonly name: BackendName;
   /** True only when IFW_TEST_SKIP_POSTGRES=1 asks to skip PostgreSQL: the suite is skipped, with a printed notice. */
   readonly skip: boolean;
+  /** A migrated database of its own. */
   fresh(): Promise<FreshDatabase>;
+  /** A database of its own with nothing in it, not even the migrations' table. */
+  empty(): Promise<FreshDatabase>;
 }
 
 export const POSTGRES_ADMIN_URL = process.env.IFW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -36,7 +42,7 @@ export const POSTGRES_ADMIN_URL = process.env.IFW_TEST_POSTGRES_URL ?? 'postgres
 export const SKIP_POSTGRES = process.env.IFW_TEST_SKIP_POSTGRES === '1';
 
 /** Why the maintenance database cannot be used, or undefined when it can. */
-async function postgresProblem(): Promise<string | undefined> {
+export async function postgresProblem(): Promise<string | undefined> {
   const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL, connectionTimeoutMillis: 3000 });
   try {
     await client.connect();
@@ -49,7 +55,7 @@ async function postgresProblem(): Promise<string | undefined> {
   }
 }
 
-async function adminQuery(statement: string): Promise<void> {
+export async function adminQuery(statement: string): Promise<void> {
   const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
   await client.connect();
   try {
@@ -59,26 +65,43 @@ async function adminQuery(statement: string): Promise<void> {
   }
 }
 
-function freshSqlite(): Promise<FreshDatabase> {
+/** The URL of database `name` on the test server. */
+export function postgresUrlOf(name: string): string {
+  const url = new URL(POSTGRES_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/**
+ * Copies the run's migrated SQLite template (global-setup.ts) to `file`. The template is closed
+ * (checkpointed, no WAL beside it), so the copy is the whole database.
+ */
+export function copySqliteTemplate(file: string): void {
+  fs.copyFileSync(inject('sqliteTemplate'), file);
+}
+
+function sqliteIn(migrated: boolean): Promise<FreshDatabase> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-contract-'));
+  const file = path.join(dir, 'ifw.db');
+  if (migrated) copySqliteTemplate(file);
   return Promise.resolve({
-    url: `sqlite:${path.join(dir, 'ifw.db')}`,
+    url: `sqlite:${file}`,
     cleanup: () => Promise.resolve(fs.rmSync(dir, { recursive: true, force: true })),
   });
 }
 
-async function freshPostgres(problem: string | undefined): Promise<FreshDatabase> {
+async function postgresDatabase(problem: string | undefined, migrated: boolean): Promise<FreshDatabase> {
   if (problem !== undefined) {
     throw new Error(
       `PostgreSQL is not reachable at ${POSTGRES_ADMIN_URL} (${problem}); start it, or set IFW_TEST_SKIP_POSTGRES=1 to skip the PostgreSQL tests on this machine`,
     );
   }
   const name = `ifw_test_${randomBytes(6).toString('hex')}`;
-  await adminQuery(`create database ${name}`);
-  const url = new URL(POSTGRES_ADMIN_URL);
-  url.pathname = `/${name}`;
+  const template = migrated ? inject('postgresTemplate') : undefined;
+  if (template === '') throw new Error('no PostgreSQL template database: the global setup (test/helpers/global-setup.ts) did not make one');
+  await adminQuery(template === undefined ? `create database ${name}` : `create database ${name} template ${template}`);
   return {
-    url: url.toString(),
+    url: postgresUrlOf(name),
     // FORCE: a connection the test forgot (or a pool still closing) must not keep the database alive.
     cleanup: () => adminQuery(`drop database if exists ${name} with (force)`),
   };
@@ -91,8 +114,13 @@ else if (problem !== undefined)
 
 /** Both backends, for `describe.each`. */
 export const BACKENDS: readonly Backend[] = [
-  { name: 'sqlite', skip: false, fresh: freshSqlite },
-  { name: 'postgres', skip: SKIP_POSTGRES, fresh: () => freshPostgres(problem) },
+  { name: 'sqlite', skip: false, fresh: () => sqliteIn(true), empty: () => sqliteIn(false) },
+  {
+    name: 'postgres',
+    skip: SKIP_POSTGRES,
+    fresh: () => postgresDatabase(problem, true),
+    empty: () => postgresDatabase(problem, false),
+  },
 ];
 
 /** An advisory lock that another session holds until the test releases it. */

@@ -1,8 +1,9 @@
-/** A migrated database on a real SQLite file in a fresh temp directory. */
+/** A migrated database on a real SQLite file in a fresh temp directory (a copy of the run's migrated template). */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { migrate, openDatabase, type SqliteDatabase } from '../../src/storage/database.js';
+import { openDatabase, type SqliteDatabase } from '../../src/storage/database.js';
+import { copySqliteTemplate } from './databases.js';
 
 export interface TestDatabase {
   readonly db: SqliteDatabase;
@@ -11,12 +12,12 @@ export interface TestDatabase {
   cleanup(): Promise<void>;
 }
 
-export async function openTestDatabase(): Promise<TestDatabase> {
+export function openTestDatabase(): Promise<TestDatabase> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-db-'));
   const file = path.join(dir, 'ifw.db');
+  copySqliteTemplate(file);
   const db = openDatabase({ kind: 'sqlite', file });
-  await migrate(db);
-  return {
+  return Promise.resolve({
     db,
     file,
     dir,
@@ -24,5 +25,5 @@ export async function openTestDatabase(): Promise<TestDatabase> {
       await db.close();
       fs.rmSync(dir, { recursive: true, force: true });
     },
-  };
+  });
 }

@@ -80,20 +80,37 @@ export function startServer(env: NodeJS.ProcessEnv, args: string[] = []): Promis
   const stdout: string[] = [];
   const stderr: string[] = [];
   const closed = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  createInterface({ input: child.stderr }).on('line', (line) => {
+  const stderrLines = createInterface({ input: child.stderr });
+  stderrLines.on('line', (line) => {
     logs.push(line);
     stderr.push(line);
   });
 
-  async function waitForStderr(pattern: RegExp, timeoutMs = 5_000): Promise<string> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const line = stderr.find((l) => pattern.test(l));
-      if (line !== undefined) return line;
-      if (Date.now() > deadline || child.stderr.readableEnded)
-        throw new Error(`no stderr line matching ${String(pattern)}:\n${stderr.join('\n')}`);
-      await new Promise((r) => setTimeout(r, 10));
-    }
+  /** Resolves with the first line matching, as soon as it is read (no polling); fails at the timeout or at the end of stderr. */
+  function waitForStderr(pattern: RegExp, timeoutMs = 5_000): Promise<string> {
+    const seen = stderr.find((l) => pattern.test(l));
+    if (seen !== undefined) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        clearTimeout(timer);
+        stderrLines.off('line', onLine);
+        child.stderr.off('end', onEnd);
+      };
+      const fail = () => {
+        done();
+        reject(new Error(`no stderr line matching ${String(pattern)}:\n${stderr.join('\n')}`));
+      };
+      const onLine = (line: string) => {
+        if (!pattern.test(line)) return;
+        done();
+        resolve(line);
+      };
+      const onEnd = () => fail();
+      const timer = setTimeout(fail, timeoutMs);
+      stderrLines.on('line', onLine);
+      if (child.stderr.readableEnded) fail();
+      else child.stderr.once('end', onEnd);
+    });
   }
 
   return new Promise((resolve, reject) => {
@@ -208,4 +225,45 @@ export function startWorker(env: NodeJS.ProcessEnv, args: string[] = [], options
       );
     });
   });
+}
+
+/** What `stop()` and `child` of a started process give; both ServerProcess and WorkerProcess have them. */
+interface Stoppable {
+  readonly child: ChildProcess;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/**
+ * Stops every process with SIGTERM and answers their exit codes once all have closed; one that has not
+ * stopped after `graceMs` is killed with SIGKILL, so that none is left running after a failure.
+ */
+export async function stopAll(processes: readonly Stoppable[], graceMs = 10_000): Promise<(number | null)[]> {
+  const kill = setTimeout(
+    () => processes.forEach((p) => p.child.exitCode === null && p.child.signalCode === null && p.child.kill('SIGKILL')),
+    graceMs,
+  );
+  try {
+    return await Promise.all(processes.map((p) => p.stop()));
+  } finally {
+    clearTimeout(kill);
+  }
+}
+
+/**
+ * Waits until the processes' job queues have drained: `counts` (requests by status) has none Pending
+ * or Processing. Polls, since the work happens in other processes; after `timeoutMs` it fails with the
+ * counts and `logs()` (the processes' last lines).
+ */
+export async function waitUntilDrained(
+  counts: () => Promise<Record<string, number>>,
+  timeoutMs: number,
+  logs: () => string,
+): Promise<Record<string, number>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const seen = await counts();
+    if ((seen.Pending ?? 0) === 0 && (seen.Processing ?? 0) === 0) return seen;
+    if (Date.now() > deadline) throw new Error(`not drained after ${timeoutMs} ms: ${JSON.stringify(seen)}\n${logs()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }

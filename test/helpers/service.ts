@@ -15,6 +15,7 @@ import { systemClock } from '../../src/core/clock.js';
 import type { PermissionSetName } from '../../src/auth/permission-sets.js';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { registerTestApplications, type Headers } from './auth.js';
+import { copySqliteTemplate } from './databases.js';
 
 export const API = '/api/vendor/integrationFramework/v1.0';
 export const EXAMPLE_CONFIG = path.resolve(import.meta.dirname, '../../examples/customers.yaml');
@@ -35,6 +36,8 @@ export async function startTestService(
   options: { workers?: boolean; clock?: Clock; config?: Partial<Config>; applyExample?: boolean; databaseUrl?: string } = {},
 ): Promise<TestService> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-test-'));
+  // The service migrates at start: on a copy of the migrated template there is nothing left to do.
+  if (options.databaseUrl === undefined && options.config?.database === undefined) copySqliteTemplate(path.join(dir, 'ifw.db'));
   const config = loadConfig(
     {},
     {

@@ -3,7 +3,7 @@
  * this thread woken by the route as the service's worker thread would be: start a run, poll it until
  * Completed, list runs and a run's pages.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { importRunRoutes } from '../../src/import-runs/routes.js';
 import { jobQueueRoutes } from '../../src/job-queue/routes.js';
 import { buildServer, type App } from '../../src/http/server.js';
@@ -11,21 +11,11 @@ import { createTestAuth, type TestAuth } from '../helpers/auth.js';
 import { createQueueRunner, type QueueRunner } from '../../src/job-queue/runner.js';
 import { updateEndpoint } from '../../src/rest-source/service.js';
 import { jobKinds } from '../../src/main/jobs.js';
-import { openTestDatabase, type TestDatabase } from '../helpers/db.js';
-import {
-  addEndpoint,
-  ENDPOINTS,
-  itemIds,
-  range,
-  runContext,
-  setupItems,
-  silentLogger,
-  START,
-  testBox,
-  testClock,
-  type ManualClock,
-} from '../helpers/import-fixtures.js';
-import { startPagingServer, type PagingServer } from '../helpers/paging-server.js';
+import { type TestDatabase } from '../helpers/db.js';
+import { ENDPOINTS, itemIds, range, runContext, silentLogger, START, type ManualClock } from '../helpers/import-fixtures.js';
+import { type PagingServer } from '../helpers/paging-server.js';
+import { openRunQueue, usePagingServer } from '../helpers/run-queue.js';
+import type { SecretBox } from '../../src/rest-source/secrets.js';
 import { until } from '../helpers/until.js';
 
 const API = '/api/vendor/integrationFramework/v1.0';
@@ -40,20 +30,15 @@ let auth: TestAuth;
 let wakes: number;
 let autoRun: boolean;
 
-beforeAll(async () => {
-  server = await startPagingServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const pagingServer = usePagingServer();
 beforeEach(async () => {
-  server.reset({ records: 25, pageSize: 10 });
-  t = await openTestDatabase();
-  clock = testClock();
-  const box = testBox(t.dir);
-  await setupItems(t.db, clock, box, server.origin);
-  await addEndpoint(t.db, clock, 'numbered', ENDPOINTS.pageNumber);
-  await addEndpoint(t.db, clock, 'offsets', ENDPOINTS.offsetLimit);
+  server = pagingServer();
+  let box: SecretBox;
+  ({ t, clock, box } = await openRunQueue(server, {
+    records: 25,
+    pageSize: 10,
+    endpoints: { numbered: ENDPOINTS.pageNumber, offsets: ENDPOINTS.offsetLimit },
+  }));
   await t.db.kysely.updateTable('ifw_job_queue_entry').set({ next_run_at: START }).execute();
   runner = createQueueRunner({
     db: t.db,

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/core/clock.js';
+import { systemClock, type Clock } from '../../src/core/clock.js';
 import { parseDatabaseUrl } from '../../src/core/config.js';
 import { claimNextRun } from '../../src/import-runs/claim-run.js';
 import type { ImportRun } from '../../src/import-runs/model.js';
@@ -49,6 +49,7 @@ import {
 } from '../helpers/import-fixtures.js';
 import { startPagingServer, type PagingServer } from '../helpers/paging-server.js';
 import { until } from '../helpers/until.js';
+import { movableClock } from '../helpers/clock.js';
 
 const LEASE_MS = 300_000;
 const iso = (ms = 0): string => new Date(Date.parse(START) + ms).toISOString();
@@ -537,39 +538,55 @@ describe.skipIf(postgres.skip)('import runs on postgres only', () => {
       create trigger ifw_test_slow_insert after insert on item for each statement execute function ifw_test_slow_insert();`;
     const LEASE = 500;
 
-    async function slowRun(wait: string): Promise<{ db: Database; other: Database; ctx: ImportRunContext; runId: string }> {
+    async function slowRun(
+      wait: string,
+      clock: Clock = systemClock,
+    ): Promise<{ db: Database; other: Database; ctx: ImportRunContext; runId: string }> {
       const db = openUrl(fresh.url);
       const other = openUrl(fresh.url);
-      await migrate(db);
       const box = testBox(dir);
-      await setupItems(db, systemClock, box, server.origin);
-      await addEndpoint(db, systemClock, 'numbered', ENDPOINTS.pageNumber);
+      await setupItems(db, clock, box, server.origin);
+      await addEndpoint(db, clock, 'numbered', ENDPOINTS.pageNumber);
       await sql.raw(slowInsert(wait)).execute(db.kysely);
-      const ctx: ImportRunContext = { ...runContext(db, systemClock, box), leaseMs: LEASE, heartbeatMs: 100 };
-      const { runId } = await queueEndpointRun(db, 'numbered', 'manual', systemClock());
+      const ctx: ImportRunContext = { ...runContext(db, clock, box), leaseMs: LEASE, heartbeatMs: 100 };
+      const { runId } = await queueEndpointRun(db, 'numbered', 'manual', clock());
       return { db, other, ctx, runId };
     }
 
     it('keeps its lease: another worker reaping expired leases all along does not take the run over', async () => {
-      // The import transaction lasts 2 s of real time, four times the lease (which is measured in real time here).
-      const { db, other, ctx, runId } = await slowRun('pg_sleep(2)');
-      let reaping = true;
+      // The INSERT waits for a lock the test holds while the clock of the run moves on by four leases, half
+      // a lease at a time. Another worker reaps expired leases at each step, before and after the next
+      // heartbeat has renewed the lease (heartbeats come every 100 ms of real time).
+      const lock = await holdAdvisoryLock(fresh.url);
+      const clock = movableClock();
+      const { db, other, ctx, runId } = await slowRun(lock.waitSql, clock);
       const requeued: string[] = [];
-      const reaper = (async () => {
-        while (reaping) {
-          requeued.push(...(await reapExpiredRuns(other, { now: new Date(), maxAttempts: 3 })).requeued);
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
-      })();
+      const reap = async () => requeued.push(...(await reapExpiredRuns(other, { now: clock(), maxAttempts: 3 })).requeued);
+      const leaseExpiresAt = async () =>
+        Date.parse(
+          (await other.kysely.selectFrom('ifw_import_run').select('lease_expires_at').where('run_id', '=', runId).executeTakeFirstOrThrow())
+            .lease_expires_at ?? '',
+        );
+      const importing = runQueuedImports(ctx);
       try {
-        const started = Date.now();
-        expect(await runQueuedImports(ctx)).toMatchObject({ completed: 1, lost: 0 });
-        expect(Date.now() - started).toBeGreaterThan(2 * LEASE);
+        await until(() => lock.waited(), { what: 'the import waiting in its INSERT' });
+        const started = clock().getTime();
+        for (let step = 1; step <= 8; step++) {
+          clock.advance(LEASE / 2);
+          const now = clock().getTime();
+          await reap();
+          await until(async () => (await leaseExpiresAt()) >= now + LEASE, { what: `the lease renewed after step ${step}` });
+          await reap();
+        }
+        expect(clock().getTime() - started).toBeGreaterThan(2 * LEASE);
+        expect(await lock.waited(), 'the import still inside its transaction').toBe(true);
+        await lock.release();
+        expect(await importing).toMatchObject({ completed: 1, lost: 0 });
         expect(await getRun(db, runId)).toMatchObject({ status: 'Completed', attempts: 1, insertedCount: 25 });
         expect(requeued).toEqual([]);
       } finally {
-        reaping = false;
-        await reaper;
+        await lock.release();
+        await importing.catch(() => undefined);
         await db.close();
         await other.close();
       }

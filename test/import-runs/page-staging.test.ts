@@ -4,7 +4,7 @@
  * a poller sees progress while a slow page is on its way, and a lost lease still stops the run.
  * The buffer alone with injected time, then whole runs against the real paging server.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ImportRun } from '../../src/import-runs/model.js';
 import { createAsyncPageBuffer, createPageBuffer, flushDue, type StagingLimits } from '../../src/import-runs/page-buffer.js';
 import { getRun, listRunPages } from '../../src/import-runs/queries.js';
@@ -15,22 +15,10 @@ import type { FetchedPage } from '../../src/rest-source/model.js';
 import type { SecretBox } from '../../src/rest-source/secrets.js';
 import { createConnection, createEndpoint } from '../../src/rest-source/service.js';
 import { openDatabase } from '../../src/storage/database.js';
-import { openTestDatabase, type TestDatabase } from '../helpers/db.js';
-import {
-  addEndpoint,
-  ENDPOINTS,
-  ITEMS,
-  itemIds,
-  range,
-  runContext,
-  setupItems,
-  stagedPageCounts,
-  testBox,
-  testClock,
-  watchingPages,
-  type ManualClock,
-} from '../helpers/import-fixtures.js';
-import { startPagingServer, type PagingServer } from '../helpers/paging-server.js';
+import { type TestDatabase } from '../helpers/db.js';
+import { ENDPOINTS, ITEMS, itemIds, range, stagedPageCounts, watchingPages, type ManualClock } from '../helpers/import-fixtures.js';
+import { type PagingServer } from '../helpers/paging-server.js';
+import { openRunQueue, usePagingServer } from '../helpers/run-queue.js';
 
 const limits = (over: Partial<StagingLimits> = {}): StagingLimits => ({ maxPages: 4, maxBytes: 1 << 30, maxDelayMs: 60_000, ...over });
 
@@ -255,20 +243,10 @@ describe('import runs stage pages in batches', () => {
   let box: SecretBox;
   let ctx: ImportRunContext;
 
-  beforeAll(async () => {
-    server = await startPagingServer();
-  });
-  afterAll(async () => {
-    await server.close();
-  });
+  const pagingServer = usePagingServer();
   beforeEach(async () => {
-    server.reset({ records: 95, pageSize: 10 });
-    t = await openTestDatabase();
-    clock = testClock();
-    box = testBox(t.dir);
-    await setupItems(t.db, clock, box, server.origin);
-    await addEndpoint(t.db, clock, 'numbered', ENDPOINTS.pageNumber);
-    ctx = runContext(t.db, clock, box);
+    server = pagingServer();
+    ({ t, clock, box, ctx } = await openRunQueue(server, { endpoints: { numbered: ENDPOINTS.pageNumber } }));
   });
   afterEach(async () => {
     await t.cleanup();

@@ -2,7 +2,7 @@
  * Import run transitions (queue, claim, stage, complete, fail, reap, release), endpoint schedules as
  * job queue entries, and the runner's two new job kinds, with a manual clock and no sleeping.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/core/errors.js';
 import { claimNextRun } from '../../src/import-runs/claim-run.js';
 import { completeRun } from '../../src/import-runs/complete-run.js';
@@ -18,27 +18,23 @@ import { holdEntry } from '../../src/job-queue/hold-entry.js';
 import { IMPORT_RUN_PROCESSOR_ENTRY } from '../../src/import-runs/jobs.js';
 import { jobKinds } from '../../src/main/jobs.js';
 import { createQueueRunner, type QueueRunner } from '../../src/job-queue/runner.js';
-import type { SecretBox } from '../../src/rest-source/secrets.js';
 import { deleteEndpoint, updateEndpoint } from '../../src/rest-source/service.js';
 import { stagedRowsTable } from '../../src/table-writer/sqlite/staged-rows.js';
-import { openTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { type TestDatabase } from '../helpers/db.js';
 import {
   addEndpoint,
   ENDPOINTS,
   itemIds,
   range,
-  runContext,
-  setupItems,
   silentLogger,
   stagedPageCounts,
   stageItemsPage,
   START,
-  testBox,
-  testClock,
   watchingPages,
   type ManualClock,
 } from '../helpers/import-fixtures.js';
-import { startPagingServer, type PagingServer } from '../helpers/paging-server.js';
+import { type PagingServer } from '../helpers/paging-server.js';
+import { openRunQueue, usePagingServer } from '../helpers/run-queue.js';
 
 const LEASE_MS = 300_000;
 const iso = (ms = 0) => new Date(Date.parse(START) + ms).toISOString();
@@ -46,23 +42,12 @@ const iso = (ms = 0) => new Date(Date.parse(START) + ms).toISOString();
 let server: PagingServer;
 let t: TestDatabase;
 let clock: ManualClock;
-let box: SecretBox;
 let ctx: ImportRunContext;
 
-beforeAll(async () => {
-  server = await startPagingServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const pagingServer = usePagingServer();
 beforeEach(async () => {
-  server.reset({ records: 25, pageSize: 10 });
-  t = await openTestDatabase();
-  clock = testClock();
-  box = testBox(t.dir);
-  await setupItems(t.db, clock, box, server.origin);
-  await addEndpoint(t.db, clock, 'numbered', ENDPOINTS.pageNumber);
-  ctx = runContext(t.db, clock, box);
+  server = pagingServer();
+  ({ t, clock, ctx } = await openRunQueue(server, { records: 25, pageSize: 10, endpoints: { numbered: ENDPOINTS.pageNumber } }));
 });
 afterEach(async () => {
   await t.cleanup();

@@ -2,7 +2,7 @@
  * Import runs end to end against a real paging HTTP server and a real SQLite file: every page is
  * staged, then all pages become one import; a failure anywhere imports nothing.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { ManualClock } from '../helpers/import-fixtures.js';
 import { getRun } from '../../src/import-runs/queries.js';
 import { queueEndpointRun } from '../../src/import-runs/queue-endpoint-run.js';
@@ -15,21 +15,10 @@ import { previewFirstPage, type PagePreview } from '../../src/rest-source/previe
 import { loadDryRunIntegration } from '../../src/table-writer/dry-run.js';
 import type { SecretBox } from '../../src/rest-source/secrets.js';
 import { loadConnection, loadEndpoint } from '../../src/rest-source/store.js';
-import { openTestDatabase, type TestDatabase } from '../helpers/db.js';
-import {
-  addEndpoint,
-  ENDPOINTS,
-  ITEMS_INTEGRATION,
-  itemIds,
-  range,
-  runContext,
-  setupItems,
-  stagedPageCounts,
-  testBox,
-  testClock,
-  watchingPages,
-} from '../helpers/import-fixtures.js';
-import { startPagingServer, type PagingServer } from '../helpers/paging-server.js';
+import { type TestDatabase } from '../helpers/db.js';
+import { addEndpoint, ENDPOINTS, ITEMS_INTEGRATION, itemIds, range, stagedPageCounts, watchingPages } from '../helpers/import-fixtures.js';
+import { type PagingServer } from '../helpers/paging-server.js';
+import { openRunQueue, usePagingServer } from '../helpers/run-queue.js';
 
 let server: PagingServer;
 let t: TestDatabase;
@@ -37,24 +26,13 @@ let clock: ManualClock;
 let box: SecretBox;
 let ctx: ImportRunContext;
 
-beforeAll(async () => {
-  server = await startPagingServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const pagingServer = usePagingServer();
 
 async function setup(options: { nameMaxLength?: number } = {}): Promise<void> {
-  t = await openTestDatabase();
-  clock = testClock();
-  box = testBox(t.dir);
-  await setupItems(t.db, clock, box, server.origin, options);
-  ctx = runContext(t.db, clock, box);
+  server = pagingServer();
+  ({ t, clock, box, ctx } = await openRunQueue(server, options));
 }
 
-beforeEach(() => {
-  server.reset({ records: 95, pageSize: 10 });
-});
 afterEach(async () => {
   await t.cleanup();
 });

@@ -18,7 +18,17 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
-import { assertBuilt, basicAuth, runIfw, startServer, startWorker, type ServerProcess, type WorkerProcess } from '../helpers/process.js';
+import {
+  assertBuilt,
+  basicAuth,
+  runIfw,
+  startServer,
+  startWorker,
+  stopAll,
+  waitUntilDrained,
+  type ServerProcess,
+  type WorkerProcess,
+} from '../helpers/process.js';
 import { until } from '../helpers/until.js';
 
 const API = '/api/vendor/integrationFramework/v1.0';
@@ -109,15 +119,7 @@ const tail = (lines: string[], n = 15) => lines.slice(-n).join('\n');
 const allLogs = () => [`api:\n${tail(api?.logs ?? [])}`, ...workers.map((w) => `worker ${w.pid}:\n${tail(w.logs)}`)].join('\n');
 
 /** Waits until no request is Pending or Processing; fails with the counts and the processes' last log lines after `timeoutMs`. */
-async function waitUntilDrained(timeoutMs: number): Promise<Record<string, number>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const counts = await statusCounts();
-    if ((counts.Pending ?? 0) === 0 && (counts.Processing ?? 0) === 0) return counts;
-    if (Date.now() > deadline) throw new Error(`not drained after ${timeoutMs} ms: ${JSON.stringify(counts)}\n${allLogs()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const drained = (timeoutMs: number): Promise<Record<string, number>> => waitUntilDrained(statusCounts, timeoutMs, allLogs);
 
 describe.skipIf(postgres.skip)('one API process and three worker processes on PostgreSQL', () => {
   beforeAll(async () => {
@@ -150,12 +152,7 @@ describe.skipIf(postgres.skip)('one API process and three worker processes on Po
   afterAll(async () => {
     // Every process goes, even after a failure: SIGTERM, then SIGKILL for any that did not stop in 10 s.
     const processes = [...workers, ...(api === undefined ? [] : [api])];
-    const kill = setTimeout(
-      () => processes.forEach((p) => p.child.exitCode === null && p.child.signalCode === null && p.child.kill('SIGKILL')),
-      10_000,
-    );
-    const codes = await Promise.all(processes.map((p) => p.stop()));
-    clearTimeout(kill);
+    const codes = await stopAll(processes);
     await db?.end();
     await database?.cleanup();
     if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
@@ -176,7 +173,7 @@ describe.skipIf(postgres.skip)('one API process and three worker processes on Po
     expect(sent).toHaveLength(REQUESTS);
     expect(new Set(sent).size).toBe(REQUESTS);
 
-    const counts = await waitUntilDrained(45_000);
+    const counts = await drained(45_000);
     expect(counts).toEqual({ Completed: REQUESTS });
 
     const { rows } = await db.query<{ request_id: string; status: string; attempts: number; record_count: number; inserted_count: number }>(
@@ -284,7 +281,7 @@ describe.skipIf(postgres.skip)('one API process and three worker processes on Po
     expect(await victim!.closed).toBeNull();
     expect(completedBy(victim!)).not.toContain(requestId);
 
-    await waitUntilDrained(60_000);
+    await drained(60_000);
     const { rows } = await db.query<{ status: string; attempts: number; record_count: number; inserted_count: number }>(
       'select status, attempts, record_count, inserted_count from ifw_bulk_import_request where request_id = $1',
       [requestId],

@@ -333,7 +333,7 @@ describe.each(BACKENDS)('pagination storage migration on $name', (backend) => {
 
     /** A database migrated up to the previous migration, with the table, integration and connection endpoints need. */
     async function databaseBeforeMigration(): Promise<Database> {
-      const fresh = await backend.fresh();
+      const fresh = await backend.empty();
       const db = openDatabase(parseDatabaseUrl(fresh.url, os.tmpdir()));
       opened.push({ fresh, db });
       await migrateTo(db, PREVIOUS);

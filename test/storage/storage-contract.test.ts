@@ -22,7 +22,7 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
     describe('migrations', () => {
       let fresh: FreshDatabase;
       beforeAll(async () => {
-        fresh = await backend.fresh();
+        fresh = await backend.empty();
       });
       afterAll(async () => fresh?.cleanup());
 
@@ -535,7 +535,7 @@ describe('PostgreSQL settings', () => {
 
 describe.skipIf(BACKENDS.find((b) => b.name === 'postgres')!.skip)('the service on PostgreSQL, for now', () => {
   it('keeps two schemas of one database apart (?schema=), creating them on migrate', async () => {
-    const fresh = await BACKENDS.find((b) => b.name === 'postgres')!.fresh();
+    const fresh = await BACKENDS.find((b) => b.name === 'postgres')!.empty();
     const a = openUrl(`${fresh.url}?schema=tenant_a`);
     const b = openUrl(`${fresh.url}?schema=tenant_b`);
     try {

@@ -23,7 +23,8 @@ import {
   type ImportRun,
   type PostgresImportBackend,
 } from '../helpers/import-backends.js';
-import { optionsPlan, type PlanOptions } from '../helpers/plans.js';
+import type { PlanOptions } from '../helpers/plans.js';
+import { country, customer, customerPlan, customerTables, orderLine, SEED_COUNTRIES } from '../helpers/importer-tables.js';
 
 type BackendName = ImportBackend['name'];
 const openers: [BackendName, () => Promise<ImportBackend>][] = [
@@ -35,37 +36,6 @@ if (!SKIP_POSTGRES) openers.push(['postgres', postgresBackend]);
 
 // -------------------------------------------------------------------------------------- declarations
 
-const country: TargetTable = {
-  name: 'country',
-  primaryKey: ['code'],
-  fields: [
-    { name: 'code', type: 'code', maxLength: 10 },
-    { name: 'name', type: 'text' },
-  ],
-};
-
-const customer: TargetTable = {
-  name: 'customer',
-  primaryKey: ['no'],
-  fields: [
-    { name: 'no', type: 'code' },
-    { name: 'name', type: 'text', maxLength: 30, required: true },
-    { name: 'balance', type: 'decimal' },
-    { name: 'country', type: 'code', relation: { table: 'country', field: 'code' } },
-    { name: 'parentNo', type: 'code', relation: { table: 'customer', field: 'no' } },
-  ],
-};
-
-const orderLine: TargetTable = {
-  name: 'orderLine',
-  primaryKey: ['orderNo', 'lineNo'],
-  fields: [
-    { name: 'orderNo', type: 'code' },
-    { name: 'lineNo', type: 'integer' },
-    { name: 'qty', type: 'decimal' },
-  ],
-};
-
 const item: TargetTable = {
   name: 'item',
   primaryKey: ['id'],
@@ -76,20 +46,7 @@ const item: TargetTable = {
   ],
 };
 
-const customerTables = new Map([
-  ['customer', customer],
-  ['country', country],
-  ['orderLine', orderLine],
-]);
 const itemTables = new Map([['item', item]]);
-
-const customerColumns = [
-  ['no', 'no'],
-  ['name', 'name'],
-  ['balance', 'balance'],
-  ['country', 'country'],
-  ['parentNo', 'parent.no'],
-] as const;
 
 const itemColumns = [
   ['id', 'id'],
@@ -97,7 +54,7 @@ const itemColumns = [
   ['parentId', 'parent'],
 ] as const;
 
-const plan = (options: PlanOptions = {}): IntegrationPlan => optionsPlan(options, 'customer', customerColumns);
+const plan = customerPlan;
 
 const itemPlan = (onRecordError: OnRecordError = 'fail', recordsPath = ''): IntegrationPlan =>
   plan({ table: 'item', columns: itemColumns, onRecordError, recordsPath });
@@ -129,7 +86,7 @@ describe.each(openers)('importer on %s', (name, open) => {
     await b.close();
   });
 
-  const seedCountries = (): Promise<void> => b.exec(`INSERT INTO country (code, name) VALUES ('DE', 'Germany'), ('FR', 'France')`);
+  const seedCountries = (): Promise<void> => b.exec(SEED_COUNTRIES);
   const resetCustomers = async (edit?: (ddl: string) => string): Promise<void> => {
     await b.reset([country, customer, orderLine], edit);
     await seedCountries();

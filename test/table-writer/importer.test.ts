@@ -1,58 +1,13 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { importPayload, type ImportOutcome } from '../../src/table-writer/sqlite/importer.js';
-import type { IntegrationPlan } from '../../src/integrations/model.js';
 import { createTableSql } from '../../src/tables/ddl.js';
-import type { TargetTable } from '../../src/tables/model.js';
 import { openTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { optionsPlan, type PlanOptions } from '../helpers/plans.js';
+import type { PlanOptions } from '../helpers/plans.js';
+import { country, customer, customerPlan, customerTables, orderLine, SEED_COUNTRIES } from '../helpers/importer-tables.js';
 
-const country: TargetTable = {
-  name: 'country',
-  primaryKey: ['code'],
-  fields: [
-    { name: 'code', type: 'code', maxLength: 10 },
-    { name: 'name', type: 'text' },
-  ],
-};
-
-const customer: TargetTable = {
-  name: 'customer',
-  primaryKey: ['no'],
-  fields: [
-    { name: 'no', type: 'code' },
-    { name: 'name', type: 'text', maxLength: 30, required: true },
-    { name: 'balance', type: 'decimal' },
-    { name: 'country', type: 'code', relation: { table: 'country', field: 'code' } },
-    { name: 'parentNo', type: 'code', relation: { table: 'customer', field: 'no' } },
-  ],
-};
-
-const orderLine: TargetTable = {
-  name: 'orderLine',
-  primaryKey: ['orderNo', 'lineNo'],
-  fields: [
-    { name: 'orderNo', type: 'code' },
-    { name: 'lineNo', type: 'integer' },
-    { name: 'qty', type: 'decimal' },
-  ],
-};
-
-const tables = new Map([
-  ['customer', customer],
-  ['country', country],
-  ['orderLine', orderLine],
-]);
-
-const customerColumns = [
-  ['no', 'no'],
-  ['name', 'name'],
-  ['balance', 'balance'],
-  ['country', 'country'],
-  ['parentNo', 'parent.no'],
-] as const;
-
-const plan = (options: PlanOptions = {}): IntegrationPlan => optionsPlan(options, 'customer', customerColumns);
+const tables = customerTables;
+const plan = customerPlan;
 
 let t: TestDatabase;
 let sqlite: BetterSqlite3.Database;
@@ -61,7 +16,7 @@ beforeEach(async () => {
   t = await openTestDatabase();
   sqlite = t.db.sqlite;
   for (const table of [country, customer, orderLine]) sqlite.exec(createTableSql(table, 'sqlite'));
-  sqlite.exec(`INSERT INTO country (code, name) VALUES ('DE', 'Germany'), ('FR', 'France')`);
+  sqlite.exec(SEED_COUNTRIES);
   sqlite.exec('CREATE TABLE finish_log (message TEXT NOT NULL, customers INTEGER NOT NULL)');
 });
 
