@@ -3,10 +3,16 @@
  * `openTestDatabase`, `startTestService` and `backend.fresh()` copy, so that a test gets a migrated
  * database of its own without running every migration again (a file copy, or PostgreSQL's `CREATE
  * DATABASE … TEMPLATE`). Both are made from the migrations of this checkout and removed at the end.
+ *
+ * Also once per run: the worker threads' entries (job queue, submission writer, mapping thread)
+ * bundled from this checkout's sources with esbuild, named to the threads by THREAD_ENTRY_BUNDLES
+ * (src/core/threads.ts), so that a thread started from sources does not compile TypeScript again. The
+ * bundle lives under node_modules/.cache so that its imports of packages resolve as the sources' do.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { build } from 'esbuild';
 import type { TestProject } from 'vitest/node';
 import { migrate, openDatabase } from '../../src/storage/database.js';
 import { parseDatabaseUrl } from '../../src/core/config.js';
@@ -21,7 +27,35 @@ declare module 'vitest' {
   }
 }
 
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/** The thread entries bundled into a fresh directory; the threads read its name from the environment. */
+async function bundleThreadEntries(): Promise<string> {
+  const cache = path.join(ROOT, 'node_modules', '.cache');
+  fs.mkdirSync(cache, { recursive: true });
+  const outdir = fs.mkdtempSync(path.join(cache, 'ifw-threads-'));
+  await build({
+    entryPoints: {
+      'queue-thread': path.join(ROOT, 'src/main/queue-thread.ts'),
+      'writer-thread': path.join(ROOT, 'src/bulk-import/sqlite/writer-thread.ts'),
+      'map-thread': path.join(ROOT, 'src/table-writer/map-thread.ts'),
+    },
+    outdir,
+    outExtension: { '.js': '.mjs' },
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    packages: 'external',
+    logLevel: 'warning',
+  });
+  return outdir;
+}
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const threads = await bundleThreadEntries();
+  process.env.THREAD_ENTRY_BUNDLES = threads;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-template-'));
   const file = path.join(dir, 'ifw.db');
   const sqlite = openDatabase({ kind: 'sqlite', file });
@@ -43,6 +77,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('postgresTemplate', postgresTemplate);
 
   return async () => {
+    fs.rmSync(threads, { recursive: true, force: true });
     fs.rmSync(dir, { recursive: true, force: true });
     if (postgresTemplate !== '') await adminQuery(`drop database if exists ${postgresTemplate} with (force)`);
   };
