@@ -16,7 +16,7 @@ import type { TargetTable } from '../tables/model.js';
 import { withTransaction } from '../storage/transaction.js';
 import { getTargetTable } from '../tables/store.js';
 import { incompatibleAt, invalidAt, pathOf, sameJson as same, type ChangeResult } from '../core/validation.js';
-import type { Integration, IntegrationField, IntegrationMapping } from './model.js';
+import type { Integration, IntegrationField, IntegrationMapping, IntegrationPlan } from './model.js';
 import { deleteFieldRow, deleteMappingRow, fieldColumns, insertField, insertMapping, integrationColumns, touch } from './rows.js';
 import {
   getIntegration,
@@ -119,12 +119,19 @@ async function refuseLastMappingGone(tx: Db, sortingOrder: number, fieldNo: numb
 
 /** Creates the integration, with the fields and mappings the input lists (none when it lists none). */
 export async function createIntegration(db: Db, input: IntegrationDeclaration, clock: Clock): Promise<IntegrationDeclared> {
-  return withTransaction(db, async (tx) => {
-    if ((await getIntegration(tx, input.sortingOrder)) !== undefined) {
-      throw conflict('conflict', `sortingOrder: an integration with sortingOrder ${input.sortingOrder} already exists.`);
-    }
-    return declareIn(tx, input, clock, '');
-  });
+  return withTransaction(db, async (tx) => writeDeclaration(tx, await planNew(tx, input), clock));
+}
+
+async function planNew(tx: Db, input: IntegrationDeclaration): Promise<DeclarationPlan> {
+  if ((await getIntegration(tx, input.sortingOrder)) !== undefined) {
+    throw conflict('conflict', `sortingOrder: an integration with sortingOrder ${input.sortingOrder} already exists.`);
+  }
+  return planDeclaration(tx, input, '');
+}
+
+/** Everything `createIntegration` checks, without writing: a live check that agrees with Create. */
+export async function checkNewIntegration(db: Db, input: IntegrationDeclaration): Promise<void> {
+  await planNew(db, input);
 }
 
 /** What PATCH `integrations(<n>)` takes: any settings, and optionally the whole set of fields or mappings. */
@@ -137,11 +144,18 @@ export async function updateIntegration(
   patch: IntegrationChange,
   clock: Clock,
 ): Promise<IntegrationDeclared> {
-  return withTransaction(db, async (tx) => {
-    const current = await requireIntegration(tx, sortingOrder);
-    refuseKeyChange(patch.sortingOrder, sortingOrder, 'sortingOrder');
-    return declareIn(tx, { ...current, ...patch, sortingOrder }, clock, '');
-  });
+  return withTransaction(db, async (tx) => writeDeclaration(tx, await planChange(tx, sortingOrder, patch), clock));
+}
+
+async function planChange(tx: Db, sortingOrder: number, patch: IntegrationChange): Promise<DeclarationPlan> {
+  const current = await requireIntegration(tx, sortingOrder);
+  refuseKeyChange(patch.sortingOrder, sortingOrder, 'sortingOrder');
+  return planDeclaration(tx, { ...current, ...patch, sortingOrder }, '');
+}
+
+/** Everything `updateIntegration` checks, without writing: a live check that agrees with Save. */
+export async function checkIntegrationChange(db: Db, sortingOrder: number, patch: IntegrationChange): Promise<void> {
+  await planChange(db, sortingOrder, patch);
 }
 
 /** Deletes the integration with its fields and mappings; refused while bulk import requests for it wait or run. */
@@ -306,10 +320,18 @@ export interface IntegrationDeclared {
 
 /** Creates or updates the integration so that it is exactly as declared; `at` prefixes messages with the document path. */
 export async function declareIntegration(db: Db, input: IntegrationDeclaration, clock: Clock, at = ''): Promise<IntegrationDeclared> {
-  return withTransaction(db, (tx) => declareIn(tx, input, clock, at));
+  return withTransaction(db, async (tx) => writeDeclaration(tx, await planDeclaration(tx, input, at), clock));
 }
 
-async function declareIn(tx: Db, input: IntegrationDeclaration, clock: Clock, at: string): Promise<IntegrationDeclared> {
+/** A declaration checked against the rules and the database: what it would store, and what is stored. */
+interface DeclarationPlan {
+  readonly next: Integration;
+  readonly current: IntegrationPlan | undefined;
+  readonly fields: readonly IntegrationField[];
+  readonly mappings: readonly IntegrationMapping[];
+}
+
+async function planDeclaration(tx: Db, input: IntegrationDeclaration, at: string): Promise<DeclarationPlan> {
   const table = await getTargetTable(tx, input.targetTable);
   const next = validateIntegration(input, table, at);
   const sortingOrder = next.sortingOrder;
@@ -329,7 +351,12 @@ async function declareIn(tx: Db, input: IntegrationDeclaration, clock: Clock, at
     refuseMisfits(mappings, table!, pathOf(at, 'targetTable'));
   }
   refuseBulkWithoutMappings(next, mappings, at);
+  return { next, current, fields, mappings };
+}
 
+async function writeDeclaration(tx: Db, plan: DeclarationPlan, clock: Clock): Promise<IntegrationDeclared> {
+  const { next, current, fields, mappings } = plan;
+  const sortingOrder = next.sortingOrder;
   const now = clock().toISOString();
   const changes: string[] = [];
   if (current === undefined) {
