@@ -10,11 +10,10 @@
 import { invalidAt } from '../core/validation.js';
 import { wholeNumber } from './route-input.js';
 
-/** An input of the form: its `name`, the words for it, and its id when not its name. */
+/** An input of the form: its `name`, and the words for it. */
 export interface InputPlace {
   readonly name: string;
   readonly label: string;
-  readonly id?: string;
 }
 
 /** A list property of the API shown as rows of the form (`fields[2]` as the card's third row). */
