@@ -93,7 +93,11 @@ export function integrationCard(view: CardView, ctx: ConsoleContext): Html {
       ${editable ? html` hx-post="${path(['integrations', no, 'validate'])}" hx-trigger="change delay:300ms" hx-target="#validation" hx-swap="innerHTML"` : ''}
     >
       <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
-      ${editable ? html`<button type="submit" hidden tabindex="-1">Save integration</button>` : ''}
+      ${
+        // The form's default button, first in it: Enter in a field saves the card rather than removing row 1.
+        // An input, not a button: the stylesheet shows every button, but leaves [hidden] inputs hidden.
+        editable ? html`<input type="submit" value="Save integration" hidden />` : ''
+      }
       <fieldset>
         <legend>General</legend>
         ${fieldList([
