@@ -7,6 +7,7 @@
  * API's: only the path is placed and reworded. A message that names no input of the form (a conflict
  * with another record, a header the form does not show) stays in the banner above the form as it is.
  */
+import { INTEGER_MAX, INTEGER_MIN } from '../core/bounds.js';
 import { invalidAt } from '../core/validation.js';
 import { wholeNumber } from './route-input.js';
 
@@ -87,6 +88,6 @@ export function numberAt(raw: string | undefined, path: string): number | null {
   const text = (raw ?? '').trim();
   if (text === '') return null;
   const n = wholeNumber(text);
-  if (n === null) throw invalidAt(path, `must be a whole number, got "${text}"`);
+  if (n === null) throw invalidAt(path, `must be a whole number from ${INTEGER_MIN} to ${INTEGER_MAX}, got "${text}"`);
   return n;
 }

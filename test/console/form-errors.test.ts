@@ -77,7 +77,7 @@ describe('numberAt', () => {
     expect(numberAt(' 42 ', 'timeoutMs')).toBe(42);
     expect(numberAt('', 'timeoutMs')).toBeNull();
     expect(() => numberAt('4.2', 'fields[3].fieldNo')).toThrow(
-      new AppError(400, 'invalidRequest', 'fields[3].fieldNo: must be a whole number, got "4.2"'),
+      new AppError(400, 'invalidRequest', 'fields[3].fieldNo: must be a whole number from -2147483648 to 2147483647, got "4.2"'),
     );
   });
 });

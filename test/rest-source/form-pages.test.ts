@@ -87,7 +87,7 @@ describe('the REST connection and endpoint forms', () => {
       authType: 'none',
       timeoutMs: '1.5',
     });
-    expect(errorUnder(answer.text, 'timeoutMs')).toBe('Timeout (ms): must be a whole number, got "1.5"');
+    expect(errorUnder(answer.text, 'timeoutMs')).toBe('Timeout (ms): must be a whole number from -2147483648 to 2147483647, got "1.5"');
     expect(focused(answer.text)).toEqual(['timeoutMs']);
   });
 
