@@ -114,6 +114,14 @@ export function paginationFields(type: PaginationType, v: Values, errors: FormEr
   ${textField('responseDataPath', responseDataPath.label, v, responseDataPath.help, errors)}`;
 }
 
+/** A refused form's values as typed: a checkbox left unticked is off, not the stored value. */
+export function typedValues(form: URLSearchParams): Values {
+  const values: Record<string, string | boolean> = Object.fromEntries([...form].filter(([name]) => name !== '_csrf'));
+  const type = form.get('paginationType') ?? 'none';
+  if (isType(type)) for (const { field, input } of ownSettings(type)) if (input === 'checkbox') values[field] = form.get(field) === 'on';
+  return values;
+}
+
 /** The endpoint input a form sent: only the current pagination type's own settings (the others are kept). */
 export function inputFrom(form: URLSearchParams, code: string): EndpointInput {
   const int = (name: string): number | null | undefined => {

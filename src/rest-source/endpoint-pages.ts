@@ -16,7 +16,16 @@ import { listIntegrations } from '../integrations/store.js';
 import { PAGINATION_TYPES } from '../pagination/index.js';
 import { loadDryRunIntegration } from '../table-writer/dry-run.js';
 import type { RestPagesDeps } from './connection-pages.js';
-import { ENDPOINT_PLACES, EndpointBody, endpointForm, inputFrom, isType, paginationFields, type Values } from './endpoint-form.js';
+import {
+  ENDPOINT_PLACES,
+  EndpointBody,
+  endpointForm,
+  inputFrom,
+  isType,
+  paginationFields,
+  typedValues,
+  type Values,
+} from './endpoint-form.js';
 import { FetchError } from './fetch-pages.js';
 import { previewFirstPage, type PagePreview } from './preview.js';
 import { LIMITS } from './schemas.js';
@@ -178,7 +187,7 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
         } catch (err) {
           if (!(err instanceof AppError) || err.status >= 500) throw err;
           const errors = formErrors(err.message, ENDPOINT_PLACES);
-          return ctx.page('New REST API endpoint', await form(ctx, '/rest/endpoints/new', Object.fromEntries(body), true, errors));
+          return ctx.page('New REST API endpoint', await form(ctx, '/rest/endpoints/new', typedValues(body), true, errors));
         }
         return redirect(path(['rest', 'endpoints', code]), { kind: 'info', text: `Endpoint ${code} was created.` });
       },
@@ -197,7 +206,7 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
           await updateEndpoint(db, code, patch, clock);
         } catch (err) {
           if (!(err instanceof AppError) || err.status >= 500) throw err;
-          return card(ctx, code, '', formErrors(err.message, ENDPOINT_PLACES), Object.fromEntries(body));
+          return card(ctx, code, '', formErrors(err.message, ENDPOINT_PLACES), typedValues(body));
         }
         return redirect(path(['rest', 'endpoints', code]), { kind: 'info', text: `Endpoint ${code} was saved.` });
       },

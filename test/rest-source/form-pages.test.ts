@@ -161,6 +161,17 @@ describe('the REST connection and endpoint forms', () => {
     expect((await web.post('/rest/endpoints/orders', { ...form, nextLinkJsonPath: 'next' })).status).toBe(303);
   });
 
+  it('keeps a checkbox unticked as typed when the card is refused', async () => {
+    const form = formValues((await web.get('/rest/endpoints/orders')).text, '/rest/endpoints/orders');
+    expect((await web.post('/rest/endpoints/orders', { ...form, allowCrossOrigin: 'on' })).status).toBe(303);
+    const card = await web.get('/rest/endpoints/orders');
+    expect(valueOf(card.text, 'allowCrossOrigin')).toBe('on');
+    const { allowCrossOrigin: _ticked, ...unticked } = formValues(card.text, '/rest/endpoints/orders');
+    const answer = await web.post('/rest/endpoints/orders', { ...unticked, scheduleSeconds: '5' });
+    expect(errorUnder(answer.text, 'scheduleSeconds')).toMatch(/^Schedule \(seconds\): must be from 60 to 604800 seconds/);
+    expect(valueOf(answer.text, 'allowCrossOrigin')).toBe('');
+  });
+
   it('refuses a field an endpoint form does not have with the 400 page', async () => {
     const answer = await web.post('/rest/endpoints/orders', { _csrf: web.csrf, code: 'orders', headers: 'x' });
     expect(answer.status).toBe(400);
