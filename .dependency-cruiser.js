@@ -18,6 +18,7 @@ const layers = [
   'table-writer',
   'pagination',
   'rest-source',
+  'from-sample',
   'bulk-import',
   'import-runs',
   'dashboard',

@@ -241,9 +241,18 @@ export function securityRoutes(deps: SecurityRouteDeps): RoutePlugin {
         DEV_JWKS_PATH,
         {
           config: { permission: 'public' },
-          schema: { summary: 'Public keys of the development token issuer (IFW_DEV_TOKEN_ISSUER)', tags },
+          schema: {
+            summary: 'Public keys of the development token issuer (IFW_DEV_TOKEN_ISSUER)',
+            tags,
+            response: {
+              200: Type.Object(
+                { keys: Type.Array(Type.Object({}, { additionalProperties: true })) },
+                { description: 'A JSON Web Key Set (RFC 7517)', additionalProperties: true },
+              ),
+            },
+          },
         },
-        (_request, reply) => reply.send(devIssuer.jwks),
+        () => devIssuer.jwks,
       );
     }
   };

@@ -8,7 +8,8 @@ import { REQUEST_COLUMNS, type RequestStatus, type RequestSummaryRow } from './m
 export interface RequestListQuery {
   readonly status?: RequestStatus;
   readonly integrationSortingOrder?: number;
-  readonly submittedBy?: string;
+  /** Submitted by any of these (`user:admin`, `application:admin`). */
+  readonly submittedBy?: readonly string[];
   /** Submitted at or after (ISO). */
   readonly from?: string;
   /** Submitted before (ISO). */
@@ -24,7 +25,9 @@ export async function listRequestPage(db: Db, q: RequestListQuery): Promise<Requ
   let query = db.selectFrom('ifw_bulk_import_request').select([...REQUEST_COLUMNS, 'submitted_by']);
   if (q.status !== undefined) query = query.where('status', '=', q.status);
   if (q.integrationSortingOrder !== undefined) query = query.where('integration_sorting_order', '=', q.integrationSortingOrder);
-  if (q.submittedBy !== undefined) query = query.where('submitted_by', '=', q.submittedBy);
+  const by = q.submittedBy;
+  if (by !== undefined)
+    query = by.length === 1 && by[0] !== undefined ? query.where('submitted_by', '=', by[0]) : query.where('submitted_by', 'in', by);
   if (q.from !== undefined) query = query.where('submitted_at', '>=', q.from);
   if (q.to !== undefined) query = query.where('submitted_at', '<', q.to);
   const after = q.after;
@@ -36,6 +39,28 @@ export async function listRequestPage(db: Db, q: RequestListQuery): Promise<Requ
       ]),
     );
   return query.orderBy('submitted_at', 'desc').orderBy('request_id', 'desc').limit(q.limit).execute();
+}
+
+/**
+ * Of the submitters `user:admin` and `application:admin` a plain name stands for, those who submitted
+ * anything (one index probe each): the list then filters by one value, which its index serves in
+ * order, and by both only when both exist.
+ */
+export async function submittersPresent(db: Db, labels: readonly string[]): Promise<string[]> {
+  const present = await Promise.all(
+    labels.map(async (label) =>
+      (await db
+        .selectFrom('ifw_bulk_import_request')
+        .select('submitted_by')
+        .where('submitted_by', '=', label)
+        .limit(1)
+        .executeTakeFirst()) === undefined
+        ? undefined
+        : label,
+    ),
+  );
+  const found = present.filter((l): l is string => l !== undefined);
+  return found.length === 0 ? labels.slice(0, 1) : found;
 }
 
 /** Requests submitted since `since`, per status. */

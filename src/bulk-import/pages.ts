@@ -6,14 +6,15 @@
 import { Type, type Static } from 'typebox';
 import type { Clock } from '../core/clock.js';
 import { AppError } from '../core/errors.js';
-import { wholeNumber, PathKey, redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
+import { FormBody, wholeNumber, PathKey, redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
 import { html, path, type Html } from '../console/html.js';
 import { actionButton, field, fields, liveRegion, pager, select, statusBadge, table, time } from '../console/widgets.js';
-import { listIntegrations } from '../integrations/store.js';
+import { integrationLink, integrationNames } from '../integrations/integration-link.js';
+import { getIntegration, listIntegrations } from '../integrations/store.js';
 import type { Db } from '../storage/db.js';
 import { cancelRequest } from './cancel-request.js';
 import { REQUEST_STATUSES, type RequestStatus } from './model.js';
-import { listRequestPage, type RequestListQuery, type RequestListRow } from './page-queries.js';
+import { listRequestPage, submittersPresent, type RequestListQuery, type RequestListRow } from './page-queries.js';
 import { findRequestDetails } from './queries.js';
 import { resetRequest } from './reset-request.js';
 
@@ -37,16 +38,32 @@ const ListQuery = Type.Object({
 });
 type ListParams = Static<typeof ListQuery>;
 const IdParams = { params: PathKey('id') };
+/** Cancel and Reset: the request in the path, no field but the CSRF token. */
+const RequestAction = { ...IdParams, body: FormBody({}) };
+
+/** A filter's problems, by field: shown under the field, and the list is not shown until they are fixed. */
+type FilterErrors = Partial<Record<'from' | 'to', string>>;
 
 /** `datetime-local` values (`2026-11-24T10:00`) are read as UTC, as every time in the console is. */
-function utc(value: string | undefined, field: string): string | undefined {
-  if (value === undefined || value === '') return undefined;
+function utc(value: string | undefined, label: string): { readonly iso?: string; readonly error?: string } {
+  if (value === undefined || value === '') return {};
   const ms = Date.parse(/[zZ]|[+-]\d\d:\d\d$/.test(value) ? value : `${value}Z`);
-  if (Number.isNaN(ms)) throw new AppError(400, 'invalidRequest', `${field} must be a date and time, as 2026-11-24T10:00; got '${value}'.`);
-  return new Date(ms).toISOString();
+  if (Number.isNaN(ms)) return { error: `${label} must be a date and time, as 2026-11-24T10:00; got '${value}'.` };
+  return { iso: new Date(ms).toISOString() };
 }
 
-function parseList(params: ListParams): RequestListQuery {
+/**
+ * Who a submitter filter names: `user:admin` or `application:erp` exactly as recorded, or a plain
+ * name, which stands for the user and the application of that name.
+ */
+export function submitterLabels(text: string | undefined): string[] | undefined {
+  const name = text?.trim() ?? '';
+  if (name === '') return undefined;
+  if (/^(user|application):./.test(name)) return [name];
+  return [`user:${name}`, `application:${name}`];
+}
+
+function parseList(params: ListParams): { readonly query: Omit<RequestListQuery, 'submittedBy'>; readonly errors: FilterErrors } {
   const status = params.status === undefined || params.status === '' ? undefined : params.status;
   if (status !== undefined && !(REQUEST_STATUSES as readonly string[]).includes(status))
     throw new AppError(400, 'invalidRequest', `Status must be one of ${REQUEST_STATUSES.join(', ')}.`);
@@ -59,21 +76,28 @@ function parseList(params: ListParams): RequestListQuery {
       throw new AppError(400, 'invalidRequest', 'The page link is not valid; start again from the first page.');
     after = { submittedAt, requestId };
   }
-  const submitter = params.submitter?.trim();
   const from = utc(params.from, 'From');
   const to = utc(params.to, 'To');
+  const errors: FilterErrors = {
+    ...(from.error === undefined ? {} : { from: from.error }),
+    ...(to.error === undefined ? {} : { to: to.error }),
+  };
+  if (from.iso !== undefined && to.iso !== undefined && from.iso > to.iso)
+    errors.to = `To must not be earlier than From (${params.from ?? ''}): no request can be submitted in that window.`;
   return {
-    limit: PAGE_SIZE + 1,
-    ...(status === undefined ? {} : { status: status as RequestStatus }),
-    ...(integration === undefined ? {} : { integrationSortingOrder: integration }),
-    ...(submitter === undefined || submitter === '' ? {} : { submittedBy: submitter }),
-    ...(from === undefined ? {} : { from }),
-    ...(to === undefined ? {} : { to }),
-    ...(after === undefined ? {} : { after }),
+    errors,
+    query: {
+      limit: PAGE_SIZE + 1,
+      ...(status === undefined ? {} : { status: status as RequestStatus }),
+      ...(integration === undefined ? {} : { integrationSortingOrder: integration }),
+      ...(from.iso === undefined ? {} : { from: from.iso }),
+      ...(to.iso === undefined ? {} : { to: to.iso }),
+      ...(after === undefined ? {} : { after }),
+    },
   };
 }
 
-function listTable(rows: readonly RequestListRow[], params: ListParams, more: boolean): Html {
+function listTable(rows: readonly RequestListRow[], names: ReadonlyMap<number, string>, params: ListParams, more: boolean): Html {
   const filters = { status: params.status, integration: params.integration, submitter: params.submitter, from: params.from, to: params.to };
   const self = path(['requests'], { ...filters, after: params.after });
   const last = rows[rows.length - 1];
@@ -90,7 +114,7 @@ function listTable(rows: readonly RequestListRow[], params: ListParams, more: bo
       columns: [
         { header: 'Request', cell: (r) => html`<a href="${path(['requests', r.request_id])}"><code>${r.request_id}</code></a>` },
         { header: 'Status', cell: (r) => statusBadge(r.status) },
-        { header: 'Integration', numeric: true, cell: (r) => r.integration_sorting_order },
+        { header: 'Integration', cell: (r) => integrationLink(r.integration_sorting_order, names.get(r.integration_sorting_order)) },
         { header: 'Submitted', cell: (r) => time(r.submitted_at) },
         { header: 'Submitted by', cell: (r) => r.submitted_by ?? '—' },
         { header: 'Processed', cell: (r) => time(r.processed_at) },
@@ -107,7 +131,11 @@ function listTable(rows: readonly RequestListRow[], params: ListParams, more: bo
   );
 }
 
-function detailsBody(d: NonNullable<Awaited<ReturnType<typeof findRequestDetails>>>, ctx: ConsoleContext): Html {
+function detailsBody(
+  d: NonNullable<Awaited<ReturnType<typeof findRequestDetails>>>,
+  integrationName: string | undefined,
+  ctx: ConsoleContext,
+): Html {
   const inFlight = IN_FLIGHT.includes(d.status);
   const action = (verb: string) => path(['requests', d.requestId, verb]);
   return liveRegion(
@@ -115,7 +143,7 @@ function detailsBody(d: NonNullable<Awaited<ReturnType<typeof findRequestDetails
     html`${fields([
         ['Request ID', html`<code>${d.requestId}</code>`],
         ['Status', statusBadge(d.status)],
-        ['Integration', html`<a href="${path(['integrations', d.integrationSortingOrder])}">${d.integrationSortingOrder}</a>`],
+        ['Integration', integrationLink(d.integrationSortingOrder, integrationName)],
         ['Submitted at', time(d.submittedAt)],
         ['Submitted by', d.submittedBy],
         ['Started at', time(d.startedAt)],
@@ -177,9 +205,20 @@ export function bulkImportPages(deps: BulkImportPagesDeps): ConsolePages {
       'bulkImport',
       async (request, ctx) => {
         const params = request.query;
-        const rows = await listRequestPage(db, parseList(params));
+        const { query, errors } = parseList(params);
+        const refused = errors.from !== undefined || errors.to !== undefined;
+        const labels = submitterLabels(params.submitter);
+        const submittedBy = labels === undefined ? undefined : await submittersPresent(db, labels);
+        const [rows, names] = refused
+          ? [[], new Map<number, string>()]
+          : await Promise.all([
+              listRequestPage(db, { ...query, ...(submittedBy === undefined ? {} : { submittedBy }) }),
+              integrationNames(db),
+            ]);
         const more = rows.length > PAGE_SIZE;
-        const list = listTable(rows.slice(0, PAGE_SIZE), params, more);
+        const list = refused
+          ? html`<p class="muted">Correct the filter to see the requests.</p>`
+          : listTable(rows.slice(0, PAGE_SIZE), names, params, more);
         if (ctx.partial) return list;
         const integrations = await listIntegrations(db);
         const filters = html`<form class="filters" method="get" action="/requests" role="search" aria-label="Filter requests">
@@ -192,12 +231,36 @@ export function bulkImportPages(deps: BulkImportPagesDeps): ConsolePages {
           ${select(
             'integration',
             'Integration',
-            integrations.map((i) => [String(i.sortingOrder), `${i.sortingOrder} ${i.name}`]),
+            integrations.map((i) => [String(i.sortingOrder), `${i.name} (${i.sortingOrder})`]),
             params.integration,
           )}
-          ${field({ name: 'submitter', id: 'f-submitter', label: 'Submitted by', value: params.submitter, placeholder: 'user:admin', className: '' })}
-          ${field({ kind: 'datetime-local', name: 'from', id: 'f-from', label: 'From (UTC)', value: params.from, className: '' })}
-          ${field({ kind: 'datetime-local', name: 'to', id: 'f-to', label: 'To (UTC)', value: params.to, className: '' })}
+          ${field({
+            name: 'submitter',
+            id: 'f-submitter',
+            label: 'Submitted by',
+            value: params.submitter,
+            placeholder: 'admin',
+            help: 'A user or application name: admin finds user:admin and application:admin. Write user:admin for the user only.',
+            className: '',
+          })}
+          ${field({
+            kind: 'datetime-local',
+            name: 'from',
+            id: 'f-from',
+            label: 'From (UTC)',
+            value: params.from,
+            className: '',
+            ...(errors.from === undefined ? {} : { error: errors.from, autofocus: true }),
+          })}
+          ${field({
+            kind: 'datetime-local',
+            name: 'to',
+            id: 'f-to',
+            label: 'To (UTC)',
+            value: params.to,
+            className: '',
+            ...(errors.to === undefined ? {} : { error: errors.to, autofocus: errors.from === undefined }),
+          })}
           <button type="submit">Filter</button> <a href="/requests">Clear</a>
         </form>`;
         return ctx.page('Bulk Import Requests', html`${filters}${list}`);
@@ -212,7 +275,8 @@ export function bulkImportPages(deps: BulkImportPagesDeps): ConsolePages {
         const id = requestIdOf(request.params.id);
         const details = await findRequestDetails(db, id);
         if (details === undefined) throw new AppError(404, 'notFound', `No bulk import request ${id}.`);
-        const body = detailsBody(details, ctx);
+        const integration = await getIntegration(db, details.integrationSortingOrder);
+        const body = detailsBody(details, integration?.name, ctx);
         return ctx.partial
           ? body
           : ctx.page(
@@ -232,7 +296,7 @@ export function bulkImportPages(deps: BulkImportPagesDeps): ConsolePages {
         await cancelRequest(db, id, clock);
         return redirect(path(['requests', id]), { kind: 'info', text: `Request ${id} was cancelled.` });
       },
-      IdParams,
+      RequestAction,
     );
 
     router.post(
@@ -244,7 +308,7 @@ export function bulkImportPages(deps: BulkImportPagesDeps): ConsolePages {
         deps.wake?.();
         return redirect(path(['requests', id]), { kind: 'info', text: `Request ${id} is Pending again.` });
       },
-      IdParams,
+      RequestAction,
     );
   };
 }

@@ -1,23 +1,27 @@
 /**
- * "Try a payload" on an integration's card: a pasted payload goes through the integration exactly as
- * a bulk import request would (records path, mapping, conversions, related keys), and the page shows
- * the rows it would write or each record's errors. Nothing is written, nothing is queued.
+ * "Try a payload" on an integration's card: a pasted payload is imported exactly as a bulk import
+ * request would be, under the integration's settings (records path, mapping, conversions, related
+ * keys, write mode, On record error, the rows already in the table), in a transaction that is rolled
+ * back (table-writer/dry-run.ts). The page shows how the request would end, with its counts and its
+ * messages word for word, the first records' rows or errors, and source paths that match nothing.
+ * Nothing is written, nothing is queued.
  */
 import { AppError } from '../core/errors.js';
-import { sortingOrderOf, PathKey, type ConsoleContext, type ConsolePages } from '../console/console.js';
+import { FormBody, FormText, sortingOrderOf, PathKey, type ConsoleContext, type ConsolePages } from '../console/console.js';
 import { html, path, type Html } from '../console/html.js';
 import { field, formError, table } from '../console/widgets.js';
 import { getIntegration } from '../integrations/store.js';
 import { extractRecords } from '../mapping/payload.js';
-import type { Db } from '../storage/db.js';
+import type { Database } from '../storage/database.js';
 import type { SqlValue } from '../mapping/convert.js';
-import { loadDryRunIntegration, mapSample, type DryRunRow } from '../table-writer/dry-run.js';
+import { describeDryRun, dryRunSummary, loadDryRunIntegration, type DryRun } from '../table-writer/dry-run.js';
 
-/** Records mapped and shown; the count of all records is shown either way. */
-const TRIED_RECORDS = 200;
+/** Records shown (all of them are imported, and counted). */
+const SHOWN_RECORDS = 200;
 /** A pasted payload may be larger than the console's other forms (which stop at a few hundred KB). */
 const PASTED_PAYLOAD_BYTES = 16 * 1024 * 1024;
 const NoParams = { params: PathKey('no') };
+const TryBody = FormBody({ payload: FormText(PASTED_PAYLOAD_BYTES) });
 
 function form(no: number, ctx: ConsoleContext, payload: string): Html {
   return html`<form method="post" action="${path(['integrations', no, 'try'])}">
@@ -27,24 +31,36 @@ function form(no: number, ctx: ConsoleContext, payload: string): Html {
   </form>`;
 }
 
-function result(rows: readonly DryRunRow[], total: number): Html {
-  const ok = rows.filter((r) => 'row' in r);
-  const bad = rows.filter((r) => 'errors' in r);
-  const columns = ok.length > 0 && 'row' in ok[0]! ? Object.keys(ok[0].row) : [];
+function result(dryRun: DryRun, total: number): Html {
+  const { outcome, rows, warnings } = dryRun;
+  const ok = rows.flatMap((r) => ('row' in r ? [r] : []));
+  const columns = ok.length > 0 ? Object.keys(ok[0]!.row) : [];
+  const errors = outcome.errors.map((e) => ({ recordNo: e.recordNo, message: e.message }));
   return html`<section aria-label="Result" id="try-result">
     <h2>Result</h2>
-    <p role="status">
-      ${total} record${total === 1 ? '' : 's'} found${total > TRIED_RECORDS ? html`; the first ${TRIED_RECORDS} were tried` : ''}:
-      ${ok.length} would be written, ${bad.length} ha${bad.length === 1 ? 's' : 've'} errors.
+    <p role="status" class="${outcome.ok ? 'ok' : 'bad'}">
+      <strong>${dryRunSummary(outcome)}</strong> ${total} record${total === 1 ? '' : 's'}
+      found${outcome.errorCount > 0 ? `, ${outcome.errorCount} error${outcome.errorCount === 1 ? '' : 's'}` : ''}.
     </p>
+    ${outcome.errorMessage === '' ? '' : html`<p>Its error message would be: <q>${outcome.errorMessage}</q></p>`}
     ${
-      bad.length === 0
+      warnings.length === 0
         ? ''
-        : html`<h3>Errors</h3>
+        : html`<div class="warning" role="status">
+            <strong>Warnings</strong>
+            <ul>
+              ${warnings.map((w) => html`<li>${w}</li>`)}
+            </ul>
+          </div>`
+    }
+    ${
+      errors.length === 0
+        ? ''
+        : html`<h3>Errors${outcome.errorCount > errors.length ? ` (the first ${errors.length} of ${outcome.errorCount})` : ''}</h3>
             ${table({
-              rows: bad.flatMap((r) => ('errors' in r ? r.errors.map((message) => ({ recordNo: r.recordNo, message })) : [])),
+              rows: errors,
               columns: [
-                { header: 'Record', numeric: true, cell: (e) => e.recordNo },
+                { header: 'Record', numeric: true, cell: (e) => e.recordNo ?? '' },
                 { header: 'Message', cell: (e) => e.message },
               ],
             })}`
@@ -52,9 +68,11 @@ function result(rows: readonly DryRunRow[], total: number): Html {
     ${
       ok.length === 0
         ? ''
-        : html`<h3>Rows it would write</h3>
+        : html`<h3>
+              ${outcome.ok ? 'Rows it would write' : 'Rows of the records without errors (nothing would be written)'}${total > SHOWN_RECORDS ? ` (of the first ${SHOWN_RECORDS} records)` : ''}
+            </h3>
             ${table({
-              rows: ok.flatMap((r) => ('row' in r ? [r] : [])),
+              rows: ok,
               columns: [
                 { header: 'Record', numeric: true, cell: (r) => r.recordNo },
                 ...columns.map((c) => ({
@@ -68,7 +86,8 @@ function result(rows: readonly DryRunRow[], total: number): Html {
   </section>`;
 }
 
-export function tryPayloadPages(db: Db): ConsolePages {
+/** `db`: the database itself, not a transaction (a try imports in a transaction of its own and rolls it back). */
+export function tryPayloadPages(db: Database): ConsolePages {
   return (router) => {
     router.get(
       '/integrations/:no/try',
@@ -89,22 +108,27 @@ export function tryPayloadPages(db: Db): ConsolePages {
     router.post(
       '/integrations/:no/try',
       'configure',
-      async (request, ctx, body) => {
+      async (request, ctx) => {
         const no = sortingOrderOf(request.params.no);
         const integration = await loadDryRunIntegration(db, no);
         if (integration === undefined) throw new AppError(404, 'notFound', `No integration ${no}.`);
-        const payload = body.get('payload') ?? '';
+        const { payload } = request.body;
         const title = `Try a payload: integration ${no}`;
         const back = html`<p><a href="${path(['integrations', no])}">← Integration ${no}</a></p>`;
         const { mapping } = integration;
         if ('error' in mapping)
           return ctx.page(title, html`${back} ${formError(`The integration cannot run: ${mapping.error}`)} ${form(no, ctx, payload)}`);
+        // The records are read again only to show them: the outcome is the import's own.
         const records = extractRecords(payload, integration.recordsPath, mapping.records);
-        if (!Array.isArray(records)) return ctx.page(title, html`${back}${form(no, ctx, payload)} ${formError(records.message)}`);
-        const rows = await mapSample(mapping, integration.relationExists, records.slice(0, TRIED_RECORDS));
-        return ctx.page(title, html`${back}${form(no, ctx, payload)}${result(rows, records.length)}`);
+        const outcome = await integration.importPayload(payload);
+        if (!Array.isArray(records)) {
+          const failed = html`<strong>${dryRunSummary(outcome)}</strong> ${records.message}`;
+          return ctx.page(title, html`${back}${form(no, ctx, payload)} ${formError(failed)}`);
+        }
+        const dryRun = describeDryRun(integration, mapping, records, outcome, SHOWN_RECORDS);
+        return ctx.page(title, html`${back}${form(no, ctx, payload)}${result(dryRun, records.length)}`);
       },
-      { ...NoParams, bodyLimit: PASTED_PAYLOAD_BYTES },
+      { ...NoParams, body: TryBody, bodyLimit: PASTED_PAYLOAD_BYTES },
     );
   };
 }

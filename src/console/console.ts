@@ -15,21 +15,17 @@ import type { Principal } from '../auth/model.js';
 import { allows } from '../auth/permission-sets.js';
 import type { Permission } from '../auth/permissions.js';
 import { AppError } from '../core/errors.js';
-import { checkedInput, formFields, localPath, PathKey, type ConsoleRequest, type RouteSchemas } from './route-input.js';
 import type { App, RoutePlugin } from '../http/server.js';
 import { consoleAsset } from './assets.js';
 import { cookie, readCookie } from './cookies.js';
-import { html, type Html } from './html.js';
+import { CONSOLE_SECURITY_HEADERS, errorPage, isHtmx, isSecure, readFlash, redirect, send, type PageResult } from './answers.js';
+import type { Html } from './html.js';
 import { layout, type Flash, type NavItem } from './layout.js';
 import { loginPage } from './login-page.js';
+import { checkedInput, FormBody, formFields, FormText, localPath, PathKey, type ConsoleRequest, type RouteSchemas } from './route-input.js';
 import { csrfMatches, type Session, type Sessions } from './sessions.js';
 
-export interface Redirect {
-  readonly redirect: string;
-  readonly flash?: Flash;
-}
-export type PageResult = Html | Redirect;
-export const redirect = (to: string, flash?: Flash): Redirect => (flash === undefined ? { redirect: to } : { redirect: to, flash });
+export { CONSOLE_SECURITY_HEADERS, redirect, type PageResult, type Redirect } from './answers.js';
 
 export interface ConsoleContext {
   readonly user: Principal;
@@ -92,6 +88,24 @@ export interface ConsoleRouter {
     handler: FormHandler<S>,
     options?: S & FormOptions<S>,
   ): void;
+  /** A form that changes something and shows its page again when the change is refused (`Action`). */
+  action<S extends RouteSchemas = RouteSchemas>(
+    path: string,
+    permission: Permission,
+    action: Action<S>,
+    options?: S & FormOptions<S>,
+  ): void;
+}
+
+/**
+ * A form that changes something: `change` makes the change and says where to go next (a redirect with
+ * a flash, or a page that asks first); a refusal it throws (an AppError below 500, in the rules' own
+ * words) is answered by `refused`, the form's page again with that message. Other errors go on to the
+ * console's error page.
+ */
+export interface Action<S extends RouteSchemas = RouteSchemas> {
+  readonly change: (request: ConsoleRequest<S>, ctx: ConsoleContext) => Promise<PageResult>;
+  readonly refused: (request: ConsoleRequest<S>, ctx: ConsoleContext, message: string) => Html | Promise<Html>;
 }
 
 /** What a feature folder contributes to the console. */
@@ -104,25 +118,12 @@ export interface ConsoleDeps {
 }
 
 const LoginQuery = Type.Object({ next: Type.Optional(Type.String()) });
+const LoginBody = FormBody({ userName: FormText(), password: FormText(), next: Type.Optional(FormText()) });
 
 const SESSION_COOKIE = 'ifw_session';
 const LOGIN_CSRF_COOKIE = 'ifw_login';
-const FLASH_COOKIE = 'ifw_flash';
 /** Console forms are a few fields: a larger body is refused as it arrives (413). */
 export const FORM_LIMIT_BYTES = 256 * 1024;
-
-/**
- * Every console answer, pages, redirects, errors and assets alike: scripts and styles from the service
- * only (no inline script runs, whatever a page shows), no framing by any site, no type sniffing, and
- * no console URL sent to another site as a referrer.
- */
-export const CONSOLE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'content-security-policy':
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-  'x-frame-options': 'DENY',
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'same-origin',
-};
 
 interface Signed {
   readonly user: Principal;
@@ -130,36 +131,6 @@ interface Signed {
 }
 
 const signedIn = new WeakMap<FastifyRequest, Signed>();
-
-const isSecure = (request: FastifyRequest) => request.protocol === 'https';
-const isHtmx = (request: FastifyRequest) => request.headers['hx-request'] === 'true';
-
-function readFlash(request: FastifyRequest, reply: FastifyReply): Flash | undefined {
-  const raw = readCookie(request.headers.cookie, FLASH_COOKIE);
-  if (raw === undefined) return undefined;
-  reply.header('set-cookie', cookie(FLASH_COOKIE, '', { secure: isSecure(request), maxAgeSeconds: 0 }));
-  const kind = raw.startsWith('error:') ? 'error' : 'info';
-  return { kind, text: raw.slice(raw.indexOf(':') + 1) };
-}
-
-function send(request: FastifyRequest, reply: FastifyReply, result: PageResult): FastifyReply {
-  if (result instanceof Object && 'redirect' in result) {
-    if (result.flash !== undefined)
-      void reply.header('set-cookie', cookie(FLASH_COOKIE, `${result.flash.kind}:${result.flash.text}`, { secure: isSecure(request) }));
-    const to = localPath(result.redirect);
-    if (isHtmx(request)) return reply.header('hx-redirect', to).status(204).send();
-    return reply.redirect(to, 303);
-  }
-  return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(result.markup);
-}
-
-/** The page for a refusal or an error, in words, with its status. */
-function errorPage(status: number, message: string, ctx?: ConsoleContext): Html {
-  const title = status === 403 ? 'Not allowed' : status === 404 ? 'Not found' : status >= 500 ? 'Something went wrong' : 'Cannot do that';
-  const body = html`<p role="alert">${message}</p>
-    <p><a href="/">Back to the dashboard</a></p>`;
-  return ctx === undefined ? layout({ title, body }) : ctx.page(title, body);
-}
 
 export function consoleRoutes(deps: ConsoleDeps): RoutePlugin {
   const { sessions, authenticator } = deps;
@@ -181,6 +152,20 @@ export function consoleRoutes(deps: ConsoleDeps): RoutePlugin {
       const { bodyLimit, ...schemas } = options as FormOptions;
       routes.push({ method: 'POST', path, permission, handler: handler, schemas, ...(bodyLimit === undefined ? {} : { bodyLimit }) });
     },
+    action: (path, permission, action, options) =>
+      router.post(
+        path,
+        permission,
+        async (request, ctx) => {
+          try {
+            return await action.change(request, ctx);
+          } catch (err) {
+            if (err instanceof AppError && err.status < 500) return action.refused(request, ctx, err.message);
+            throw err;
+          }
+        },
+        options,
+      ),
   };
   for (const pages of deps.pages) pages(router);
   sections.sort((a, b) => a.order - b.order);
@@ -336,10 +321,12 @@ export function consoleRoutes(deps: ConsoleDeps): RoutePlugin {
       const expected = readCookie(request.headers.cookie, LOGIN_CSRF_COOKIE);
       if (!sameOrigin(request) || expected === undefined || form.get('_csrf') !== expected)
         return sendLogin(request, reply, next, 'The sign-in form expired or came from another site; sign in again.', 403);
-      const userName = form.get('userName') ?? '';
       let user: SignedInUser;
+      let userName = '';
       try {
-        user = await authenticator.signIn(userName, form.get('password') ?? '', request.ip);
+        const body = checkedInput(request, LoginBody, 'body', formFields(form, LoginBody));
+        userName = body.userName;
+        user = await authenticator.signIn(userName, body.password, request.ip);
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
         if (err.headers['retry-after'] !== undefined) void reply.header('retry-after', err.headers['retry-after']);

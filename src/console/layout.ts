@@ -1,4 +1,8 @@
-/** The page around every console page: skip link, top bar with the pages the user may open, flash, main. */
+/**
+ * The page around every console page: skip link, top bar with the pages the user may open (a menu
+ * behind a button on a narrow screen, when script runs; without it the bar stays open), flash, main.
+ * The flash, the outcome of the form just sent, takes the focus when the page loads (console.js).
+ */
 import { html, type Html } from './html.js';
 
 export interface NavItem {
@@ -34,6 +38,7 @@ export function layout(options: LayoutOptions): Html {
 <title>${title} · Integration service</title>
 <link rel="stylesheet" href="/assets/console.css">
 <meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false}'>
+<script src="/assets/console.js"></script>
 <script src="/assets/htmx.min.js" defer></script>
 </head>
 <body${hxHeaders === undefined ? '' : html` hx-headers="${hxHeaders}"`}>
@@ -41,27 +46,40 @@ export function layout(options: LayoutOptions): Html {
 <header class="top">
   <a class="brand" href="/">Integration service</a>
   ${
-    nav.length > 0
-      ? html`<nav class="main" aria-label="Main">
-          <ul>
-            ${nav.map((item) => html`<li><a href="${item.href}" ${item.current ? html` aria-current="page"` : ''}>${item.label}</a></li>`)}
-          </ul>
-        </nav>`
+    nav.length > 0 || user !== undefined
+      ? html`<button type="button" class="menu-toggle secondary" aria-expanded="false" aria-controls="menu">Menu</button>
+          <div class="menu" id="menu">
+            ${
+              nav.length > 0
+                ? html`<nav class="main" aria-label="Main">
+                    <ul>
+                      ${nav.map((item) => html`<li><a href="${item.href}" ${item.current ? html` aria-current="page"` : ''}>${item.label}</a></li>`)}
+                    </ul>
+                  </nav>`
+                : ''
+            }
+            ${
+              user === undefined
+                ? ''
+                : html`<div class="who">
+                    <span><span class="visually-hidden">Signed in as </span><strong>${user.name}</strong></span>
+                    <form class="inline" method="post" action="/logout">
+                      <input type="hidden" name="_csrf" value="${user.csrfToken}" /><button type="submit">Sign out</button>
+                    </form>
+                  </div>`
+            }
+          </div>`
       : ''
-  }
-  ${
-    user === undefined
-      ? ''
-      : html`<div class="who">
-          <span>Signed in as <strong>${user.name}</strong></span>
-          <form class="inline" method="post" action="/logout">
-            <input type="hidden" name="_csrf" value="${user.csrfToken}" /><button type="submit">Sign out</button>
-          </form>
-        </div>`
   }
 </header>
 <main id="main">
-${flash === undefined ? '' : html`<div class="flash ${flash.kind}" role="${flash.kind === 'error' ? 'alert' : 'status'}">${flash.text}</div>`}
+${
+  flash === undefined
+    ? ''
+    : html`<div class="flash ${flash.kind}" role="${flash.kind === 'error' ? 'alert' : 'status'}" tabindex="-1" data-focus-on-load>
+        ${flash.text}
+      </div>`
+}
 <h1>${title}</h1>
 ${body}
 </main>

@@ -4,7 +4,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { Type, type Static, type TSchema } from 'typebox';
-import { INTEGER_MAX, INTEGER_MIN, isStorableInteger } from '../core/bounds.js';
+import { INTEGER_MAX, INTEGER_MIN, parseStorableInteger } from '../core/bounds.js';
 import { AppError } from '../core/errors.js';
 import { describeSchemaErrors, type SchemaError, type SchemaPart } from '../http/schema-errors.js';
 
@@ -116,10 +116,7 @@ export function localPath(target: string | undefined): string {
  * the number, or null when `raw` is none.
  */
 export function wholeNumber(raw: string): number | null {
-  const text = raw.trim();
-  if (!/^-?\d{1,10}$/.test(text)) return null;
-  const n = Number(text);
-  return isStorableInteger(n) ? n : null;
+  return parseStorableInteger(raw.trim());
 }
 
 /** A form's whole number: `what` must be one, else a 400 that says so. */

@@ -12,11 +12,10 @@
  * database's of that moment, never a cache's.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Kysely } from 'kysely';
 import type { Principal } from '../auth/model.js';
 import { parseStoredPermissionSets } from '../auth/permission-sets.js';
 import type { Clock } from '../core/clock.js';
-import type { DB } from '../storage/schema.js';
+import type { Db } from '../storage/db.js';
 
 export interface Session {
   readonly userId: string;
@@ -54,7 +53,7 @@ export interface Sessions {
   end(session: Session): Promise<void>;
 }
 
-export function createSessions(db: Kysely<DB>, clock: Clock, policy: SessionPolicy): Sessions {
+export function createSessions(db: Db, clock: Clock, policy: SessionPolicy): Sessions {
   const iso = (ms: number) => new Date(ms).toISOString();
   const forget = (tokenHash: string) => db.deleteFrom('ifw_console_session').where('token_hash', '=', tokenHash).execute();
   return {

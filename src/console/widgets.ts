@@ -30,6 +30,11 @@ export function fields(rows: readonly (readonly [string, Interpolation])[]): Htm
 export interface ActionButton {
   readonly action: string;
   readonly label: string;
+  /**
+   * The button's accessible name where the label alone repeats on the page (a button per row):
+   * `Set On Hold: Bulk Import Processor`. It starts with the label, so that speech input finds it.
+   */
+  readonly accessibleName?: string;
   readonly csrfToken: string;
   /** Asked before the action runs; undefined: no question. */
   readonly confirm?: string;
@@ -62,7 +67,9 @@ export function actionButton(b: ActionButton): Html {
   >
     <input type="hidden" name="_csrf" value="${b.csrfToken}" /><button
       type="submit"
-      ${look === undefined ? '' : html` class="${look}"`}${enabled ? '' : html` disabled`}
+      ${look === undefined ? '' : html` class="${look}"`}${enabled ? '' : html` disabled`}${
+        b.accessibleName === undefined ? '' : html` aria-label="${b.accessibleName}"`
+      }
     >
       ${b.label}</button
     >${!enabled && b.disabledReason !== undefined ? html` <span class="hint">${b.disabledReason}</span>` : ''}

@@ -12,6 +12,17 @@ export function isStorableInteger(value: number): boolean {
   return Number.isInteger(value) && value >= INTEGER_MIN && value <= INTEGER_MAX;
 }
 
+/**
+ * A whole number written as text (an optional '-' and at most 10 digits, nothing around them) that
+ * fits the bounds above; null for anything else. A URL's integer key and a console form's number
+ * are read this way.
+ */
+export function parseStorableInteger(text: string): number | null {
+  if (!/^-?\d{1,10}$/.test(text)) return null;
+  const value = Number(text);
+  return isStorableInteger(value) ? value : null;
+}
+
 export const NUL = '\u0000';
 
 /** The words every refusal of a U+0000 uses, after the place it was found. */

@@ -34,9 +34,16 @@ export function healthRoutes(deps: HealthDeps): RoutePlugin {
   }
 
   return (app) => {
-    app.get('/health/live', { config: { permission: 'public' }, schema: { tags: ['Health'], response: { 200: Check } } }, () => ({
-      status: 'ok',
-    }));
+    app.get(
+      '/health/live',
+      {
+        config: { permission: 'public' },
+        schema: { summary: 'Liveness: the process answers', tags: ['Health'], response: { 200: Check } },
+      },
+      () => ({
+        status: 'ok',
+      }),
+    );
     const ready = async (_req: unknown, reply: { status(code: number): unknown }) => {
       const { ready: ok, checks } = await readiness();
       reply.status(ok ? 200 : 503);
@@ -44,9 +51,23 @@ export function healthRoutes(deps: HealthDeps): RoutePlugin {
     };
     app.get(
       '/health/ready',
-      { config: { permission: 'public' }, schema: { tags: ['Health'], response: { 200: Check, 503: Check } } },
+      {
+        config: { permission: 'public' },
+        schema: {
+          summary: 'Readiness: the database answers (503 while it does not)',
+          tags: ['Health'],
+          response: { 200: Check, 503: Check },
+        },
+      },
       ready,
     );
-    app.get('/health', { config: { permission: 'public' }, schema: { tags: ['Health'], response: { 200: Check, 503: Check } } }, ready);
+    app.get(
+      '/health',
+      {
+        config: { permission: 'public' },
+        schema: { summary: 'Readiness, as /health/ready', tags: ['Health'], response: { 200: Check, 503: Check } },
+      },
+      ready,
+    );
   };
 }

@@ -2,8 +2,8 @@
  * `$metadata` (the CSDL document every `@odata.context` points at) and the service document at the
  * API's root (`…/v1.0`, also written `…/v1.0/`), both derived from the routes as they are registered
  * (csdl.ts), so they describe exactly what the API answers; the keys come from the entity sets'
- * declarations (entity-set.ts), through the routes' config. XML by default, as OData clients expect;
- * JSON with `$format=json` or an Accept header that prefers application/json.
+ * declarations (entity-set.ts), through the routes' config. XML by default, as OData 4.0 clients
+ * expect; JSON with `$format=json` or an Accept header that asks for application/json alone.
  */
 import { Type } from 'typebox';
 import type { FastifyInstance, FastifyPluginCallback, FastifyRequest } from 'fastify';
@@ -29,7 +29,12 @@ export function recordRouteShapes(app: FastifyInstance): () => readonly RouteSha
 
 type Format = 'xml' | 'json';
 
-/** `$format` wins; then the first of the Accept header's types (by q) that is XML or JSON; XML otherwise. */
+/**
+ * `$format` wins. Otherwise XML, as OData 4.0 clients (Excel, Power Query, odata2ts, most libraries)
+ * read only XML, unless the Accept header asks for JSON alone: it names application/json (with q > 0)
+ * and names no XML type and no wildcard. So axios's default `application/json, text/plain, *\/*`, fetch's
+ * and curl's `*\/*`, and no header at all get XML.
+ */
 function negotiate(request: FastifyRequest): Format {
   const requested = (request.query as { $format?: string }).$format;
   if (requested !== undefined) {
@@ -38,20 +43,18 @@ function negotiate(request: FastifyRequest): Format {
     if (format === 'json' || format === 'application/json') return 'json';
     throw badRequest('invalidQuery', `$format must be xml or json (or application/xml, application/json), got "${requested}".`);
   }
-  const accepted = (request.headers.accept ?? '')
+  const named = (request.headers.accept ?? '')
     .split(',')
-    .map((item, index) => {
+    .map((item) => {
       const [type = '', ...params] = item.split(';').map((s) => s.trim().toLowerCase());
       const q = params.find((p) => p.startsWith('q='));
-      return { type, q: q === undefined ? 1 : Number(q.slice(2)) || 0, index };
+      return { type, q: q === undefined ? 1 : Number(q.slice(2)) || 0 };
     })
     .filter((a) => a.q > 0)
-    .sort((a, b) => b.q - a.q || a.index - b.index);
-  for (const { type } of accepted) {
-    if (type === 'application/xml' || type === 'text/xml') return 'xml';
-    if (type === 'application/json') return 'json';
-  }
-  return 'xml';
+    .map((a) => a.type);
+  const json = named.includes('application/json');
+  const xmlOrAny = named.some((t) => t === 'application/xml' || t === 'text/xml' || t === '*/*' || t === 'application/*' || t === 'text/*');
+  return json && !xmlOrAny ? 'json' : 'xml';
 }
 
 export function metadataRoutes(shapes: () => readonly RouteShape[]): FastifyPluginCallback {
@@ -78,14 +81,24 @@ export function metadataRoutes(shapes: () => readonly RouteShape[]): FastifyPlug
         schema: {
           summary: 'The OData CSDL document: entity types, keys, properties, entity sets and bound actions',
           description:
-            'XML (application/xml) by default; JSON with $format=json or Accept: application/json. Every @odata.context points into it.',
+            'XML (application/xml, OData-Version 4.0) by default and to any Accept that names XML or a wildcard; JSON (OData-Version 4.01) with $format=json or an Accept of application/json alone. Every @odata.context points into it.',
           tags: ['OData'],
           querystring: Type.Object({ $format: Type.Optional(Type.String()) }, { additionalProperties: false }),
+          response: {
+            200: {
+              description: 'The CSDL document',
+              content: {
+                'application/xml': { schema: Type.String({ description: 'CSDL XML (OData 4.0)' }) },
+                'application/json': { schema: Type.Object({}, { description: 'CSDL JSON (OData 4.01)', additionalProperties: true }) },
+              },
+            },
+          },
         },
       },
       async (request, reply) => {
         const format = negotiate(request);
-        void reply.header('odata-version', '4.0');
+        // The JSON form of CSDL is defined by OData 4.01; the XML form is OData 4.0's.
+        void reply.header('odata-version', format === 'json' ? '4.01' : '4.0');
         if (format === 'json') {
           json ??= JSON.stringify(csdlJson(current()));
           return reply.type('application/json; charset=utf-8').send(json);

@@ -7,7 +7,7 @@
  * before routing; routes are declared as `name/:key` and read the key with `parseKey`. It also routes
  * the service root written with a trailing slash (`…/v1.0/`) to the root.
  */
-import { INTEGER_MAX, INTEGER_MIN, isStorableInteger, NUL, NUL_REASON } from '../core/bounds.js';
+import { INTEGER_MAX, INTEGER_MIN, isStorableInteger, NUL, NUL_REASON, parseStorableInteger } from '../core/bounds.js';
 import { AppError, badRequest, notFound } from '../core/errors.js';
 import type { FilterClause, FilterOp, FilterValue } from '../storage/filter.js';
 
@@ -46,9 +46,7 @@ export function parseStringKey(raw: string): string | null {
 /** An integer key within what the databases store; null (404) for anything else. */
 export function parseIntegerKey(raw: string): number | null {
   const inner = parseKey(raw);
-  if (inner === null || !/^-?\d{1,10}$/.test(inner)) return null;
-  const value = Number(inner);
-  return isStorableInteger(value) ? value : null;
+  return inner === null ? null : parseStorableInteger(inner);
 }
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -26,6 +26,7 @@ import { AppError } from '../core/errors.js';
 import { findNul, NUL_REASON } from '../core/bounds.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling, MAX_PATH_PARAM_LENGTH } from './errors.js';
 import { API_BASE, rewriteODataUrl } from './odata.js';
+import { documentedRoute, OPENAPI_DOCUMENT } from './openapi.js';
 import { metadataRoutes, recordRouteShapes } from './metadata.js';
 
 export type App = FastifyInstance<
@@ -184,6 +185,32 @@ function refuseEncodedBodies(app: App): void {
 }
 
 /**
+ * `$format=json` (or `application/json`, with OData's parameters such as `;odata.metadata=minimal`) is
+ * what every answer of the API is anyway; OData clients append it, so it is taken, and removed, on every
+ * API route before the query is checked. Any other `$format` is refused: the API speaks JSON only.
+ * `$metadata` declares `$format` itself (it also speaks XML).
+ */
+function acceptJsonFormat(app: App): void {
+  app.addHook('preValidation', (request, _reply, done) => {
+    const query = request.query as Record<string, unknown>;
+    if (!Object.hasOwn(query, '$format') || !request.url.startsWith(API_BASE) || request.url.startsWith(`${API_BASE}/$metadata`))
+      return done();
+    const format = query.$format;
+    const type = typeof format === 'string' ? format.split(';')[0]!.trim().toLowerCase() : '';
+    if (type !== 'json' && type !== 'application/json')
+      return done(
+        new AppError(
+          400,
+          'invalidQuery',
+          `$format must be json (or application/json): the API answers JSON only; got ${JSON.stringify(format)}.`,
+        ),
+      );
+    delete query.$format;
+    done();
+  });
+}
+
+/**
  * An API route that declares no query parameters refuses any, as the routes that declare some refuse
  * the others (their schemas allow no more): an ignored `$filter` would answer a question the caller
  * did not ask.
@@ -238,6 +265,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   noSniffing(app);
   acceptEmptyJsonBodies(app);
   refuseEncodedBodies(app);
+  acceptJsonFormat(app);
   refuseUndeclaredQueryOptions(app);
   enforcePermissions(app);
   installErrorHandling(app);
@@ -262,13 +290,8 @@ export async function buildServer(options: ServerOptions): Promise<App> {
 
   const plain = app as unknown as FastifyInstance;
   await plain.register(swagger, {
-    openapi: {
-      info: {
-        title: 'Integration service API',
-        version: 'v1.0',
-        description: 'Bulk Import API and integration configuration. Every error answer is {"error":{"code","message"}}.',
-      },
-    },
+    openapi: OPENAPI_DOCUMENT,
+    transform: ({ schema, url, route }) => documentedRoute(schema, url, route),
     transformObject: (documentObject) =>
       ('openapiObject' in documentObject ? documentODataKeys(documentObject.openapiObject) : documentObject.swaggerObject) as never,
   });

@@ -16,6 +16,15 @@ export type RunTrigger = (typeof RUN_TRIGGERS)[number];
 /** Ended runs: nothing changes them any more. */
 export const isFinalStatus = (status: RunStatus): boolean => status === 'Completed' || status === 'Failed' || status === 'Cancelled';
 
+/**
+ * How a run ended, as the console shows it: a Completed run whose fetch stopped short (a page smaller
+ * than Page Size although the API says more follow, Max Pages reached, records not countable) is
+ * "Completed with warnings". Derived from the warnings: the status values stay the spec's.
+ */
+export const COMPLETED_WITH_WARNINGS = 'Completed with warnings';
+export const runStatusLabel = (run: Pick<ImportRun, 'status' | 'warnings'>): string =>
+  run.status === 'Completed' && run.warnings.length > 0 ? COMPLETED_WITH_WARNINGS : run.status;
+
 /** A run as the API shows it. */
 export interface ImportRun {
   readonly runId: string;
@@ -38,6 +47,7 @@ export interface ImportRun {
   readonly stopReason: StopReason | null;
   /** Why fetching stopped, as a sentence ('' until it did). */
   readonly stopDetail: string;
+  /** Plain sentences, each with its likely fix: why the run may have stopped short. */
   readonly warnings: string[];
   /** '' when there is no error. */
   readonly errorMessage: string;

@@ -6,12 +6,14 @@
 import { Type } from 'typebox';
 import type { Clock } from '../core/clock.js';
 import { AppError } from '../core/errors.js';
-import { PathKey, redirect, type ConsolePages } from '../console/console.js';
+import { FormBody, PathKey, redirect, type ConsolePages } from '../console/console.js';
 import { html, path, type Html } from '../console/html.js';
-import { field, fields, liveRegion, statusBadge, table, time } from '../console/widgets.js';
+import { field, fields, liveRegion, select, statusBadge, table, time } from '../console/widgets.js';
+import { integrationLink, integrationNames } from '../integrations/integration-link.js';
+import { getIntegration } from '../integrations/store.js';
 import { getEndpoint } from '../rest-source/store.js';
 import type { Database } from '../storage/database.js';
-import { isFinalStatus, type ImportRun } from './model.js';
+import { isFinalStatus, RUN_STATUSES, runStatusLabel, type ImportRun } from './model.js';
 import { getRun, listRunPages, listRuns } from './queries.js';
 import { queueEndpointRun } from './queue-endpoint-run.js';
 
@@ -23,7 +25,7 @@ export interface ImportRunPagesDeps {
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const PAGE_LOG_LIMIT = 1000;
-const RunsQuery = Type.Object({ endpoint: Type.Optional(Type.String()) });
+const RunsQuery = Type.Object({ endpoint: Type.Optional(Type.String()), status: Type.Optional(Type.String()) });
 
 /** The rows of the spec's "Pagination problems" table whose symptom this run shows. */
 export function paginationHints(run: ImportRun, paginationType: string | undefined): string[] {
@@ -51,9 +53,10 @@ export function importRunPages(deps: ImportRunPagesDeps): ConsolePages {
   };
 
   async function runBody(run: ImportRun): Promise<Html> {
-    const [pages, endpoint] = await Promise.all([
+    const [pages, endpoint, integration] = await Promise.all([
       listRunPages(db, run.runId, { skip: 0, limit: PAGE_LOG_LIMIT }),
       getEndpoint(db.kysely, run.endpointCode),
+      getIntegration(db, run.integrationSortingOrder),
     ]);
     const live = !isFinalStatus(run.status);
     const hints = paginationHints(run, endpoint?.pagination.type);
@@ -61,9 +64,9 @@ export function importRunPages(deps: ImportRunPagesDeps): ConsolePages {
       { id: 'run', url: path(['runs', run.runId]), live },
       html`${fields([
           ['Run ID', html`<code>${run.runId}</code>`],
-          ['Status', statusBadge(run.status)],
+          ['Status', statusBadge(runStatusLabel(run))],
           ['Endpoint', html`<a href="${path(['rest', 'endpoints', run.endpointCode])}">${run.endpointCode}</a>`],
-          ['Integration', html`<a href="${path(['integrations', run.integrationSortingOrder])}">${run.integrationSortingOrder}</a>`],
+          ['Integration', integrationLink(run.integrationSortingOrder, integration?.name)],
           ['Trigger', run.trigger],
           ['Queued at', time(run.queuedAt)],
           ['Started at', time(run.startedAt)],
@@ -82,7 +85,7 @@ export function importRunPages(deps: ImportRunPagesDeps): ConsolePages {
           run.warnings.length === 0
             ? ''
             : html`<div class="warning" role="status">
-                <strong>Warnings</strong>
+                <strong>Warnings: records may be missing</strong>
                 <ul>
                   ${run.warnings.map((w) => html`<li>${w}</li>`)}
                 </ul>
@@ -101,6 +104,7 @@ export function importRunPages(deps: ImportRunPagesDeps): ConsolePages {
         <h2>Page log (${pages.length})</h2>
         ${table({
           rows: pages,
+          caption: 'Page log',
           empty: 'No page fetched yet.',
           columns: [
             { header: 'Page', numeric: true, cell: (p) => p.pageNo },
@@ -123,7 +127,7 @@ export function importRunPages(deps: ImportRunPagesDeps): ConsolePages {
         deps.wake();
         return redirect(path(['runs', run.runId]), { kind: 'info', text: `An import run of ${code} was queued.` });
       },
-      { params: PathKey('code') },
+      { params: PathKey('code'), body: FormBody({}) },
     );
 
     router.get(
@@ -131,18 +135,26 @@ export function importRunPages(deps: ImportRunPagesDeps): ConsolePages {
       'read',
       async (request, ctx) => {
         const endpoint = (request.query.endpoint ?? '').trim();
-        const filter = endpoint === '' ? [] : [{ property: 'endpointCode', op: 'eq' as const, value: endpoint }];
-        const runs = await listRuns(db, { filter, skip: 0, limit: 100, descending: true });
+        const status = (request.query.status ?? '').trim();
+        if (status !== '' && !(RUN_STATUSES as readonly string[]).includes(status))
+          throw new AppError(400, 'invalidRequest', `Status must be one of ${RUN_STATUSES.join(', ')}.`);
+        const filter = [
+          ...(endpoint === '' ? [] : [{ property: 'endpointCode', op: 'eq' as const, value: endpoint }]),
+          ...(status === '' ? [] : [{ property: 'status', op: 'eq' as const, value: status }]),
+        ];
+        const [runs, names] = await Promise.all([listRuns(db, { filter, skip: 0, limit: 100, descending: true }), integrationNames(db)]);
         const live = runs.some((r) => !isFinalStatus(r.status));
         const body = liveRegion(
-          { id: 'runs', url: path(['runs'], { endpoint }), live },
+          { id: 'runs', url: path(['runs'], { endpoint, status }), live },
           table({
             rows: runs,
+            caption: 'Import runs, newest first',
             empty: 'No import runs.',
             columns: [
               { header: 'Run', cell: (r) => html`<a href="${path(['runs', r.runId])}"><code>${r.runId}</code></a>` },
-              { header: 'Endpoint', cell: (r) => r.endpointCode },
-              { header: 'Status', cell: (r) => statusBadge(r.status) },
+              { header: 'Endpoint', cell: (r) => html`<a href="${path(['rest', 'endpoints', r.endpointCode])}">${r.endpointCode}</a>` },
+              { header: 'Integration', cell: (r) => integrationLink(r.integrationSortingOrder, names.get(r.integrationSortingOrder)) },
+              { header: 'Status', cell: (r) => statusBadge(runStatusLabel(r)) },
               { header: 'Queued', cell: (r) => time(r.queuedAt) },
               { header: 'Pages', numeric: true, cell: (r) => r.pagesFetched },
               { header: 'Records', numeric: true, cell: (r) => r.recordsFetched },
@@ -156,7 +168,13 @@ export function importRunPages(deps: ImportRunPagesDeps): ConsolePages {
           endpoint === '' ? 'Import Runs' : `Import runs of ${endpoint}`,
           html`<form class="filters" method="get" action="/runs" role="search" aria-label="Filter runs">
               ${field({ name: 'endpoint', id: 'f-endpoint', label: 'Endpoint', value: endpoint, className: '' })}
-              <button type="submit">Filter</button>
+              ${select(
+                'status',
+                'Status',
+                RUN_STATUSES.map((s) => [s, s]),
+                status,
+              )}
+              <button type="submit">Filter</button> <a href="/runs">Clear</a>
             </form>
             ${body}`,
         );

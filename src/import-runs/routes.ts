@@ -52,7 +52,10 @@ const importRuns = entitySet({
       description: 'singlePage, noNextLink, shortPage, maxPages or recordsNotCountable',
     }),
     stopDetail: Type.String({ description: 'Why fetching stopped, as a sentence' }),
-    warnings: Type.Array(Type.String()),
+    warnings: Type.Array(Type.String(), {
+      description:
+        'Plain sentences, each with its likely fix: why fetching may have stopped short (a page smaller than Page Size although the API says more follow, Max Pages reached, records not countable, a next link the path misses). A Completed run with warnings is shown as "Completed with warnings"; status stays Completed',
+    }),
     errorMessage: Type.String({
       description:
         "'' when there is no error. A record error names the record's page and place: record 12 (page 3, record 2): field \"name\" is required",

@@ -19,7 +19,7 @@ import { getTableWithRelations } from '../tables/store.js';
 import { claimNextRun } from './claim-run.js';
 import { heartbeatRun } from './heartbeat-run.js';
 import type { ClaimedRun } from './model.js';
-import { RecordOrigins } from './record-origins.js';
+import { RecordOrigins } from '../rest-source/record-origins.js';
 import { reapExpiredRuns } from './reap-expired-runs.js';
 import { releaseRun } from './release-run.js';
 import type { ImportSources } from './sources-model.js';

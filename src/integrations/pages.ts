@@ -193,7 +193,8 @@ function newForm(ctx: ConsoleContext, tables: readonly string[], values: Readonl
       })}
       <div id="validation" aria-live="polite"></div>
       <button type="submit">Create integration</button>
-    </form>`;
+    </form>
+    <p><a href="/integrations/from-sample">Create table and mappings from a sample</a></p>`;
 }
 
 export function integrationPages(deps: IntegrationPagesDeps): ConsolePages {

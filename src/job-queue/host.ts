@@ -1,7 +1,8 @@
 /**
  * A running job queue, as the rest of the process sees it: wake it, ask whether it is healthy, close
  * it. Two hosts implement it: worker threads (thread-host.ts: on SQLite one per lane, on PostgreSQL one for every lane), and async
- * loops in this event loop (PostgreSQL: postgres/in-process-host.ts). The composition root picks one.
+ * loops in this event loop (loop-host.ts; on PostgreSQL with its LISTEN connection, postgres/in-process-host.ts). The composition
+ * root picks one.
  */
 export interface QueueHost {
   /** Asks the workers to run now the entries that work waits for (the kinds' `wakes`), if they are Ready. */

@@ -4,11 +4,12 @@
  */
 import type { Clock } from '../core/clock.js';
 import { AppError } from '../core/errors.js';
-import { PathKey, redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
+import { FormBody, PathKey, redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
 import { html, path, type Html } from '../console/html.js';
 import { actionButton, liveRegion, statusBadge, table, time } from '../console/widgets.js';
 import type { Database } from '../storage/database.js';
 import { listEntries, getEntry, type JobQueueEntry } from './entries.js';
+import { nextRun } from './next-run.js';
 import { holdEntry } from './hold-entry.js';
 import { readyEntry } from './ready-entry.js';
 import { runEntryNow } from './run-entry-now.js';
@@ -19,7 +20,8 @@ export interface JobQueuePagesDeps {
   readonly wake: () => void;
 }
 
-const IdParams = { params: PathKey('id') };
+/** An entry's buttons: the entry in the path, no field but the CSRF token. */
+const EntryAction = { params: PathKey('id'), body: FormBody({}) };
 
 function every(seconds: number): string {
   if (seconds === 0) return 'when woken';
@@ -35,6 +37,7 @@ function entriesTable(entries: readonly JobQueueEntry[], ctx: ConsoleContext): H
     { id: 'job-queue', url: '/job-queue' },
     table({
       rows: entries,
+      caption: 'Job queue entries',
       rowAttributes: (e) => html` data-entry="${e.id}"`,
       columns: [
         { header: 'Entry', cell: (e) => html`${e.description}<br /><code class="muted">${e.id}</code>` },
@@ -42,15 +45,34 @@ function entriesTable(entries: readonly JobQueueEntry[], ctx: ConsoleContext): H
         { header: 'Interval', cell: (e) => every(e.recurrenceSeconds) },
         { header: 'Last run', cell: (e) => time(e.lastRunAt) },
         { header: 'Last ended', cell: (e) => time(e.lastEndedAt) },
-        { header: 'Next run', cell: (e) => time(e.nextRunAt) },
+        { header: 'Next run', cell: (e) => nextRun(e) },
         { header: 'Last error', cell: (e) => e.lastError },
         {
           header: 'Actions',
           show: control,
           cell: (e) =>
-            html`${actionButton({ action: action(e.id, 'hold'), label: 'Set On Hold', csrfToken: ctx.csrfToken, enabled: e.status !== 'On Hold', confirm: `Put ${e.description} On Hold? Nothing of it runs until it is set Ready.` })}
-            ${actionButton({ action: action(e.id, 'ready'), label: 'Set Ready', csrfToken: ctx.csrfToken, enabled: e.status === 'On Hold' || e.status === 'Error' })}
-            ${actionButton({ action: action(e.id, 'run'), label: 'Run now', csrfToken: ctx.csrfToken, enabled: e.status !== 'On Hold' })}`,
+            html`${actionButton({
+              action: action(e.id, 'hold'),
+              label: 'Set On Hold',
+              accessibleName: `Set On Hold: ${e.description}`,
+              csrfToken: ctx.csrfToken,
+              enabled: e.status !== 'On Hold',
+              confirm: `Put ${e.description} On Hold? Nothing of it runs until it is set Ready.`,
+            })}
+            ${actionButton({
+              action: action(e.id, 'ready'),
+              label: 'Set Ready',
+              accessibleName: `Set Ready: ${e.description}`,
+              csrfToken: ctx.csrfToken,
+              enabled: e.status === 'On Hold' || e.status === 'Error',
+            })}
+            ${actionButton({
+              action: action(e.id, 'run'),
+              label: 'Run now',
+              accessibleName: `Run now: ${e.description}`,
+              csrfToken: ctx.csrfToken,
+              enabled: e.status !== 'On Hold',
+            })}`,
         },
       ],
     }),
@@ -91,7 +113,7 @@ export function jobQueuePages(deps: JobQueuePagesDeps): ConsolePages {
         await holdEntry(db, { id: entry.id, now: clock() });
         return redirect('/job-queue', { kind: 'info', text: `${entry.description} is On Hold.` });
       },
-      IdParams,
+      EntryAction,
     );
 
     router.post(
@@ -103,7 +125,7 @@ export function jobQueuePages(deps: JobQueuePagesDeps): ConsolePages {
         deps.wake();
         return redirect('/job-queue', { kind: 'info', text: `${entry.description} is Ready.` });
       },
-      IdParams,
+      EntryAction,
     );
 
     router.post(
@@ -116,7 +138,7 @@ export function jobQueuePages(deps: JobQueuePagesDeps): ConsolePages {
         deps.wake();
         return redirect('/job-queue', { kind: 'info', text: `${entry.description} is due now.` });
       },
-      IdParams,
+      EntryAction,
     );
   };
 }

@@ -16,6 +16,7 @@ import { failEntryRun } from './fail-entry.js';
 import { finishEntryRun } from './finish-entry.js';
 import { heartbeatEntry } from './heartbeat-entry.js';
 import type { JobKind } from './jobs.js';
+import { createLoop } from './loop.js';
 import type { ClaimedEntry } from './model.js';
 import { wakeEntry } from './wake-entry.js';
 
@@ -60,11 +61,6 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
   const byKind = new Map(jobs.map((job) => [job.kind, job]));
   const kinds = options.onlyTheseKinds === true ? [...byKind.keys()] : undefined;
   const woken = jobs.flatMap((job) => (job.wakes === undefined ? [] : [job.wakes]));
-  let stopping = false;
-  let started = false;
-  let timer: NodeJS.Timeout | undefined;
-  let current: Promise<void> | undefined;
-  let queued: Promise<void> | undefined;
   // Aborts work that waits on the outside world (an import run's page fetch) when the runner stops.
   const stopSignal = new AbortController();
 
@@ -73,7 +69,7 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
   function keepGoingFor(entry: ClaimedEntry): () => Promise<boolean> {
     let renewedAt = clock().getTime();
     return async () => {
-      if (stopping) return false;
+      if (loop.stopping) return false;
       const now = clock();
       if (now.getTime() - renewedAt < leaseMs / 2) return holdsEntry(db, { id: entry.id, owner });
       renewedAt = now.getTime();
@@ -96,61 +92,30 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
   }
 
   async function runDueEntries(): Promise<void> {
-    for (let runs = 0; runs < MAX_RUNS_PER_TICK && !stopping; runs++) {
+    for (let runs = 0; runs < MAX_RUNS_PER_TICK && !loop.stopping; runs++) {
       const entry = await claimNextDueEntry(db, { owner, now: clock(), leaseMs, kinds });
       if (entry === undefined) return;
       await runEntry(entry);
     }
   }
 
-  function tick(): Promise<void> {
-    if (stopping) return current ?? Promise.resolve();
-    if (current === undefined) {
-      current = runDueEntries().finally(() => {
-        current = undefined;
-      });
-      return current;
-    }
-    queued ??= current
-      .catch(() => undefined)
-      .then(() => {
-        queued = undefined;
-        return stopping ? undefined : tick();
-      });
-    return queued;
-  }
+  const loop = createLoop(runDueEntries, config.schedulerTickMs, (err) => logger.error({ err }, 'job queue tick failed'));
 
   async function wake(): Promise<void> {
-    if (stopping) return;
+    if (loop.stopping) return;
     for (const id of woken) await wakeEntry(db, { id, now: clock() });
-    await tick();
-  }
-
-  const logFailure = (err: unknown) => logger.error({ err }, 'job queue tick failed');
-
-  function schedule(): void {
-    if (stopping) return;
-    timer = setTimeout(() => {
-      timer = undefined;
-      void tick().catch(logFailure).finally(schedule);
-    }, config.schedulerTickMs);
+    await loop.tick();
   }
 
   return {
     owner,
-    tick,
+    tick: () => loop.tick(),
     wake,
-    start() {
-      if (started || stopping) return;
-      started = true;
-      void wake().catch(logFailure).finally(schedule);
-    },
+    start: () => loop.start(wake),
     async stop() {
-      stopping = true;
+      const stopped = loop.stop();
       stopSignal.abort(new Error('the job queue runner is stopping'));
-      if (timer !== undefined) clearTimeout(timer);
-      timer = undefined;
-      await Promise.allSettled([current, queued]);
+      await stopped;
     },
   };
 }

@@ -3,7 +3,7 @@
  * and an import of a large payload holds its thread for as long as it takes: each lane is a thread
  * with its own connection running only its lane's kinds, so that a REST import fetching pages for
  * minutes never keeps a bulk import request waiting. On PostgreSQL one thread runs every lane as async
- * loops over one pool (postgres/in-process-host.ts): the waits are the server's, but parsing and
+ * loops over one pool (loop-host.ts, postgres/in-process-host.ts): the waits are the server's, but parsing and
  * mapping a large payload is seconds of CPU that would otherwise delay every API answer.
  *
  * Each thread's heap has a ceiling (QUEUE_THREAD_HEAP_MB). A thread that dies (also of running out of

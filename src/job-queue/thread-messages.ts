@@ -5,7 +5,7 @@ export interface WorkerData {
   readonly config: Config;
   /**
    * The lane this thread runs (SQLite: one thread per lane, each with its own connection), or null:
-   * every lane, as async loops over one pool (PostgreSQL; see postgres/in-process-host.ts).
+   * every lane, as async loops over one pool (PostgreSQL; see loop-host.ts).
    */
   readonly lane: string | null;
   /** How long the thread's stop waits for the work under way (PostgreSQL: then it returns the work to its queue). */

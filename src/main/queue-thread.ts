@@ -1,17 +1,18 @@
 /**
  * Entry of a job queue worker thread. On SQLite it runs one lane: its own connection (which may block
  * this thread while waiting for a lock: the HTTP thread never waits on it) and its lane's job kinds.
- * On PostgreSQL it runs every lane as async loops over its own worker pool (in-process-host.ts); the
- * thread that started it listens for wake-ups and forwards them. Either way it runs until the host
- * says stop. The main thread has migrated the database before starting it.
+ * On PostgreSQL it runs every lane over its own worker pool (postgres/in-process-host.ts); the thread
+ * that started it listens for wake-ups and forwards them. Either way the lanes are async loops
+ * (job-queue/loop-host.ts), and run until the host says stop. The main thread has migrated the
+ * database before starting it.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { systemClock } from '../core/clock.js';
 import { createLogger } from '../core/logger.js';
-import { openWorkerPool, startPostgresWorkers } from '../job-queue/postgres/in-process-host.js';
+import { startLoopHost } from '../job-queue/loop-host.js';
+import { openWorkerPool } from '../job-queue/postgres/in-process-host.js';
 import type { QueueHost } from '../job-queue/host.js';
 import type { HostMessage, WorkerData, WorkerMessage } from '../job-queue/thread-messages.js';
-import { createQueueRunner } from '../job-queue/runner.js';
 import { openDatabase } from '../storage/database.js';
 import { jobKinds } from './jobs.js';
 
@@ -23,24 +24,9 @@ const jobs = jobKinds(config).filter((job) => lane === null || job.lane === lane
 const logger = createLogger(config, { thread: 'job-queue', kinds: jobs.map((job) => job.kind) });
 const send = (message: WorkerMessage) => port.postMessage(message);
 
-function start(): { wake(): void; stop(): Promise<void> } {
-  if (target.kind === 'postgres') {
-    const db = openWorkerPool(config, target, logger);
-    const workers: QueueHost = startPostgresWorkers({ config, db, jobs, logger, clock: systemClock, closeTimeoutMs });
-    return { wake: () => workers.wake(), stop: () => workers.close() };
-  }
-  const db = openDatabase(target, { busyTimeoutMs: 10_000 });
-  const runner = createQueueRunner({ db, config, clock: systemClock, logger, jobs, onlyTheseKinds: true });
-  runner.start();
-  return {
-    wake() {
-      runner.wake().catch((err: unknown) => logger.error({ err }, 'job queue wake failed'));
-    },
-    async stop() {
-      await runner.stop();
-      await db.close();
-    },
-  };
+function start(): QueueHost {
+  const db = target.kind === 'postgres' ? openWorkerPool(config, target, logger) : openDatabase(target, { busyTimeoutMs: 10_000 });
+  return startLoopHost({ config, db, jobs, logger, clock: systemClock, closeTimeoutMs });
 }
 
 const queue = start();
@@ -53,7 +39,7 @@ port.on('message', (message: HostMessage) => {
       return;
     case 'stop':
       stopping ??= queue
-        .stop()
+        .close()
         .then(() => {
           send({ type: 'stopped' });
           port.close();

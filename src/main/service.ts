@@ -25,6 +25,7 @@ import { tablePages } from '../tables/pages.js';
 import { importRunPages } from '../import-runs/pages.js';
 import { connectionPages } from '../rest-source/connection-pages.js';
 import { endpointPages } from '../rest-source/endpoint-pages.js';
+import { fromSamplePages } from '../from-sample/pages.js';
 import { createRequestWriter } from '../bulk-import/sqlite/request-writer.js';
 import { createSubmitter } from '../bulk-import/submit.js';
 import { buildServer, type App } from '../http/server.js';
@@ -140,9 +141,10 @@ export async function createService(config: Config, options: ServiceOptions = {}
           bulkImportPages({ db: db.kysely, clock, wake }),
           integrationPages({ db, clock }),
           tryPayloadPages(db),
-          tablePages(db),
+          tablePages({ db, clock }),
           connectionPages({ db, clock, secrets, outbound }),
           endpointPages({ db, clock, secrets, outbound }),
+          fromSamplePages({ db, clock, secrets, outbound }),
           importRunPages({ db, clock, wake }),
           jobQueuePages({ db, clock, wake }),
           accountPages({ accounts }),

@@ -5,6 +5,7 @@
  * type declares only where a page is (its Positions); the rest is here.
  */
 import type { CommonSettings } from './declaration.js';
+import { moreRecordsSignal } from './more-signals.js';
 import { explainNoRecords } from './records.js';
 import { maxPagesStop, type NextStep, type Start, type Strategy } from './steps.js';
 import { setQueryParams } from './url.js';
@@ -34,14 +35,23 @@ export function countedUrls(positions: Positions, firstUrl: string): (pageNo: nu
   return (pageNo) => `${before}${positions.position(pageNo)}${after}`;
 }
 
-function shortPageStop(pageNo: number, count: number, pageSize: number): NextStep {
+function shortPageStop(pageNo: number, count: number, pageSize: number, body: unknown): NextStep {
+  const short = `page ${pageNo} has ${count} records, fewer than Page Size ${pageSize}`;
+  // Every page before this one was full: the records so far are known.
+  const signal = moreRecordsSignal(body, pageNo, (pageNo - 1) * pageSize + count);
+  if (signal !== undefined) {
+    const lost = pageNo === 1 ? 'Only the first page is imported' : `Pages after page ${pageNo} are not imported`;
+    const fix = count > 0 ? ` (set it to ${count}, the records the API returned on page ${pageNo})` : '';
+    return {
+      kind: 'stop',
+      reason: 'shortPage',
+      detail: `${short}, but ${signal.says}: more pages follow`,
+      warning: `${lost}: ${short}, but ${signal.says}. Page Size differs from the API's real page size: match Page Size${fix}`,
+    };
+  }
   // On page 1 a short page is also what a Page Size above the API's real page size looks like.
   const hint = pageNo === 1 ? '; if the API has more records, Page Size is larger than its real page size' : '';
-  return {
-    kind: 'stop',
-    reason: 'shortPage',
-    detail: `page ${pageNo} has ${count} records, fewer than Page Size ${pageSize}: the last page${hint}`,
-  };
+  return { kind: 'stop', reason: 'shortPage', detail: `${short}: the last page${hint}` };
 }
 
 export function countedStrategy(settings: CountedSettings, urlOf: (pageNo: number) => string): Strategy {
@@ -51,9 +61,11 @@ export function countedStrategy(settings: CountedSettings, urlOf: (pageNo: numbe
     if (records === null) {
       const found = whyNoRecords?.() ?? explainNoRecords(body, responseDataPath);
       const why = `${found}: records cannot be counted, so fetching stopped after page ${pageNo}`;
-      return { kind: 'stop', reason: 'recordsNotCountable', detail: why, warning: why };
+      // The spec's remedy for "only the first page is imported" when Response Data Path is wrong.
+      const remedy = /; set /.test(found) ? '' : '; fix Response Data Path (the path to the record array)';
+      return { kind: 'stop', reason: 'recordsNotCountable', detail: why, warning: `${why}${remedy}` };
     }
-    if (records.length < pageSize) return shortPageStop(pageNo, records.length, pageSize);
+    if (records.length < pageSize) return shortPageStop(pageNo, records.length, pageSize, body);
     if (pageNo >= maxPages) return maxPagesStop(maxPages, `page ${pageNo} was full (${records.length} records)`);
     const request = { pageNo: pageNo + 1, url: urlOf(pageNo + 1) };
     if (records.length > pageSize) {

@@ -1,6 +1,7 @@
 /** What other folders use of pagination. */
 export { compileLookup, pathProblem, type PathLookup, type PathMatch } from '../json-path/lookup.js';
 export { JSON_PATH_LIMIT, QUERY_PARAMETER_LIMIT, type PageSizeRole, type SettingValue } from './declaration.js';
+export { moreRecordsSignal, nextLinkCandidate, propertiesHint, type MoreSignal } from './more-signals.js';
 export { createPaginator } from './paginator.js';
 export { compileRecordsGetter, explainNoRecords, extractRecords, listKeys, responseHint, type RecordsGetter } from './records.js';
 export { COMMON_SETTINGS, OWN_SETTINGS, PAGINATION_TYPE_HELP, titlesWhere, type OwnSetting } from './section.js';

@@ -5,25 +5,32 @@
  */
 import { compileLookup, describeJsonType } from '../json-path/lookup.js';
 import { declarePagination, jsonPathSetting, switchSetting, type CommonSettings } from './declaration.js';
-import { maxPagesStop, type Strategy } from './steps.js';
+import { nextLinkCandidate, propertiesHint } from './more-signals.js';
+import { maxPagesStop, type NextStep, type Strategy } from './steps.js';
 
 type NextLinkSettings = CommonSettings & { readonly nextLinkPath: string; readonly allowCrossOrigin: boolean };
 
-/** The link the path finds, null when pagination ends there, or an error sentence. */
-function readLink(path: string, match: ReturnType<ReturnType<typeof compileLookup>>): { link: string | null } | { error: string } {
+/**
+ * The link the path finds, null when pagination ends there (`absent`: the path finds nothing at all,
+ * rather than a null or empty value), or an error sentence.
+ */
+function readLink(
+  path: string,
+  match: ReturnType<ReturnType<typeof compileLookup>>,
+): { link: string; absent?: undefined } | { link: null; absent: boolean } | { error: string } {
   switch (match.kind) {
     case 'none':
-      return { link: null };
+      return { link: null, absent: true };
     case 'many':
       return { error: `Next Link JSON Path "${path}" finds ${match.count} values; it must name exactly one URL` };
     case 'one': {
       const { value } = match;
-      if (value === null) return { link: null };
+      if (value === null) return { link: null, absent: false };
       if (typeof value !== 'string')
         return { error: `Next Link JSON Path "${path}" points to ${describeJsonType(value)}, not to a URL string` };
       // Whitespace-only is treated like "": resolving it would yield the current page again.
       const link = value.trim();
-      return { link: link === '' ? null : link };
+      return link === '' ? { link: null, absent: false } : { link };
     }
     default: {
       const unexpected: never = match;
@@ -32,15 +39,37 @@ function readLink(path: string, match: ReturnType<ReturnType<typeof compileLooku
   }
 }
 
+/**
+ * The stop when a page has no next link. A null or empty link is the API saying "last page"; a path
+ * that finds nothing on page 1 may as well be a wrong path, so page 1 is not called the last page
+ * then, and when the page holds a next link elsewhere, the run warns with the path to set.
+ */
+function noNextLink(path: string, pageNo: number, absent: boolean, body: unknown): NextStep {
+  if (!absent || pageNo > 1)
+    return { kind: 'stop', reason: 'noNextLink', detail: `page ${pageNo} has no next link at "${path}": the last page` };
+  const candidate = nextLinkCandidate(body);
+  if (candidate === undefined) {
+    return {
+      kind: 'stop',
+      reason: 'noNextLink',
+      detail: `Next Link JSON Path "${path}" finds nothing on page 1${propertiesHint(body)}: the only page if the API has no more; if it has, the path is wrong`,
+    };
+  }
+  return {
+    kind: 'stop',
+    reason: 'noNextLink',
+    detail: `Next Link JSON Path "${path}" finds nothing on page 1, but ${candidate.says}: more pages follow`,
+    warning: `Only the first page is imported: Next Link JSON Path "${path}" finds nothing, but ${candidate.says}. Fix the path (set Next Link JSON Path to "${candidate.path}")`,
+  };
+}
+
 function nextLinkStrategy(settings: NextLinkSettings, connectionOrigin: string): Strategy {
   const { nextLinkPath: path, maxPages, allowCrossOrigin } = settings;
   const lookup = compileLookup(path);
   return (previous, { body }) => {
     const read = readLink(path, lookup(body));
     if ('error' in read) return { kind: 'fail', error: read.error };
-    if (read.link === null) {
-      return { kind: 'stop', reason: 'noNextLink', detail: `page ${previous.pageNo} has no next link at "${path}": the last page` };
-    }
+    if (read.link === null) return noNextLink(path, previous.pageNo, read.absent, body);
     if (previous.pageNo >= maxPages) return maxPagesStop(maxPages, `page ${previous.pageNo} still has a next link`);
     let url: URL;
     try {

@@ -251,5 +251,6 @@ export function endpointForm(
       </fieldset>
       <div id="validation" aria-live="polite"></div>
       ${ctx.can('configureRest') ? html`<button type="submit">${isNew ? 'Create endpoint' : 'Save endpoint'}</button>` : ''}
+      ${isNew && ctx.can('configure') ? html`<button type="submit" class="secondary" formaction="/integrations/from-sample/endpoint" formnovalidate>Preview first page and create its table</button>` : ''}
     </form>`;
 }

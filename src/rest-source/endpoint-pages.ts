@@ -14,7 +14,7 @@ import { html, path, type Html } from '../console/html.js';
 import { actionButton, formError } from '../console/widgets.js';
 import { listIntegrations } from '../integrations/store.js';
 import { PAGINATION_TYPES } from '../pagination/index.js';
-import { loadDryRunIntegration } from '../table-writer/dry-run.js';
+import { dryRunSummary, loadDryRunIntegration } from '../table-writer/dry-run.js';
 import type { RestPagesDeps } from './connection-pages.js';
 import {
   ENDPOINT_PLACES,
@@ -51,7 +51,7 @@ function previewPanel(p: PagePreview): Html {
       : p.next.kind === 'stop'
         ? html`Pagination would stop after this page (${p.next.reason}): ${p.next.detail}`
         : html`Pagination would fail: ${p.next.error}`;
-  const warning = p.next.kind === 'fail' ? undefined : p.next.warning;
+  const { outcome } = p;
   return html`<section aria-label="Preview" id="preview" class="card">
     <h2>Preview of page 1</h2>
     <p role="status">
@@ -59,8 +59,24 @@ function previewPanel(p: PagePreview): Html {
       ${p.recordsFoundBy}.
     </p>
     <p>${next}</p>
-    ${warning === undefined ? '' : html`<p class="warning">${warning}</p>`}
+    ${
+      p.warnings.length === 0
+        ? ''
+        : html`<div class="warning" role="status">
+            <strong>Warnings</strong>
+            <ul>
+              ${p.warnings.map((w) => html`<li>${w}</li>`)}
+            </ul>
+          </div>`
+    }
     ${p.integrationError === undefined ? '' : html`<p class="flash error">The integration cannot run: ${p.integrationError}</p>`}
+    ${
+      outcome === undefined
+        ? ''
+        : html`<h3>Importing these records</h3>
+            <p class="${outcome.ok ? 'ok' : 'bad'}"><strong>${dryRunSummary(outcome)}</strong></p>
+            ${outcome.errorMessage === '' ? '' : html`<p>The run's error message would be: <q>${outcome.errorMessage}</q></p>`}`
+    }
     ${
       p.rows === undefined
         ? ''
@@ -222,11 +238,17 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
         const connection = await loadConnection(db, endpoint.connectionCode, secrets);
         const integration = await loadDryRunIntegration(db, endpoint.integrationSortingOrder);
         try {
-          return await card(
-            ctx,
-            code,
-            previewPanel(await previewFirstPage(connection, endpoint, integration, { outbound: deps.outbound })),
-          );
+          const preview = await previewFirstPage(connection, endpoint, integration, { outbound: deps.outbound });
+          // "Create table and mappings from this sample": the previewed records, posted to /integrations/from-sample.
+          const fromSample = ctx.can('configure')
+            ? html`<form method="post" action="/integrations/from-sample">
+                <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
+                <input type="hidden" name="endpointCode" value="${code}" />
+                <input type="hidden" name="payload" value="${JSON.stringify(preview.records)}" />
+                <button type="submit" class="secondary">Create table and mappings from this sample</button>
+              </form>`
+            : '';
+          return await card(ctx, code, html`${previewPanel(preview)}${fromSample}`);
         } catch (err) {
           if (!(err instanceof FetchError)) throw err;
           const failure = html`<strong>Page ${err.pageNo} failed</strong>: ${err.message}

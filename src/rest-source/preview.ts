@@ -1,15 +1,19 @@
 /**
  * "Preview first page": what page 1 of an endpoint looks like to a run. The page is fetched with the
  * run's request path, its records are found exactly as a run finds them (page-records.ts: the
- * integration's records path, else Response Data Path, else the root), the first few go through the
- * integration's mapping and validation (mapped rows, or each record's errors in a bulk import's
- * words), and the paginator says what it would do next. Nothing is written.
+ * integration's records path, else Response Data Path, else the root), they are imported as a run
+ * imports them, in a transaction that is rolled back (table-writer/dry-run.ts: the outcome, with a
+ * run's messages), and the paginator says what it would do next. A preview that would stop after
+ * page 1 although the API may have more, and a source path that matches no record, are warnings with
+ * the likely fix. Nothing is written.
  */
-import type { StopReason } from '../pagination/types.js';
-import { mapSample, type DryRunIntegration, type DryRunRow } from '../table-writer/dry-run.js';
+import { compileLookup, propertiesHint, type StopReason } from '../pagination/index.js';
+import type { ImportOutcome } from '../table-writer/model.js';
+import { describeDryRun, type DryRunIntegration, type DryRunRow } from '../table-writer/dry-run.js';
 import { fetchJsonPage, pageError, pageResponse, paginatorFor, withSession, type FetchOptions } from './fetch-pages.js';
 import type { RestConnection, RestEndpoint } from './model.js';
-import { findRecords } from './page-records.js';
+import { findRecords, type PageRecordsLocator } from './page-records.js';
+import { RecordOrigins } from './record-origins.js';
 import { FetchError } from './http-client.js';
 import { budgetMessage, forProbe, PROBE_BUDGET_MS, withinBudget } from './probe.js';
 import { redactText, redactUrl } from './redact.js';
@@ -38,6 +42,13 @@ export interface PagePreview {
   readonly records: readonly unknown[];
   /** Those records through the integration; absent when no integration was given or it cannot run (`integrationError`). */
   readonly rows?: readonly PreviewRow[];
+  /**
+   * What importing page 1's records would do under the integration's settings: the real import, rolled
+   * back, its messages worded as a run words them (`record 3 (page 1, record 3): …`). Absent as `rows`.
+   */
+  readonly outcome?: ImportOutcome;
+  /** Amber warnings with their likely fix: pagination that would stop after page 1 too early, source paths that match nothing. */
+  readonly warnings: readonly string[];
   /** Why the integration cannot run (the message a run fails with at its start). */
   readonly integrationError?: string;
   readonly next: PreviewNext;
@@ -51,7 +62,7 @@ export const PREVIEW_RECORDS = 5;
  * `integration`: the endpoint's; undefined for an unsaved endpoint that names none (the records path
  * then counts as blank, and no rows are shown).
  */
-export function previewFirstPage(
+export async function previewFirstPage(
   connection: RestConnection,
   endpoint: RestEndpoint,
   integration: PreviewIntegration | undefined,
@@ -59,24 +70,89 @@ export function previewFirstPage(
   budgetMs = PROBE_BUDGET_MS,
 ): Promise<PagePreview> {
   // A probe answers within its budget (probe.ts): at most one retry, and no request longer than it.
-  return withinBudget(
+  const page = await withinBudget(
     options,
-    (budgeted) => previewOnce(forProbe(connection), endpoint, integration, budgeted),
+    (budgeted) => fetchFirstPage(forProbe(connection), endpoint, integration?.recordsPath ?? '', budgeted),
     () => {
       throw new FetchError(1, redactUrl(setQueryParams(connection.baseUrl, connection.query)), budgetMessage(budgetMs), null);
     },
     budgetMs,
   );
+  const { records, next } = page;
+  const warnings = [...paginationWarnings(endpoint, page)];
+  let mapped: Pick<PagePreview, 'rows' | 'integrationError' | 'outcome'> = {};
+  if (integration !== undefined) {
+    const { mapping } = integration;
+    if ('error' in mapping) {
+      mapped = { integrationError: mapping.error };
+    } else {
+      const origins = new RecordOrigins();
+      origins.add(1, records.length);
+      const outcome = origins.locatedOutcome(await integration.importRecords(records));
+      const dryRun = describeDryRun(integration, mapping, records, outcome, PREVIEW_RECORDS);
+      warnings.push(...dryRun.warnings);
+      mapped = { rows: dryRun.rows, outcome };
+    }
+  }
+  return {
+    url: page.url,
+    status: page.status,
+    recordsFoundBy: page.recordsFoundBy,
+    recordCount: records.length,
+    records: records.slice(0, PREVIEW_RECORDS),
+    ...mapped,
+    next,
+    warnings,
+  };
 }
 
-function previewOnce(
+/** Page 1 as a run sees it: its records (all of them) and the paginator's next step. */
+interface FirstPage {
+  readonly url: string;
+  readonly status: number;
+  readonly body: unknown;
+  readonly recordsFoundBy: string;
+  readonly records: readonly unknown[];
+  readonly next: PreviewNext;
+}
+
+/**
+ * Which setting found the records, in words that do not claim what page 1 disproves: when Response
+ * Data Path finds no array to count, it is not said to count the records.
+ */
+function foundBySentence(locator: PageRecordsLocator, counted: readonly unknown[] | null): string {
+  if (counted !== null || locator.shared) return locator.foundBy;
+  return `${locator.imported.name}; ${locator.counted.name} finds no record array on page 1, so pagination cannot count records`;
+}
+
+/**
+ * The preview's amber warnings about pagination: the paginator's own (records not countable, a page
+ * size that does not fit, a next link elsewhere in the response), and for a Next Link JSON Path that
+ * finds nothing on page 1, the spec's remedy ("fix the path"), since page 1 may only look like the last.
+ */
+function paginationWarnings(endpoint: RestEndpoint, page: FirstPage): string[] {
+  const { next } = page;
+  if (next.kind === 'fail') return [];
+  if (next.warning !== undefined)
+    return [next.kind === 'stop' ? `Pagination would stop after page 1. ${next.warning}.` : `${next.warning}.`];
+  const { pagination } = endpoint;
+  if (next.kind === 'stop' && pagination.type === 'nextLink' && compileLookup(pagination.nextLinkPath)(page.body).kind === 'none') {
+    return [
+      `Pagination would stop after page 1: Next Link JSON Path "${pagination.nextLinkPath}" finds nothing in the response${propertiesHint(page.body)}. ` +
+        'If the API has more pages, the path is wrong: fix the path.',
+    ];
+  }
+  return [];
+}
+
+function fetchFirstPage(
   connection: RestConnection,
   endpoint: RestEndpoint,
-  integration: PreviewIntegration | undefined,
+  recordsPath: string,
   options: FetchOptions,
-): Promise<PagePreview> {
+): Promise<FirstPage> {
   return withSession(connection, options, async (session) => {
-    const { paginator, locator } = paginatorFor(session, endpoint, integration?.recordsPath ?? '');
+    const { paginator, locator } = paginatorFor(session, endpoint, recordsPath);
     const page = await fetchJsonPage(session, endpoint, paginator.first);
     const found = findRecords(locator, page.body);
     const step = paginator.next(paginator.first, pageResponse(locator, page.body, found));
@@ -103,20 +179,12 @@ function previewOnce(
         throw new Error(`unknown step ${JSON.stringify(unexpected)}`);
       }
     }
-    const sample = records.slice(0, PREVIEW_RECORDS);
-    let mapped: Pick<PagePreview, 'rows' | 'integrationError'> = {};
-    if (integration !== undefined) {
-      const { mapping } = integration;
-      mapped =
-        'error' in mapping ? { integrationError: mapping.error } : { rows: await mapSample(mapping, integration.relationExists, sample) };
-    }
     return {
       url: page.shownUrl,
       status: page.status,
-      recordsFoundBy: locator.foundBy,
-      recordCount: records.length,
-      records: sample,
-      ...mapped,
+      body: page.body,
+      recordsFoundBy: foundBySentence(locator, found.counted),
+      records,
       next,
     };
   });

@@ -112,6 +112,24 @@ export const PreviewRow = Type.Object({
   ),
   errors: Type.Optional(Type.Array(Type.String(), { description: "The record's errors, worded as a bulk import words them" })),
 });
+export const PreviewOutcome = Type.Object(
+  {
+    status: Type.String({ description: 'Completed or Failed: how a run importing these records would end' }),
+    recordCount: Integer({ description: 'Records that would be written (inserted + updated); 0 when it would fail' }),
+    inserted: Integer(),
+    updated: Integer(),
+    skipped: Integer({ description: "Records that would be left out for an error (the integration's onRecordError skip)" }),
+    errorCount: Integer(),
+    errorMessage: Type.String({ description: "The run's errorMessage, word for word; '' when there is no error" }),
+    errors: Type.Array(Type.Object({ recordNo: nullable(Integer()), message: Type.String() }), {
+      description: 'Every error, in record order, as the run words it (record N (page 1, record N): …)',
+    }),
+  },
+  {
+    description:
+      "What importing page 1's records would do under the integration's settings (write mode, On record error, relations, the rows already there): the real import, in a transaction that is rolled back",
+  },
+);
 export const PreviewAnswer = Type.Object({
   ok: Type.Boolean(),
   url: Type.Optional(Type.String({ description: 'Page 1 as sent, secrets redacted' })),
@@ -125,6 +143,13 @@ export const PreviewAnswer = Type.Object({
     }),
   ),
   integrationError: Type.Optional(Type.String({ description: 'Why the integration cannot run: a run fails with this message' })),
+  outcome: Type.Optional(PreviewOutcome),
+  warnings: Type.Optional(
+    Type.Array(Type.String(), {
+      description:
+        'Amber warnings with their likely fix: pagination that would stop after page 1 too early, source paths that match no record',
+    }),
+  ),
   next: Type.Optional(PreviewNext),
   error: Type.Optional(ProbeError),
 });
@@ -136,10 +161,25 @@ export const preview = async (
   integration: PreviewIntegration | undefined,
   options: FetchOptions,
 ) => {
-  const { rows, ...page }: PagePreview = await previewFirstPage(connection, endpoint, integration, options);
+  const { rows, outcome, ...page }: PagePreview = await previewFirstPage(connection, endpoint, integration, options);
   return {
     ...page,
     records: [...page.records],
+    warnings: [...page.warnings],
+    ...(outcome === undefined
+      ? {}
+      : {
+          outcome: {
+            status: outcome.ok ? 'Completed' : 'Failed',
+            recordCount: outcome.recordCount,
+            inserted: outcome.inserted,
+            updated: outcome.updated,
+            skipped: outcome.skipped,
+            errorCount: outcome.errorCount,
+            errorMessage: outcome.errorMessage,
+            errors: outcome.errors.map((e) => ({ recordNo: e.recordNo, message: e.message })),
+          },
+        }),
     ...(rows === undefined ? {} : { rows: rows.map((r) => ('row' in r ? { ...r, row: { ...r.row } } : { ...r, errors: [...r.errors] })) }),
     next: { ...page.next },
   };

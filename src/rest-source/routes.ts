@@ -44,7 +44,7 @@ import {
   LIMITS,
 } from './schemas.js';
 import { endpointViewOf, type EndpointSettings } from './settings.js';
-import type { Db } from '../storage/db.js';
+import type { Database } from '../storage/database.js';
 import type { RoutePlugin } from '../http/server.js';
 import { Deleted, ErrorSchema, KeyParams, ODATA_BODY } from '../http/schemas.js';
 import {
@@ -61,7 +61,8 @@ import {
 } from './route-schemas.js';
 
 export interface RestApiRouteDeps {
-  readonly db: Db;
+  /** The database itself (not a transaction): previews import page 1 in a transaction of their own and roll it back. */
+  readonly db: Database;
   readonly clock: Clock;
   readonly secrets: SecretBox;
   /** Where test and preview requests may connect. */
@@ -286,7 +287,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
     );
 
     const previewDescription =
-      "Fetches the first page only and writes nothing. Its records are found as a run finds them (recordsFoundBy), the first 5 go through the endpoint's integration (rows: each record's row or its errors). Answers 200 with {ok:true,url,status,recordsFoundBy,recordCount,records,rows,next}, or {ok:false,error:{pageNo,url,message,status}} when page 1 fails as a run would fail on it (a remote error, or no records where the settings say).";
+      "Fetches the first page only and writes nothing. Its records are found as a run finds them (recordsFoundBy) and imported through the endpoint's integration as a run imports them, in a transaction that is rolled back: outcome is what the run would do with them (status, counts, messages), rows shows the first 5 (each record's row or its errors). warnings are amber: pagination that would stop after page 1 too early, source paths that match nothing, each with its likely fix. Answers 200 with {ok:true,url,status,recordsFoundBy,recordCount,records,rows,outcome,warnings,next}, or {ok:false,error:{pageNo,url,message,status}} when page 1 fails as a run would fail on it (a remote error, or no records where the settings say).";
     app.post(
       endpoints.action('previewFirstPage'),
       {

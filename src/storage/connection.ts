@@ -19,11 +19,11 @@ import {
   SqliteAdapter,
   SqliteIntrospector,
   SqliteQueryCompiler,
+  sql,
   type CompiledQuery,
   type RawBuilder,
 } from 'kysely';
 import type pg from 'pg';
-import type { Database } from './database.js';
 import type { Dialect } from './db.js';
 import type { DB } from './schema.js';
 
@@ -40,32 +40,32 @@ export interface PostgresConnection {
 
 export type Connection = SqliteConnection | PostgresConnection;
 
-/** The database's own connection: on PostgreSQL its pool, each statement committing on its own. */
-export function connectionOf(db: Database): Connection {
+/** The database's own connection (a SqliteDatabase, a PostgresDatabase): on PostgreSQL its pool, each statement committing on its own. */
+export function connectionOf(db: SqliteConnection | { readonly dialect: 'postgres'; readonly pool: pg.Pool }): Connection {
   return db.dialect === 'sqlite' ? db : { dialect: 'postgres', pg: db.pool };
 }
 
 /** A connection inside the caller's transaction on PostgreSQL. */
 export const onClient = (client: pg.ClientBase): PostgresConnection => ({ dialect: 'postgres', pg: client });
 
+/** Kysely's own adapter, introspector and query compiler of each dialect: a dialect without its driver. */
+export const dialectParts = {
+  sqlite: {
+    createAdapter: () => new SqliteAdapter(),
+    createIntrospector: (db: Kysely<unknown>) => new SqliteIntrospector(db),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+  },
+  postgres: {
+    createAdapter: () => new PostgresAdapter(),
+    createIntrospector: (db: Kysely<unknown>) => new PostgresIntrospector(db),
+    createQueryCompiler: () => new PostgresQueryCompiler(),
+  },
+};
+
 // Compilers only: they turn a template into text and parameters, and never connect anywhere.
 const compilers = {
-  sqlite: new Kysely<DB>({
-    dialect: {
-      createAdapter: () => new SqliteAdapter(),
-      createDriver: () => new DummyDriver(),
-      createIntrospector: (db) => new SqliteIntrospector(db),
-      createQueryCompiler: () => new SqliteQueryCompiler(),
-    },
-  }),
-  postgres: new Kysely<DB>({
-    dialect: {
-      createAdapter: () => new PostgresAdapter(),
-      createDriver: () => new DummyDriver(),
-      createIntrospector: (db) => new PostgresIntrospector(db),
-      createQueryCompiler: () => new PostgresQueryCompiler(),
-    },
-  }),
+  sqlite: new Kysely<DB>({ dialect: { ...dialectParts.sqlite, createDriver: () => new DummyDriver() } }),
+  postgres: new Kysely<DB>({ dialect: { ...dialectParts.postgres, createDriver: () => new DummyDriver() } }),
 };
 
 /** A query builder of `dialect` that compiles queries and never runs them (it is connected to nothing). */
@@ -73,10 +73,11 @@ export const queryCompiler = (dialect: Dialect): Kysely<DB> => compilers[dialect
 
 const compile = (dialect: Connection['dialect'], query: RawBuilder<unknown>): CompiledQuery => query.compile(compilers[dialect]);
 
-const MAX_CACHED_STATEMENTS = 200;
+const MAX_CACHED_STATEMENTS = 500;
 const statements = new WeakMap<BetterSqlite3.Database, Map<string, BetterSqlite3.Statement>>();
 
-function prepared(sqlite: BetterSqlite3.Database, text: string): BetterSqlite3.Statement {
+/** A statement prepared once per connection (by its text), for the raw statements here and Kysely's (sqlite/dialect.ts). */
+export function prepared(sqlite: BetterSqlite3.Database, text: string): BetterSqlite3.Statement {
   let cache = statements.get(sqlite);
   if (cache === undefined) statements.set(sqlite, (cache = new Map<string, BetterSqlite3.Statement>()));
   let statement = cache.get(text);
@@ -118,4 +119,32 @@ export function runFenced(conn: Connection, query: RawBuilder<unknown>): boolean
 export function runFenced(conn: Connection, query: RawBuilder<unknown>): boolean | Promise<boolean> {
   if (conn.dialect === 'sqlite') return execute(conn, query) === 1;
   return execute(conn, query).then((changes) => changes === 1);
+}
+
+/**
+ * Runs `fn` with commits that do not wait for the disk, for scratch data whose loss in a crash is
+ * harmless, such as the staged pages of an import run, which starts again from page 1 anyway: SQLite's
+ * synchronous=NORMAL (in WAL mode the file stays consistent, a power cut may only lose the latest
+ * commits), PostgreSQL's synchronous_commit off for the session. The connection must be the caller's
+ * own and `fn` the only work on it meanwhile.
+ */
+export async function withScratchCommits<T>(conn: SqliteConnection | PostgresConnection, fn: () => Promise<T>): Promise<T> {
+  const [scratch, durable] =
+    conn.dialect === 'sqlite'
+      ? [sql`pragma synchronous = NORMAL`, sql`pragma synchronous = FULL`]
+      : [sql`set synchronous_commit = off`, sql`reset synchronous_commit`];
+  const run = async (query: RawBuilder<unknown>): Promise<void> => {
+    await execute(conn, query);
+  };
+  await run(scratch);
+  let result: T;
+  try {
+    result = await fn();
+  } catch (err) {
+    // The error of `fn` is the one to report, even when the connection is the thing that broke.
+    await run(durable).catch(() => undefined);
+    throw err;
+  }
+  await run(durable);
+  return result;
 }

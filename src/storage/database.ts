@@ -13,7 +13,7 @@ import { capabilitiesOf, type Capabilities, type Db, type Dialect } from './db.j
 import type { DB } from './schema.js';
 import { migrationProvider } from './migrations.js';
 import { openPostgresPool } from './postgres/pool.js';
-import { EmbeddedSqliteDialect, openSqliteFile } from './sqlite/dialect.js';
+import { embeddedSqliteDialect, openSqliteFile } from './sqlite/dialect.js';
 import { refusingNul } from './refuse-nul.js';
 
 interface DatabaseBase {
@@ -70,7 +70,7 @@ function openSqlite(target: SqliteTarget, options: OpenOptions): SqliteDatabase 
   const busyTimeoutMs = options.busyTimeoutMs ?? 0;
   const sqlite = openSqliteFile(target.file, busyTimeoutMs);
   const kysely = new Kysely<DB>({
-    dialect: refusingNul(new EmbeddedSqliteDialect(sqlite, { busyTimeoutMs, busyRetryMs: options.busyRetryMs ?? 30_000 })),
+    dialect: refusingNul(embeddedSqliteDialect(sqlite, { busyTimeoutMs, busyRetryMs: options.busyRetryMs ?? 30_000 })),
   });
   return opened(kysely, { dialect: 'sqlite', sqlite });
 }

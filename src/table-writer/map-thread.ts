@@ -7,10 +7,10 @@
 import { parentPort } from 'node:worker_threads';
 import { SyncPort } from '../core/sync-channel.js';
 import type { SqlValue } from '../mapping/convert.js';
-import { compileMapping, mapRecord, type FieldViolation, type RelationExists } from '../mapping/engine.js';
+import { compileMapping } from '../mapping/engine.js';
 import { extractRecords } from '../mapping/payload.js';
 import { PayloadProblem, recordBatches } from '../mapping/payload-stream.js';
-import { AHEAD, CANCELLED, CONSUMED, type FromMapper, type MapJob, type MappedBatch, type ToMapper } from './mapped-batches.js';
+import { AHEAD, CANCELLED, CONSUMED, mapBatch, type FromMapper, type MapJob, type ToMapper } from './mapped-batches.js';
 
 if (parentPort === null) throw new Error('map-thread.ts runs as a worker thread; mapped-batches.ts starts it');
 
@@ -20,9 +20,6 @@ const BATCH = 1000;
 const LOOK_MS = 1000;
 
 class Cancelled extends Error {}
-
-/** Only mappings without relations come here (mapsInThread): nothing is ever asked. */
-const noRelations: RelationExists = () => true;
 
 function run(job: MapJob): void {
   const channel = new SyncPort(job.channel);
@@ -66,22 +63,12 @@ function run(job: MapJob): void {
   try {
     const mapping = compileMapping(job.plan, job.tables);
     const { recordsPath } = job.plan.integration;
-    const width = mapping.columns.length;
-    const row = new Array<SqlValue>(width).fill(null);
+    const row = new Array<SqlValue>(mapping.columns.length).fill(null);
     const batches = recordBatches(read, recordsPath, BATCH, (text) => extractRecords(text, recordsPath, mapping.records));
     for (const records of batches) {
-      const values = new Array<SqlValue>(records.length * width);
-      let violations: Map<number, FieldViolation[]> | null = null;
-      for (let r = 0, at = 0; r < records.length; r++, at += width) {
-        const found = mapRecord(mapping, records[r], row, noRelations);
-        if (found === null) for (let c = 0; c < width; c++) values[at + c] = row[c]!;
-        else {
-          (violations ??= new Map()).set(r, found);
-          for (let c = 0; c < width; c++) values[at + c] = null;
-        }
-      }
+      const batch = mapBatch(mapping, records, row);
       waitForRoom();
-      send({ kind: 'batch', batch: { length: records.length, values, violations } satisfies MappedBatch });
+      send({ kind: 'batch', batch });
       sent++;
     }
     send({ kind: 'end' });

@@ -21,7 +21,7 @@ import { syncChannel, type SyncChannelEnd, type SyncPort } from '../core/sync-ch
 import { threadEntry } from '../core/threads.js';
 import { QUEUE_THREAD_HEAP_MB } from '../job-queue/thread-host.js';
 import type { SqlValue } from '../mapping/convert.js';
-import type { CompiledMapping, FieldViolation } from '../mapping/engine.js';
+import { mapRecord, type CompiledMapping, type FieldViolation, type RelationExists } from '../mapping/engine.js';
 import type { RecordError } from '../mapping/messages.js';
 import { PayloadProblem, streamSelector } from '../mapping/payload-stream.js';
 import type { IntegrationPlan } from '../integrations/model.js';
@@ -197,6 +197,28 @@ export function* mappedBatches(input: ImportInput): Generator<MappedBatch, void,
     }
     here.close();
   }
+}
+
+/** Relations are the import's to check: a mapping on the mapping thread has none, and staged rows are checked inside the import's transaction. */
+const deferRelations: RelationExists = () => true;
+
+/**
+ * Maps a batch of records into a MappedBatch, relations left to the import: on the mapping thread, and
+ * as a run's pages arrive (sqlite/staged-rows.ts). `row` is scratch, `width` long.
+ */
+export function mapBatch(mapping: CompiledMapping, records: readonly unknown[], row: SqlValue[]): MappedBatch {
+  const width = mapping.columns.length;
+  const values = new Array<SqlValue>(records.length * width);
+  let violations: Map<number, FieldViolation[]> | null = null;
+  for (let r = 0, at = 0; r < records.length; r++, at += width) {
+    const found = mapRecord(mapping, records[r], row, deferRelations);
+    if (found === null) for (let c = 0; c < width; c++) values[at + c] = row[c]!;
+    else {
+      (violations ??= new Map()).set(r, found);
+      for (let c = 0; c < width; c++) values[at + c] = null;
+    }
+  }
+  return { length: records.length, values, violations };
 }
 
 /** How the record loop fills a row from a mapped batch: its values, or the violations found while mapping. */

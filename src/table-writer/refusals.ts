@@ -12,6 +12,15 @@ export type Refusal =
   /** The column, when the database names it (both do). */
   | { readonly kind: 'notNull'; readonly column: string | undefined };
 
+/** A dialect's error codes, each with the kind of refusal it is; a code not listed is 'other'. */
+export type RefusalCodes = Readonly<Record<string, Refusal['kind']>>;
+
+/** The refusal an error code says, with the column of a NOT NULL refusal (when the error names it). */
+export function refusalOf(codes: RefusalCodes, code: string | undefined, column: () => string | undefined): Refusal {
+  const kind = (code === undefined ? undefined : codes[code]) ?? 'other';
+  return kind === 'notNull' ? { kind, column: column() } : { kind };
+}
+
 /** The rule a refused record broke, for `record N: <rule>`. */
 export function refusalRule(table: string, refusal: Refusal): string {
   switch (refusal.kind) {

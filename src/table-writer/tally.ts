@@ -5,9 +5,10 @@
  */
 import type { OnRecordError } from '../integrations/model.js';
 import type { SqlValue } from '../mapping/convert.js';
-import type { CompiledMapping } from '../mapping/engine.js';
+import type { CompiledMapping, FieldViolation } from '../mapping/engine.js';
 import { describeValue, formatErrorMessage, formatSkippedMessage, recordError, type RecordError } from '../mapping/messages.js';
 import { MAX_KEPT_ERRORS, type ImportOutcome } from './model.js';
+import { refusalRule, type Refusal } from './refusals.js';
 
 export function failedOutcome(errors: readonly RecordError[], errorCount: number): ImportOutcome {
   return {
@@ -35,6 +36,23 @@ export class Tally {
   add(error: RecordError): void {
     this.errorCount++;
     if (this.errors.length < MAX_KEPT_ERRORS) this.errors.push(error);
+  }
+
+  /** A record that is not written because its mapping broke rules. */
+  reject(recordNo: number, violations: readonly FieldViolation[]): void {
+    this.badRecords++;
+    for (const v of violations) this.add(recordError(recordNo, v.field, v.value, v.rule));
+  }
+
+  /** A record the database refused (refusals.ts words why). */
+  refuse(recordNo: number, table: string, refusal: Refusal): void {
+    this.skip(recordError(recordNo, null, null, refusalRule(table, refusal)));
+  }
+
+  /** A record that is not written, for this one reason (its key, see keyErrorFactory). */
+  skip(error: RecordError): void {
+    this.badRecords++;
+    this.add(error);
   }
 
   /** Adds the counts and errors of a later part of the import (its records come after this one's). */

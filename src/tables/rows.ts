@@ -19,9 +19,20 @@ export interface RowOrder {
   readonly descending: boolean;
 }
 
+/**
+ * A text comparison `$filter` does not have (the console's plain filter): the field's value contains,
+ * or starts with, the text, letter case as typed. Only for fields stored as text.
+ */
+export interface TextMatch {
+  readonly property: string;
+  readonly op: 'contains' | 'startswith';
+  readonly value: string;
+}
+
 export interface RowQuery {
   /** Clauses on declared fields only (the caller parsed them against the declaration). */
   readonly filter: readonly FilterClause[];
+  readonly text?: readonly TextMatch[];
   readonly orderBy: readonly RowOrder[];
   readonly skip: number;
   readonly limit: number;
@@ -36,6 +47,33 @@ function columnsOf(table: TargetTable): ReadonlyMap<string, string> {
 function storedFilter(table: TargetTable, filter: readonly FilterClause[]): FilterClause[] {
   const booleans = new Set(table.fields.filter((f) => f.type === 'boolean').map((f) => f.name));
   return filter.map((c) => (booleans.has(c.property) && typeof c.value === 'boolean' ? { ...c, value: c.value ? 1 : 0 } : c));
+}
+
+/**
+ * Text matches in a form both databases evaluate alike, case-sensitively (SQLite's LIKE ignores the case
+ * of ASCII letters only; PostgreSQL's does not): a position search for contains, a prefix for starts with.
+ */
+function textCondition(db: Db, table: TargetTable, match: TextMatch): RawBuilder<unknown> {
+  if (!table.fields.some((f) => f.name === match.property)) throw new Error(`no field "${match.property}" in table "${table.name}"`);
+  const column = sql.id(match.property);
+  if (match.op === 'startswith') return sql`substr(${column}, 1, ${sql.lit([...match.value].length)}) = ${match.value}`;
+  switch (db.dialect) {
+    case 'sqlite':
+      return sql`instr(${column}, ${match.value}) > 0`;
+    case 'postgres':
+      return sql`strpos(${column}, ${match.value}) > 0`;
+    default: {
+      const never: never = db.dialect;
+      throw new Error(`unknown dialect ${String(never)}`);
+    }
+  }
+}
+
+/** The filter's clauses and text matches, joined by "and". */
+function whereClause(db: Db, table: TargetTable, filter: readonly FilterClause[], text: readonly TextMatch[]): RawBuilder<unknown> {
+  const where = filterCondition(storedFilter(table, filter), columnsOf(table));
+  if (text.length === 0) return where;
+  return sql.join([where, ...text.map((m) => textCondition(db, table, m))], sql` and `);
 }
 
 function orderClause(table: TargetTable, orderBy: readonly RowOrder[]): RawBuilder<unknown> {
@@ -67,7 +105,7 @@ async function reading<T>(table: TargetTable, read: () => Promise<T>): Promise<T
 
 export async function readTableRows(db: Db, table: TargetTable, query: RowQuery): Promise<Record<string, unknown>[]> {
   const columns = sql.join(table.fields.map((f) => sql.id(f.name)));
-  const where = filterCondition(storedFilter(table, query.filter), columnsOf(table));
+  const where = whereClause(db, table, query.filter, query.text ?? []);
   const { rows } = await reading(table, () =>
     sql<Record<string, unknown>>`select ${columns} from ${sql.id(table.name)} where ${where} order by ${orderClause(
       table,
@@ -82,8 +120,13 @@ export async function readTableRows(db: Db, table: TargetTable, query: RowQuery)
 }
 
 /** The number of rows matching the filter, on all pages (`@odata.count`). */
-export async function countTableRows(db: Db, table: TargetTable, filter: readonly FilterClause[]): Promise<number> {
-  const where = filterCondition(storedFilter(table, filter), columnsOf(table));
+export async function countTableRows(
+  db: Db,
+  table: TargetTable,
+  filter: readonly FilterClause[],
+  text: readonly TextMatch[] = [],
+): Promise<number> {
+  const where = whereClause(db, table, filter, text);
   const { rows } = await reading(table, () =>
     sql<{ n: number | string }>`select count(*) as n from ${sql.id(table.name)} where ${where}`.execute(db),
   );

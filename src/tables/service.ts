@@ -67,56 +67,110 @@ export async function createTargetTable(db: Db, input: TargetTableInput, clock: 
   });
 }
 
+/**
+ * What declaring `input` takes, decided and checked against the stored declaration and the rows
+ * without writing anything: the normalized table, what changes, and the statements that make the
+ * change. Every refusal a declaration can meet is raised here, so a preview and a save cannot disagree.
+ */
+interface Decision {
+  readonly table: TargetTable;
+  readonly result: ChangeResult;
+  readonly addedFields: readonly string[];
+  readonly requiredChanges: TableChangePlan['requiredChanges'];
+  readonly statements: readonly string[];
+  /** SQLite only: the table is copied into a new one, because its NOT NULL constraints change while it has rows. */
+  readonly rebuild: boolean;
+}
+
+async function decide(db: Db, input: TargetTableInput, at: string): Promise<Decision> {
+  const next = validateTargetTable(input, await relatedTables(db, input), at);
+  const current = await getTargetTable(db, next.name);
+  if (current === undefined) {
+    const existing = await sqlTableExists(next.name, db.dialect).execute(db);
+    if (existing.rows.length > 0) {
+      throw conflict(
+        'conflict',
+        `${pathOf(at, 'name')}: the database already has a table or view "${existing.rows[0]!.name}" that is not a declared target table`,
+      );
+    }
+    return {
+      table: next,
+      result: 'created',
+      addedFields: next.fields.map((f) => f.name),
+      requiredChanges: [],
+      statements: [createTableSql(next, db.dialect)],
+      rebuild: false,
+    };
+  }
+  const plan = planTableChange(current, next, at);
+  if (plan.unchanged) return { table: current, result: 'unchanged', addedFields: [], requiredChanges: [], statements: [], rebuild: false };
+  const change = await sqlChange(db, current, next, plan, at);
+  return {
+    table: next,
+    result: 'updated',
+    addedFields: plan.addedFields.map((f) => f.name),
+    requiredChanges: plan.requiredChanges,
+    ...change,
+  };
+}
+
+/** What declaring `input` would do, or the refusal a declaration would meet (thrown as it would be); nothing is written. */
+export interface TablePreview {
+  readonly table: TargetTable;
+  readonly result: ChangeResult;
+  readonly addedFields: readonly string[];
+  readonly requiredChanges: TableChangePlan['requiredChanges'];
+  readonly rebuild: boolean;
+}
+
+export async function previewTargetTable(db: Db, input: TargetTableInput, at = ''): Promise<TablePreview> {
+  const d = await decide(db, input, at);
+  return { table: d.table, result: d.result, addedFields: d.addedFields, requiredChanges: d.requiredChanges, rebuild: d.rebuild };
+}
+
 /** Creates the table, adds new fields, or finds nothing to do; refuses changes that would lose or reinterpret data. */
 export async function declareTargetTable(db: Db, input: TargetTableInput, clock: Clock, at = ''): Promise<TableDeclared> {
   return withTransaction(db, async (tx) => {
-    const next = validateTargetTable(input, await relatedTables(tx, input), at);
+    const decision = await decide(tx, input, at);
+    if (decision.result === 'unchanged') return { table: decision.table, result: 'unchanged', addedFields: [] };
     const now = clock().toISOString();
-    const current = await getTargetTable(tx, next.name);
-    if (current === undefined) {
-      const existing = await sqlTableExists(next.name, tx.dialect).execute(tx);
-      if (existing.rows.length > 0) {
-        throw conflict(
-          'conflict',
-          `${pathOf(at, 'name')}: the database already has a table or view "${existing.rows[0]!.name}" that is not a declared target table`,
-        );
-      }
-      await execute(tx, createTableSql(next, tx.dialect));
-      await tx
-        .insertInto('ifw_target_table')
-        .values({ name: next.name, definition: JSON.stringify(next), created_at: now, updated_at: now })
-        .execute();
-      return { table: next, result: 'created', addedFields: next.fields.map((f) => f.name) };
+    for (const statement of decision.statements) await execute(tx, statement);
+    const definition = JSON.stringify(decision.table);
+    if (decision.result === 'created') {
+      await tx.insertInto('ifw_target_table').values({ name: decision.table.name, definition, created_at: now, updated_at: now }).execute();
+    } else {
+      await tx.updateTable('ifw_target_table').set({ definition, updated_at: now }).where('name', '=', decision.table.name).execute();
     }
-
-    const plan = planTableChange(current, next, at);
-    if (plan.unchanged) return { table: current, result: 'unchanged', addedFields: [] };
-    await changeSqlTable(tx, current, next, plan, at);
-    await tx
-      .updateTable('ifw_target_table')
-      .set({ definition: JSON.stringify(next), updated_at: now })
-      .where('name', '=', next.name)
-      .execute();
-    return { table: next, result: 'updated', addedFields: plan.addedFields.map((f) => f.name) };
+    return { table: decision.table, result: decision.result, addedFields: decision.addedFields };
   });
 }
 
-async function changeSqlTable(tx: Db, current: TargetTable, next: TargetTable, plan: TableChangePlan, at: string): Promise<void> {
-  const populated = await found(tx, hasRows(current.name));
+/** The statements that change the SQL table, after refusing what the rows do not allow. */
+async function sqlChange(
+  db: Db,
+  current: TargetTable,
+  next: TargetTable,
+  plan: TableChangePlan,
+  at: string,
+): Promise<{ statements: string[]; rebuild: boolean }> {
+  const populated = await found(db, hasRows(current.name));
   if (populated) {
     for (const added of plan.addedFields) {
       if (added.required !== true) continue;
-      const where = pathOf(pathOf(at, 'fields'), next.fields.indexOf(added));
+      const where = pathOf(pathOf(pathOf(at, 'fields'), next.fields.indexOf(added)), 'required');
       throw incompatibleAt(
         where,
         `new field "${added.name}" cannot be required: table "${current.name}" has rows, which would have no value. Add it without required, fill it, then make it required`,
       );
     }
     for (const change of plan.requiredChanges) {
-      if (change.required && (await found(tx, hasNulls(current.name, change.field)))) {
+      if (change.required && (await found(db, hasNulls(current.name, change.field)))) {
         const where = pathOf(
-          pathOf(at, 'fields'),
-          next.fields.findIndex((f) => f.name === change.field),
+          pathOf(
+            pathOf(at, 'fields'),
+            next.fields.findIndex((f) => f.name === change.field),
+          ),
+          'required',
         );
         throw incompatibleAt(
           where,
@@ -126,22 +180,21 @@ async function changeSqlTable(tx: Db, current: TargetTable, next: TargetTable, p
     }
   }
 
-  if (capabilitiesOf(tx).alterColumnNullability) {
+  if (capabilitiesOf(db).alterColumnNullability) {
     // The checks above refused a NOT NULL that rows would violate; the table is empty when a new field is required.
-    for (const added of plan.addedFields) await execute(tx, addColumnSql(next, added, tx.dialect, added.required === true));
-    for (const statement of alterNullabilitySql(current, next)) await execute(tx, statement);
-    return;
+    return {
+      statements: [
+        ...plan.addedFields.map((added) => addColumnSql(next, added, db.dialect, added.required === true)),
+        ...alterNullabilitySql(current, next),
+      ],
+      rebuild: false,
+    };
   }
   if (plan.requiredChanges.length === 0 && !plan.addedFields.some((f) => f.required === true)) {
-    for (const added of plan.addedFields) await execute(tx, addColumnSql(next, added, tx.dialect));
-    return;
+    return { statements: plan.addedFields.map((added) => addColumnSql(next, added, db.dialect)), rebuild: false };
   }
-  if (!populated) {
-    await execute(tx, dropTableSql(current.name));
-    await execute(tx, createTableSql(next, tx.dialect));
-    return;
-  }
-  const relating = await tablesRelatingTo(tx, current.name);
+  if (!populated) return { statements: [dropTableSql(current.name), createTableSql(next, db.dialect)], rebuild: false };
+  const relating = await tablesRelatingTo(db, current.name);
   if (current.fields.some((f) => f.relation?.table === current.name)) relating.push(current.name);
   if (relating.length > 0) {
     const fields = plan.requiredChanges.map((c) => `"${c.field}"`).join(', ');
@@ -150,7 +203,7 @@ async function changeSqlTable(tx: Db, current: TargetTable, next: TargetTable, p
       `required cannot change for ${fields}: table "${current.name}" has rows and ${relating.map((t) => `"${t}"`).join(', ')} relate to it, so its NOT NULL constraints cannot be rebuilt`,
     );
   }
-  for (const statement of rebuildTableSql(current, next, tx.dialect)) await execute(tx, statement);
+  return { statements: rebuildTableSql(current, next, db.dialect), rebuild: true };
 }
 
 /** Drops the SQL table and its declaration; refused while an integration writes to it or another table relates to it. */

@@ -198,19 +198,20 @@ export function planTableChange(current: TargetTable, next: TargetTable, at = ''
 }
 
 function checkFieldChange(old: TargetField, next: TargetField, at: string): void {
-  const refuse = (reason: string) => incompatibleAt(at, `field "${old.name}": ${reason}`);
-  if (old.name !== next.name) throw refuse(`cannot be renamed to "${next.name}"`);
-  if (old.type !== next.type) throw refuse(`its type cannot change from ${old.type} to ${next.type}`);
+  // Each refusal names the property it concerns (`fields[2].type`), so that a form can show it under that input.
+  const refuse = (property: string, reason: string) => incompatibleAt(pathOf(at, property), `field "${old.name}": ${reason}`);
+  if (old.name !== next.name) throw refuse('name', `cannot be renamed to "${next.name}"`);
+  if (old.type !== next.type) throw refuse('type', `its type cannot change from ${old.type} to ${next.type}`);
   const oldLength = fieldMaxLength(old);
   const nextLength = fieldMaxLength(next);
   if (oldLength !== undefined && nextLength !== undefined && nextLength < oldLength) {
-    throw refuse(`maxLength cannot shrink from ${oldLength} to ${nextLength}; stored values may be longer`);
+    throw refuse('maxLength', `maxLength cannot shrink from ${oldLength} to ${nextLength}; stored values may be longer`);
   }
   const removed = (old.options ?? []).filter((o) => !(next.options ?? []).includes(o));
   if (removed.length > 0)
-    throw refuse(`option values cannot be removed (${removed.map((o) => `"${o}"`).join(', ')}); stored rows may hold them`);
+    throw refuse('options', `option values cannot be removed (${removed.map((o) => `"${o}"`).join(', ')}); stored rows may hold them`);
   if (!sameJson(old.relation ?? null, next.relation ?? null)) {
     const show = (r: TargetField['relation']) => (r === undefined ? 'none' : `${r.table}.${r.field}`);
-    throw refuse(`its relation cannot change from ${show(old.relation)} to ${show(next.relation)}`);
+    throw refuse('relation', `its relation cannot change from ${show(old.relation)} to ${show(next.relation)}`);
   }
 }

@@ -47,7 +47,15 @@ describe('html: every context escapes hostile values', () => {
       field({ kind: 'select', name: 's', label: 'S', options: [[value, value]], value }),
       control({ kind: 'checkbox', name: 'c', checked: true, value }, { ariaLabel: value }),
       formError(value),
-      actionButton({ action: '/x', label: value, csrfToken: value, confirm: value, disabledReason: value, enabled: false }),
+      actionButton({
+        action: '/x',
+        label: value,
+        accessibleName: value,
+        csrfToken: value,
+        confirm: value,
+        disabledReason: value,
+        enabled: false,
+      }),
       pager({ next: { href: '/n', label: value }, position: value }),
       liveRegion({ id: value, url: '/r' }, value),
     ];

@@ -124,14 +124,16 @@ describe.runIf(available)('admin console: integrations, target tables and the jo
     await page.context().close();
   });
 
-  it('tries a payload through the integration without writing: the rows it would write and the exact errors', async () => {
+  it('tries a payload through the integration without writing: how the request would end, and the exact errors', async () => {
     const page = await c.signedIn('VENDOR IF ALL');
     await page.goto(`${c.base}/integrations/20`);
     await page.getByRole('link', { name: 'Try a payload' }).click();
     await page.getByLabel(/Payload/).fill(JSON.stringify([{ no: 'T-1', name: 'Would be written' }, { name: 'No key' }]));
     await page.getByRole('button', { name: 'Try it' }).click();
     const result = page.locator('#try-result');
-    await result.getByText('2 records found: 1 would be written, 1 has errors.').waitFor();
+    // On record error = fail: one bad record fails the request, as the real import would.
+    await result.getByText('The import would end Failed: nothing would be written.').waitFor();
+    expect(await result.innerText()).toContain('2 records found, 1 error.');
     expect(await result.innerText()).toContain('Would be written');
     expect(await result.innerText()).toMatch(/record 2: field "no" is required/);
     await expectAccessible(page);

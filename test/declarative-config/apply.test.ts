@@ -141,7 +141,7 @@ describe('ifw apply', () => {
     doc.targetTables[0]!.fields = doc.targetTables[0]!.fields.map((f) => (f.name === 'email' ? { ...f, maxLength: 10 } : f));
     const err = await failure(applyConfig(t.db, doc, clock));
     expect(err).toMatchObject({ status: 409, code: 'incompatibleChange' });
-    expect(err.message).toContain('targetTables[0].fields[2]: field "email": maxLength cannot shrink from 80 to 10');
+    expect(err.message).toContain('targetTables[0].fields[2].maxLength: field "email": maxLength cannot shrink from 80 to 10');
   });
 
   it('declares related tables in dependency order, whatever their order in the document', async () => {

@@ -54,3 +54,53 @@ export async function signInHttp(base: string, userName: string, password: strin
   };
   return client;
 }
+
+const ENTITIES: Readonly<Record<string, string>> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" };
+const decode = (text: string): string => text.replace(/&(?:amp|lt|gt|quot|#39);/g, (e) => ENTITIES[e] ?? e);
+const attribute = (tag: string, name: string): string | undefined => {
+  const found = new RegExp(`\\s${name}="([^"]*)"`).exec(tag) ?? new RegExp(`\\s${name}(?=[\\s/>])`).exec(tag);
+  return found === null ? undefined : decode(found[1] ?? '');
+};
+
+/**
+ * What a browser sends when the form of `page` that posts to `action` is submitted, read from the
+ * page's own markup: its hidden and text fields with their values (`fill` types into them by name),
+ * the checkboxes ticked there or named in `tick` (by value), its textareas, and the name and value of
+ * the button pressed (by its label), if it has a name. Disabled controls send nothing.
+ */
+export function formAsSent(
+  page: string,
+  action: string,
+  options: { readonly fill?: Record<string, string>; readonly tick?: readonly string[]; readonly press?: string } = {},
+): [string, string][] {
+  const form = [...page.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/g)].find((m) => attribute(m[1]!, 'action') === action);
+  if (form === undefined) throw new Error(`The page has no form that posts to ${action}.`);
+  const sent: [string, string][] = [];
+  let pressed = options.press === undefined;
+  const controls = /<(textarea|button)\b([^>]*)>([\s\S]*?)<\/\1\s*>|<(input)\b([^>]*)>/g;
+  for (const control of form[2]!.matchAll(controls)) {
+    const element = control[1] ?? control[4];
+    const tag = control[2] ?? control[5] ?? '';
+    const content = control[3] ?? '';
+    const name = attribute(tag, 'name');
+    if (attribute(tag, 'disabled') !== undefined) continue;
+    if (element === 'button') {
+      const label = content
+        .replace(/<[^>]*>/g, '')
+        .replace(/\s+/g, ' ')
+        .trim();
+      if (options.press !== label) continue;
+      pressed = true;
+      if (name !== undefined) sent.push([name, attribute(tag, 'value') ?? '']);
+      continue;
+    }
+    if (name === undefined) continue;
+    const type = element === 'textarea' ? 'textarea' : (attribute(tag, 'type') ?? 'text');
+    const value = element === 'textarea' ? decode(content) : (attribute(tag, 'value') ?? (type === 'checkbox' ? 'on' : ''));
+    if (type === 'checkbox' || type === 'radio') {
+      if (attribute(tag, 'checked') !== undefined || options.tick?.includes(value) === true) sent.push([name, value]);
+    } else if (type !== 'submit' && type !== 'button') sent.push([name, options.fill?.[name] ?? value]);
+  }
+  if (!pressed) throw new Error(`The form that posts to ${action} has no button '${options.press}'.`);
+  return sent;
+}

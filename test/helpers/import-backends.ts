@@ -26,13 +26,7 @@ import {
   type RecordBatchesInput,
 } from '../../src/table-writer/sqlite/importer.js';
 import { compileImport, isRecordError, payloadSource } from '../../src/table-writer/plan.js';
-import {
-  createStagedRows,
-  dropStagedRows,
-  recordMapper,
-  stagedRowsTable,
-  stagedRowsWriter,
-} from '../../src/table-writer/sqlite/staged-rows.js';
+import { createStagedRows, dropStagedRows, stagedRowsTable, stagedRowsWriter } from '../../src/table-writer/sqlite/staged-rows.js';
 import type { ImportTarget } from '../../src/table-writer/model.js';
 import { importPayloadPg, importRecordBatchesPg, type RecordBatchesInputPg } from '../../src/table-writer/postgres/importer.js';
 import { openSqliteFile } from '../../src/storage/sqlite/dialect.js';
@@ -98,15 +92,13 @@ function importAsStaged(
   const runId = 'test-run';
   const compiled = compileImport(target, () => pages);
   if (isRecordError(compiled)) throw new Error(`not stageable (see stageable): ${compiled.rule}`);
-  const width = compiled.mapping.columns.length;
-  createStagedRows(sqlite, runId, width);
+  createStagedRows(sqlite, runId, compiled.mapping.columns.length);
   try {
-    const map = recordMapper(compiled.mapping);
-    const write = stagedRowsWriter(sqlite, runId, width);
+    const write = stagedRowsWriter(sqlite, runId, compiled.mapping);
     let pageNo = 0;
     for (const records of pages) {
       for (let from = 0; from < records.length; from += STAGED_PAGE_RECORDS)
-        write(map(++pageNo, records.slice(from, from + STAGED_PAGE_RECORDS)));
+        write(++pageNo, records.slice(from, from + STAGED_PAGE_RECORDS));
     }
     return importStagedRows(sqlite, { ...target, table: stagedRowsTable(runId) }, finish);
   } finally {

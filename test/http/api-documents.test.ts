@@ -26,6 +26,23 @@ describe('the API documents', () => {
     await expect(pretty(res.body)).toMatchFileSnapshot('../fixtures/api-documents/openapi.json');
   });
 
+  it("OpenAPI covers the API and the health checks, never the console's HTML pages", async () => {
+    const document = (await t.inject({ method: 'GET', url: '/docs/json' })).json<{ paths: Record<string, unknown> }>();
+    const paths = Object.keys(document.paths);
+    expect(paths.filter((p) => !p.startsWith(`${API}`) && !p.startsWith('/health') && p !== '/auth/dev/jwks.json')).toEqual([]);
+    expect(paths).toContain(`${API}/bulkImportRequests`);
+    // The console's pages are served all the same.
+    for (const page of ['/login', '/assets/console.css']) expect((await t.inject({ method: 'GET', url: page })).statusCode).toBe(200);
+  });
+
+  it("answers the development issuer's key set as its declared response keeps it whole", async () => {
+    const res = await t.inject({ method: 'GET', url: '/auth/dev/jwks.json' });
+    expect(res.statusCode).toBe(200);
+    const { keys } = res.json<{ keys: Record<string, unknown>[] }>();
+    expect(keys.length).toBeGreaterThan(0);
+    for (const key of keys) expect(Object.keys(key)).toEqual(expect.arrayContaining(['kty', 'kid']));
+  });
+
   it('$metadata as XML is as pinned', async () => {
     const res = await t.inject({ method: 'GET', url: `${API}/$metadata`, headers: { accept: 'application/xml' } });
     expect(res.statusCode).toBe(200);

@@ -206,27 +206,43 @@ describe('$metadata', () => {
     expect(model.restApiConnection!.members.passwordIsSet).toBe('Property Edm.Boolean not null');
   });
 
-  it('says the same in JSON, with $format=json or an Accept header that prefers JSON', async () => {
+  it('says the same in JSON, with $format=json or an Accept header that asks for JSON alone', async () => {
     const xml = xmlModel(parseXml((await metadata()).body));
     for (const res of [
       await metadata({}, '?$format=json'),
       await metadata({}, '?$format=application/json'),
       await metadata({ accept: 'application/json' }),
-      await metadata({ accept: 'application/xml;q=0.5, application/json' }),
+      await metadata({ accept: 'application/json;q=0.9' }),
+      await metadata({ accept: 'application/json, application/xml;q=0' }),
+      await metadata({ accept: 'application/*' }, '?$format=json'),
     ]) {
       expect(res.statusCode).toBe(200);
       expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(res.headers['odata-version']).toBe('4.01');
       const document = res.json<Json>();
       expect(document).toMatchObject({ $Version: '4.0', $EntityContainer: 'Microsoft.NAV.default' });
       expect(jsonModel(document)).toEqual(xml);
     }
-    for (const res of [
-      await metadata({ accept: 'application/xml' }),
-      await metadata({ accept: '*/*' }),
-      await metadata({}, '?$format=xml'),
-    ]) {
-      expect(res.headers['content-type']).toBe('application/xml; charset=utf-8');
-    }
+  });
+
+  it.each([
+    ['no Accept header', undefined],
+    ["axios's default", 'application/json, text/plain, */*'],
+    ["fetch's and curl's default", '*/*'],
+    ['a browser', 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8'],
+    ['Power Query', 'application/xml'],
+    ['JSON preferred but XML named', 'application/xml;q=0.5, application/json'],
+    ['JSON and any application type', 'application/json, application/*'],
+  ])('answers CSDL XML, OData-Version 4.0, to %s', async (_, accept) => {
+    const res = await metadata(accept === undefined ? {} : { accept });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['odata-version']).toBe('4.0');
+    expect(res.headers['content-type']).toBe('application/xml; charset=utf-8');
+  });
+
+  it('answers XML to $format=xml whatever the Accept header says', async () => {
+    const res = await metadata({ accept: 'application/json' }, '?$format=xml');
+    expect(res.headers['content-type']).toBe('application/xml; charset=utf-8');
   });
 
   it('declares the bound actions the API serves', async () => {

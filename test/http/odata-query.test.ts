@@ -139,6 +139,25 @@ describe('the lists of the service', () => {
     });
   });
 
+  it.each([
+    ['a list', '/bulkImportRequests', '', 'json'],
+    ['a list with its own options', '/bulkImportRequests', '$top=1', 'application/json'],
+    ['a route that takes no options', '/jobQueueEntries', '', 'application/json;odata.metadata=minimal'],
+    ['the service document', '', '', 'json'],
+  ])('takes $format=json as a no-op on %s, as OData clients send it', async (_, set, options, format) => {
+    const plain = await t.inject({ url: `${API}${set}${options === '' ? '' : `?${options}`}` });
+    const formatted = await t.inject({ url: `${API}${set}?${options === '' ? '' : `${options}&`}$format=${encodeURIComponent(format)}` });
+    expect(formatted.statusCode).toBe(200);
+    expect(formatted.headers['content-type']).toBe(plain.headers['content-type']);
+    expect(formatted.body).toBe(plain.body);
+  });
+
+  it.each(['xml', 'atom', ''])('refuses $format=%s on an API route: it answers JSON only', async (format) => {
+    const res = await t.inject({ url: `${API}/bulkImportRequests?$format=${format}` });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ error: { code: 'invalidQuery', message: expect.stringContaining('$format must be json') } });
+  });
+
   it('routes the service root written with a trailing slash to the root, keeping the query', () => {
     expect(rewriteODataUrl(`${API}/`)).toBe(API);
     expect(rewriteODataUrl(`${API}/?$format=json`)).toBe(`${API}?$format=json`);

@@ -540,8 +540,12 @@ describe('probes', () => {
     const found = await preview();
     expect(found.body).toMatchObject({ ok: true, recordsFoundBy: foundBy, recordCount: 10, next: { kind: 'next' } });
     expect(found.body.records).toHaveLength(5);
-    // Integration 10 writes customers, whose "no" these records lack: each row is its errors, worded as a bulk import words them.
-    expect(found.body.rows).toEqual([1, 2, 3, 4, 5].map((n) => ({ recordNo: n, errors: [`record ${n}: field "no" is required`] })));
+    // Integration 10 writes customers, whose "no" these records lack: each row is its errors, worded as a run words them,
+    // and the run would fail (On record error = fail) with nothing written.
+    const required = (n: number) => `record ${n} (page 1, record ${n}): field "no" is required`;
+    expect(found.body.rows).toEqual([1, 2, 3, 4, 5].map((n) => ({ recordNo: n, errors: [required(n)] })));
+    expect(found.body.outcome).toMatchObject({ status: 'Failed', recordCount: 0, errorCount: 10 });
+    expect(found.body.outcome.errors[9]).toEqual({ recordNo: 10, message: required(10) });
     expect(found.text).not.toContain(TOKEN);
     expect(await t.db.kysely.selectFrom('ifw_import_run').selectAll().execute()).toEqual([]);
   });

@@ -155,7 +155,7 @@ describe('fetchPages over each strategy', () => {
     expect(summary.pagesFetched).toBe(1);
     expect(summary.stopReason).toBe('recordsNotCountable');
     expect(summary.warnings).toEqual([
-      'Response Data Path "items" finds nothing in the response (the response has properties "data"): records cannot be counted, so fetching stopped after page 1',
+      'Response Data Path "items" finds nothing in the response (the response has properties "data"): records cannot be counted, so fetching stopped after page 1; fix Response Data Path (the path to the record array)',
     ]);
   });
 

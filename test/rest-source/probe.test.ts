@@ -1,10 +1,13 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { IntegrationPlan } from '../../src/integrations/model.js';
-import { compileMapping } from '../../src/mapping/engine.js';
+import { sql } from 'kysely';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/core/clock.js';
+import { declareIntegration } from '../../src/integrations/service.js';
+import { createTargetTable } from '../../src/tables/service.js';
+import { loadDryRunIntegration } from '../../src/table-writer/dry-run.js';
 import { FetchError } from '../../src/rest-source/fetch-pages.js';
 import { previewFirstPage, type PreviewIntegration } from '../../src/rest-source/preview.js';
 import { forProbe, PROBE_BUDGET_MS, testConnection } from '../../src/rest-source/probe.js';
-import type { TargetTable } from '../../src/tables/model.js';
+import { openTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { connectionTo, endpointAt, fakeTime, paging, startPagingServer, type PagingServer } from '../helpers/paging-server.js';
 
 let server: PagingServer;
@@ -78,60 +81,66 @@ describe('testConnection', () => {
 });
 
 /**
- * The paging server's `{ id, name }` records into a table `item`, read from `recordsPath`: its name at
- * most `nameMaxLength` characters and, with `relationExists`, the key of a table `names`.
+ * The paging server's `{ id, name }` records into a table `item` of a real SQLite database, read from
+ * `recordsPath`: its name at most `nameMaxLength` characters and, with `names`, the key of a table
+ * `names` holding those names. The integration is loaded as the preview route loads it.
  */
-function itemsIntegration(recordsPath: string, nameMaxLength = 20, relationExists?: PreviewIntegration['relationExists']) {
-  const names: TargetTable = { name: 'names', primaryKey: ['name'], fields: [{ name: 'name', type: 'text' }] };
-  const relation = relationExists === undefined ? {} : { relation: { table: 'names', field: 'name' } };
-  const item: TargetTable = {
-    name: 'item',
-    primaryKey: ['id'],
-    fields: [
-      { name: 'id', type: 'integer' },
-      { name: 'name', type: 'text', maxLength: nameMaxLength, required: true, ...relation },
-    ],
-  };
-  const plan: IntegrationPlan = {
-    integration: {
+async function itemsIntegration(recordsPath: string, nameMaxLength = 20, names?: readonly string[]): Promise<PreviewIntegration> {
+  const clock = systemClock;
+  if (names !== undefined) {
+    await createTargetTable(t.db, { name: 'names', primaryKey: ['name'], fields: [{ name: 'name', type: 'text', maxLength: 20 }] }, clock);
+    for (const name of names) await sql`insert into names (name) values (${name})`.execute(t.db);
+  }
+  const relation = names === undefined ? {} : { relation: { table: 'names', field: 'name' } };
+  await createTargetTable(
+    t.db,
+    {
+      name: 'item',
+      primaryKey: ['id'],
+      fields: [
+        { name: 'id', type: 'integer' },
+        { name: 'name', type: 'text', maxLength: nameMaxLength, required: true, ...relation },
+      ],
+    },
+    clock,
+  );
+  await declareIntegration(
+    t.db,
+    {
       sortingOrder: 20,
       name: 'Items',
       type: 'restApi',
       targetTable: 'item',
       recordsPath,
-      acceptBulkImportRequests: false,
-      maxPayloadSizeKb: null,
       writeMode: 'insert',
       onRecordError: 'fail',
+      fields: [
+        { fieldNo: 1, title: 'Id', sourcePath: 'id' },
+        { fieldNo: 2, title: 'Name', sourcePath: 'name' },
+      ],
+      mappings: [
+        { fieldNo: 1, targetField: 'id' },
+        { fieldNo: 2, targetField: 'name' },
+      ],
     },
-    fields: [
-      { integrationSortingOrder: 20, fieldNo: 1, title: 'Id', sourcePath: 'id', columnType: 'standard', constantValue: null },
-      { integrationSortingOrder: 20, fieldNo: 2, title: 'Name', sourcePath: 'name', columnType: 'standard', constantValue: null },
-    ],
-    mappings: [
-      { integrationSortingOrder: 20, fieldNo: 1, targetField: 'id', required: false },
-      { integrationSortingOrder: 20, fieldNo: 2, targetField: 'name', required: false },
-    ],
-  };
-  return {
-    recordsPath,
-    mapping: compileMapping(
-      plan,
-      new Map([
-        ['item', item],
-        ['names', names],
-      ]),
-    ),
-    relationExists: relationExists ?? (() => Promise.reject(new Error('no relation to ask'))),
-  } satisfies PreviewIntegration;
+    clock,
+  );
+  return (await loadDryRunIntegration(t.db, 20))!;
 }
 
+let t: TestDatabase;
+
 describe('previewFirstPage', () => {
+  beforeEach(async () => {
+    t = await openTestDatabase();
+  });
+  afterEach(() => t.cleanup());
+
   it('fetches page 1 only and shows its first 5 records, the rows the integration makes of them, and the next URL', async () => {
     const preview = await previewFirstPage(
       connectionTo(server.origin),
       endpointAt('/offset-limit', paging.offsetLimit()),
-      itemsIntegration(''),
+      await itemsIntegration(''),
       fakeTime().options,
     );
     expect(preview).toEqual({
@@ -141,44 +150,39 @@ describe('previewFirstPage', () => {
       recordCount: 10,
       records: [1, 2, 3, 4, 5].map((id) => ({ id, name: `Record ${id}` })),
       rows: [1, 2, 3, 4, 5].map((id) => ({ recordNo: id, row: { id, name: `Record ${id}` } })),
+      outcome: { ok: true, recordCount: 10, inserted: 10, updated: 0, skipped: 0, errors: [], errorCount: 0, errorMessage: '' },
       next: { kind: 'next', url: `${server.origin}/offset-limit?offset=10&limit=10` },
+      warnings: [],
     });
     expect(server.requests).toHaveLength(1);
   });
 
-  it("shows each record's errors as a bulk import words them, relations asked of the database", async () => {
-    const asked: unknown[] = [];
-    const integration = itemsIntegration('', 8, (relation, value) => {
-      asked.push([relation.table, relation.field, value]);
-      return Promise.resolve(value === 'Record 2');
-    });
+  it("shows each record's errors as a run words them, relations looked up in the database", async () => {
+    const integration = await itemsIntegration('', 8, ['Record 2']);
     const preview = await previewFirstPage(connectionTo(server.origin), endpointAt('/page-number', paging.pageNumber()), integration, {
       ...fakeTime().options,
     });
-    // "Record 1" fits 8 characters ("Record 10" would not, but only the first 5 are mapped); only "Record 2" is in table names.
+    // "Record 1" fits 8 characters ("Record 10" does not); only "Record 2" is in table names.
+    const missing = (n: number) =>
+      `record ${n} (page 1, record ${n}): field "name" value "Record ${n}" does not exist in table "names" (field "name")`;
     expect(preview.rows).toEqual([
-      { recordNo: 1, errors: ['record 1: field "name" value "Record 1" does not exist in table "names" (field "name")'] },
+      { recordNo: 1, errors: [missing(1)] },
       { recordNo: 2, row: { id: 2, name: 'Record 2' } },
-      ...[3, 4, 5].map((n) => ({
-        recordNo: n,
-        errors: [`record ${n}: field "name" value "Record ${n}" does not exist in table "names" (field "name")`],
-      })),
+      ...[3, 4, 5].map((n) => ({ recordNo: n, errors: [missing(n)] })),
     ]);
-    expect(asked).toEqual([1, 2, 3, 4, 5].map((n) => ['names', 'name', `Record ${n}`]));
-    const short = await previewFirstPage(
-      connectionTo(server.origin),
-      endpointAt('/page-number', paging.pageNumber()),
-      itemsIntegration('', 7),
-      fakeTime().options,
+    // All of page 1 is imported, and with On record error = fail one bad record fails the run: nothing written.
+    expect(preview.outcome).toMatchObject({ ok: false, recordCount: 0, errorCount: 9 });
+    expect(preview.outcome?.errors.at(-1)?.message).toBe(
+      'record 10 (page 1, record 10): field "name" value "Record 10" exceeds 8 characters',
     );
-    expect(short.rows?.[0]).toEqual({ recordNo: 1, errors: ['record 1: field "name" value "Record 1" exceeds 7 characters'] });
+    expect(await sql`select count(*) as n from item`.execute(t.db)).toMatchObject({ rows: [{ n: 0 }] });
   });
 
   it("finds the records where a run finds them: the integration's records path when Response Data Path is blank", async () => {
     const preview = await previewFirstPage(
       connectionTo(server.origin),
       endpointAt('/odata/Customers', paging.nextLink('@odata.nextLink', { responseDataPath: '' })),
-      itemsIntegration('value'),
+      await itemsIntegration('value'),
       fakeTime().options,
     );
     expect(preview).toMatchObject({
@@ -193,7 +197,7 @@ describe('previewFirstPage', () => {
     const preview = previewFirstPage(
       connectionTo(server.origin),
       endpointAt('/odata/Customers', paging.nextLink('@odata.nextLink', { responseDataPath: '' })),
-      itemsIntegration(''),
+      await itemsIntegration(''),
       fakeTime().options,
     );
     await expect(preview).rejects.toBeInstanceOf(FetchError);
@@ -224,12 +228,19 @@ describe('previewFirstPage', () => {
     const preview = await previewFirstPage(
       connectionTo(server.origin),
       endpointAt('/odata/Customers', paging.pageNumber({ responseDataPath: 'data' })),
-      itemsIntegration('value'),
+      await itemsIntegration('value'),
       fakeTime().options,
     );
     expect(preview.recordCount).toBe(10);
-    expect(preview.recordsFoundBy).toBe(`the integration's records path "value"; Response Data Path "data" counts them for pagination`);
+    // Not said to count them: it finds nothing to count.
+    expect(preview.recordsFoundBy).toBe(
+      `the integration's records path "value"; Response Data Path "data" finds no record array on page 1, so pagination cannot count records`,
+    );
     expect(preview.next).toMatchObject({ kind: 'stop', reason: 'recordsNotCountable' });
+    expect(preview.warnings).toEqual([
+      'Pagination would stop after page 1. Response Data Path "data" finds nothing in the response (the response has properties "@odata.context", "value", "@odata.nextLink"): ' +
+        'records cannot be counted, so fetching stopped after page 1; fix Response Data Path (the path to the record array).',
+    ]);
     expect(preview.next.kind === 'stop' && preview.next.warning).toContain(
       'Response Data Path "data" finds nothing in the response (the response has properties "@odata.context", "value", "@odata.nextLink")',
     );

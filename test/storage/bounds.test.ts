@@ -5,6 +5,9 @@
  * change nothing. Every case runs on both databases and the answers are compared with each other.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseStorableInteger } from '../../src/core/bounds.js';
+import { wholeNumber } from '../../src/console/route-input.js';
+import { parseIntegerKey } from '../../src/http/odata.js';
 import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
 import { signInHttp, type Browserless } from '../helpers/console-http.js';
 import { API, startTestService, type TestService } from '../helpers/service.js';
@@ -150,6 +153,34 @@ interface Answer {
 }
 
 const answers = new Map<string, Map<string, Answer>>();
+
+describe('a whole number written as text is read one way: an integer key of the API, a number of the console', () => {
+  it.each([
+    ['0', 0],
+    ['42', 42],
+    ['-7', -7],
+    ['007', 7],
+    ['2147483647', 2147483647],
+    ['-2147483648', -2147483648],
+    ['2147483648', null],
+    ['-2147483649', null],
+    ['99999999999', null],
+    ['1.0', null],
+    ['1e3', null],
+    ['+1', null],
+    ['0x10', null],
+    ['', null],
+    ['-', null],
+    [' 1', null],
+    ['1\u0000', null],
+  ] as const)('%j → %s', (text, expected) => {
+    expect(parseStorableInteger(text)).toBe(expected);
+    expect(parseIntegerKey(`(${text})`)).toBe(expected);
+    // The console also forgives the spaces around a number typed in a form or a URL.
+    expect(wholeNumber(` ${text} `)).toBe(parseStorableInteger(text.trim()));
+    if (text.trim() === text) expect(wholeNumber(text)).toBe(expected);
+  });
+});
 
 describe.each(BACKENDS)('what the databases hold ($name)', (backend) => {
   let fresh: FreshDatabase;

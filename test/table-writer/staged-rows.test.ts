@@ -12,13 +12,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { importPayload, importStagedRows, type ImportResult } from '../../src/table-writer/sqlite/importer.js';
-import {
-  createStagedRows,
-  hasStagedRows,
-  recordMapper,
-  stagedRowsTable,
-  stagedRowsWriter,
-} from '../../src/table-writer/sqlite/staged-rows.js';
+import { createStagedRows, hasStagedRows, stagedRowsTable, stagedRowsWriter } from '../../src/table-writer/sqlite/staged-rows.js';
 import type { IntegrationPlan, OnRecordError, WriteMode } from '../../src/integrations/model.js';
 import { compileMapping } from '../../src/mapping/engine.js';
 import { createTableSql } from '../../src/tables/ddl.js';
@@ -93,10 +87,9 @@ function importAsRun(records: readonly unknown[], options: PlanOptions = {}): Im
   const p = plan(options);
   const mapping = compileMapping(p, tables);
   createStagedRows(staged, RUN, mapping.columns.length);
-  const map = recordMapper(mapping);
-  const write = stagedRowsWriter(staged, RUN, mapping.columns.length);
+  const write = stagedRowsWriter(staged, RUN, mapping);
   for (let from = 0, pageNo = 1; from < records.length; from += PAGE_RECORDS, pageNo++)
-    write(map(pageNo, records.slice(from, from + PAGE_RECORDS)));
+    write(pageNo, records.slice(from, from + PAGE_RECORDS));
   statements.length = 0;
   return importStagedRows(staged, { plan: p, tables, table: stagedRowsTable(RUN) }, () => true);
 }

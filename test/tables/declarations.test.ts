@@ -164,7 +164,7 @@ describe('incompatible redeclarations', () => {
     [
       'changing a type',
       change((t) => ({ ...t, fields: t.fields.map((f) => (f.name === 'email' ? { ...f, type: 'code' } : f)) })),
-      'fields[2]: field "email": its type cannot change from text to code',
+      'fields[2].type: field "email": its type cannot change from text to code',
     ],
     [
       'shrinking maxLength',
@@ -219,7 +219,7 @@ describe('required fields', () => {
     db.sqlite.prepare("insert into customer (no, name) values ('C1', 'Contoso')").run();
     const err = await failure(declareTargetTable(db, customer([{ name: 'vatNo', type: 'code', required: true }]), clock));
     expect(err).toMatchObject({ status: 409, code: 'incompatibleChange' });
-    expect(err.message).toContain('fields[4]: new field "vatNo" cannot be required');
+    expect(err.message).toContain('fields[4].required: new field "vatNo" cannot be required');
     expect(columns('customer').map((c) => c.name)).not.toContain('vatNo');
   });
 

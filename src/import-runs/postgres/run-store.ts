@@ -4,7 +4,7 @@
  */
 import { sql } from 'kysely';
 import type pg from 'pg';
-import { execute, onClient, select } from '../../storage/connection.js';
+import { onClient, select, withScratchCommits } from '../../storage/connection.js';
 import type { PostgresDatabase } from '../../storage/database.js';
 import { inLeasedTransaction, LEASE_LOST } from '../../storage/postgres/leased-transaction.js';
 import { importRecordBatchesPg } from '../../table-writer/postgres/importer.js';
@@ -57,20 +57,7 @@ export async function postgresRunStore(
     },
     pageBuffer: (limits) =>
       createAsyncPageBuffer(serialisePage, (pages) => stagePages(conn, { runId, owner, now: clock(), leaseMs }, pages), limits),
-    async scratch(fn) {
-      // Like SQLite's synchronous=NORMAL: a crash may lose the last staging commits, never corrupt anything.
-      await execute(conn, sql`set synchronous_commit = off`);
-      let result: Awaited<ReturnType<typeof fn>>;
-      try {
-        result = await fn();
-      } catch (err) {
-        // The fetch's error is the one to report, even when the connection is the thing that broke.
-        await execute(conn, sql`reset synchronous_commit`).catch(() => undefined);
-        throw err;
-      }
-      await execute(conn, sql`reset synchronous_commit`);
-      return result;
-    },
+    scratch: (fn) => withScratchCommits(conn, fn),
     fail: (args) => failRun(conn, args),
     async importStaged(target, end) {
       const result = await inLeasedTransaction(

@@ -1,5 +1,5 @@
 /** A run's store on SQLite (see ../run-store.ts): the worker thread's own connection, synchronous writes. */
-import { withScratchCommits } from '../../storage/sqlite/dialect.js';
+import { withScratchCommits } from '../../storage/connection.js';
 import type { SqliteDatabase } from '../../storage/database.js';
 import { importStagedRows } from '../../table-writer/sqlite/importer.js';
 import { stagedRowsTable } from '../../table-writer/sqlite/staged-rows.js';
@@ -21,7 +21,7 @@ export function sqliteRunStore(db: SqliteDatabase, { runId, owner, leaseMs, cloc
       const staging = sqliteStaging(db, runId, mapping);
       return createPageBuffer(staging.stageRecords, (pages) => staging.write({ runId, owner, now: clock(), leaseMs }, pages), limits);
     },
-    scratch: (fn) => withScratchCommits(db.sqlite, fn),
+    scratch: (fn) => withScratchCommits(db, fn),
     fail: (args) => settle(() => failRun(db, args)),
     importStaged: (target, end) =>
       settle(() =>

@@ -10,7 +10,7 @@ import { sql } from 'kysely';
 import type { CompiledMapping } from '../../mapping/engine.js';
 import { execute } from '../../storage/connection.js';
 import type { SqliteDatabase } from '../../storage/database.js';
-import { createStagedRows, recordMapper, stagedRowsWriter } from '../../table-writer/sqlite/staged-rows.js';
+import { createStagedRows, stagedRowsWriter } from '../../table-writer/sqlite/staged-rows.js';
 import { bumpRun, pageRows, type Fence, type FetchedRecords, type PreparedPage } from '../stage-page.js';
 
 export interface SqliteStaging {
@@ -37,10 +37,8 @@ const pageRowOnly = (page: FetchedRecords): PreparedPage => ({
  */
 export function sqliteStaging(db: SqliteDatabase, runId: string, mapping: CompiledMapping): SqliteStaging {
   const { sqlite } = db;
-  const width = mapping.columns.length;
-  createStagedRows(sqlite, runId, width);
-  const map = recordMapper(mapping);
-  const insertRows = stagedRowsWriter(sqlite, runId, width);
+  createStagedRows(sqlite, runId, mapping.columns.length);
+  const stageRows = stagedRowsWriter(sqlite, runId, mapping);
   const transaction = sqlite.transaction((fence: Fence, pages: readonly PreparedPage[]): boolean => {
     if (execute(db, bumpRun(fence, pages)) !== 1) return false;
     execute(db, sql`insert into ifw_import_run_page (run_id, page_no, url, records_fetched) values ${pageRows(fence.runId, pages)}`);
@@ -48,7 +46,7 @@ export function sqliteStaging(db: SqliteDatabase, runId: string, mapping: Compil
   });
   return {
     stageRecords(page) {
-      insertRows(map(page.pageNo, page.records));
+      stageRows(page.pageNo, page.records);
       return pageRowOnly(page);
     },
     write: (fence, pages) => (pages.length === 0 ? true : transaction.immediate(fence, pages)),

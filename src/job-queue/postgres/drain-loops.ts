@@ -5,21 +5,21 @@
  * would let one machine drain at a time. The entry stays the administrator's switch: On Hold stops
  * every loop before its next claim, Ready lets them run.
  *
- * A loop drains until nothing is left, then waits for a wake (LISTEN/NOTIFY, or a wake in this
- * process) or the scheduler tick, whichever comes first. A wake during a drain is not lost: the loop
- * compares wake generations before it waits.
+ * A loop drains until nothing is left, then again at a wake (LISTEN/NOTIFY, or a wake in this process)
+ * or the scheduler tick; a wake during a drain makes it drain once more (loop.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Clock } from '../../core/clock.js';
 import type { Config } from '../../core/config.js';
-import type { PostgresDatabase } from '../../storage/database.js';
+import type { Database } from '../../storage/database.js';
 import { entryOnHold } from '../entries.js';
 import type { ConcurrentDrain } from '../jobs.js';
+import { createLoop, type Loop } from '../loop.js';
 
 export interface DrainLoopsOptions {
-  readonly db: PostgresDatabase;
+  readonly db: Database;
   readonly config: Pick<Config, 'leaseSeconds' | 'maxAttempts' | 'schedulerTickMs' | 'workerConcurrency'>;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -43,35 +43,8 @@ export function createDrainLoops(options: DrainLoopsOptions): DrainLoops {
   const { db, config, clock, logger } = options;
   const token = randomUUID().slice(0, 8);
   const owners = Array.from({ length: config.workerConcurrency }, (_, i) => `${hostname()}:${process.pid}:loop${i + 1}:${token}`);
-  let stopping = false;
-  let generation = 0;
-  let waiters: (() => void)[] = [];
-  let loops: Promise<void>[] = [];
-
-  function wake(): void {
-    generation += 1;
-    const ready = waiters;
-    waiters = [];
-    for (const w of ready) w();
-  }
-
-  /** Until the next wake after `seen`, the tick, or stop. */
-  function nextTurn(seen: number): Promise<void> {
-    if (stopping || generation !== seen) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, config.schedulerTickMs);
-      function done(): void {
-        clearTimeout(timer);
-        waiters = waiters.filter((w) => w !== done);
-        resolve();
-      }
-      waiters.push(done);
-    });
-  }
-
   const onHold = () => entryOnHold(db, options.entry);
-
-  async function loop(owner: string): Promise<void> {
+  const loops = owners.map((owner) => {
     const ctx = {
       db,
       clock,
@@ -79,30 +52,29 @@ export function createDrainLoops(options: DrainLoopsOptions): DrainLoops {
       owner,
       leaseMs: config.leaseSeconds * 1000,
       maxAttempts: config.maxAttempts,
-      keepGoing: async () => !stopping && !(await onHold()),
+      keepGoing: async () => !loop.stopping && !(await onHold()),
     };
-    while (!stopping) {
-      const seen = generation;
+    const drainOnce = async (): Promise<void> => {
       try {
         if (!(await onHold())) await options.drain.drain(ctx);
       } catch (err) {
         logger.error({ err, owner }, 'drain failed; retried at the next wake or tick');
       }
-      await nextTurn(seen);
-    }
-  }
+    };
+    const loop: Loop = createLoop(drainOnce, config.schedulerTickMs, () => undefined);
+    return loop;
+  });
 
   return {
     owners,
-    wake,
+    wake() {
+      for (const l of loops) void l.tick();
+    },
     start() {
-      if (loops.length > 0 || stopping) return;
-      loops = owners.map((owner) => loop(owner));
+      for (const l of loops) l.start();
     },
     async stop() {
-      stopping = true;
-      wake();
-      await Promise.all(loops);
+      await Promise.all(loops.map((l) => l.stop()));
     },
     release: () => options.drain.release(db, owners),
   };

@@ -8,19 +8,9 @@
 import BetterSqlite3 from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  CompiledQuery,
-  SqliteAdapter,
-  SqliteIntrospector,
-  SqliteQueryCompiler,
-  type DatabaseConnection,
-  type DatabaseIntrospector,
-  type Dialect,
-  type Driver,
-  type Kysely,
-  type QueryResult,
-} from 'kysely';
+import { CompiledQuery, type DatabaseConnection, type Dialect, type Driver, type QueryResult } from 'kysely';
 import { AppError } from '../../core/errors.js';
+import { dialectParts, prepared } from '../connection.js';
 
 export interface SqliteOptions {
   /** Milliseconds SQLite itself waits for a lock, blocking the thread (0 on the HTTP thread). */
@@ -45,7 +35,11 @@ const isBusy = (err: unknown): boolean =>
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-async function retryBusy<T>(fn: () => T, retryMs: number): Promise<T> {
+/**
+ * Runs `fn` (synchronous work on the connection) again while SQLite answers SQLITE_BUSY, waiting a
+ * little longer each time without blocking the thread; after `retryMs`, 503 "the database is busy".
+ */
+export async function retryBusy<T>(fn: () => T, retryMs: number): Promise<T> {
   const deadline = Date.now() + retryMs;
   let wait = 1;
   for (;;) {
@@ -62,30 +56,15 @@ async function retryBusy<T>(fn: () => T, retryMs: number): Promise<T> {
   }
 }
 
-class StatementCache {
-  readonly #statements = new Map<string, BetterSqlite3.Statement>();
-  constructor(private readonly db: BetterSqlite3.Database) {}
-
-  get(sql: string): BetterSqlite3.Statement {
-    let stmt = this.#statements.get(sql);
-    if (stmt === undefined) {
-      stmt = this.db.prepare(sql);
-      if (this.#statements.size >= 500) this.#statements.clear();
-      this.#statements.set(sql, stmt);
-    }
-    return stmt;
-  }
-}
-
 class SqliteConnection implements DatabaseConnection {
   constructor(
-    private readonly statements: StatementCache,
+    private readonly db: BetterSqlite3.Database,
     private readonly options: SqliteOptions,
   ) {}
 
   executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     return retryBusy(() => {
-      const stmt = this.statements.get(compiled.sql);
+      const stmt = prepared(this.db, compiled.sql);
       const params = compiled.parameters as unknown[];
       if (stmt.reader) return { rows: stmt.all(...params) as R[] };
       const { changes, lastInsertRowid } = stmt.run(...params);
@@ -118,7 +97,7 @@ class SqliteDriver implements Driver {
     private readonly db: BetterSqlite3.Database,
     options: SqliteOptions,
   ) {
-    this.#connection = new SqliteConnection(new StatementCache(db), options);
+    this.#connection = new SqliteConnection(db, options);
   }
 
   async init(): Promise<void> {}
@@ -153,36 +132,8 @@ class SqliteDriver implements Driver {
   }
 }
 
-export class EmbeddedSqliteDialect implements Dialect {
-  constructor(
-    private readonly db: BetterSqlite3.Database,
-    private readonly options: SqliteOptions,
-  ) {}
-  createAdapter() {
-    return new SqliteAdapter();
-  }
-  createDriver(): Driver {
-    return new SqliteDriver(this.db, this.options);
-  }
-  createQueryCompiler() {
-    return new SqliteQueryCompiler();
-  }
-  createIntrospector(db: Kysely<unknown>): DatabaseIntrospector {
-    return new SqliteIntrospector(db);
-  }
-}
-
-/**
- * Runs `fn` with commits that do not wait for the disk (synchronous=NORMAL: in WAL mode the file stays
- * consistent, a power cut may only lose the latest commits). For scratch data whose loss is harmless,
- * such as the staged pages of an import run, which starts again from page 1 after a crash anyway.
- * The connection must be this thread's own and `fn` the only work on it meanwhile.
- */
-export async function withScratchCommits<T>(db: BetterSqlite3.Database, fn: () => Promise<T>): Promise<T> {
-  db.pragma('synchronous = NORMAL');
-  try {
-    return await fn();
-  } finally {
-    db.pragma('synchronous = FULL');
-  }
-}
+/** Kysely's SQLite dialect with this driver. */
+export const embeddedSqliteDialect = (db: BetterSqlite3.Database, options: SqliteOptions): Dialect => ({
+  ...dialectParts.sqlite,
+  createDriver: () => new SqliteDriver(db, options),
+});

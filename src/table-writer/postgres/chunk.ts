@@ -24,9 +24,7 @@
 import type { WriteMode } from '../../integrations/model.js';
 import type { SqlValue } from '../../mapping/convert.js';
 import { mapRecord, type CompiledMapping, type FieldViolation, type RelationExists } from '../../mapping/engine.js';
-import { recordError } from '../../mapping/messages.js';
 import { keyErrorFactory, Tally } from '../tally.js';
-import { refusalRule } from '../refusals.js';
 import { isRecordLevelPgError, pgRefusal, release, rollbackAndRelease, savepoint, type PgClient } from './client.js';
 import { existingKeys, KEY_SEPARATOR, keyText, relationLookups, type RelationLookup } from './lookups.js';
 import { buildImportSql } from './sql.js';
@@ -57,9 +55,8 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
   /** Verdicts other than a write become errors; returns whether the record is to be written. */
   const report = (tally: Tally, recordNo: number, verdict: Verdict, row: readonly SqlValue[]): verdict is Written => {
     if (verdict === 'inserted' || verdict === 'updated') return true;
-    tally.badRecords++;
-    if (typeof verdict === 'string') tally.add(keyError(recordNo, verdict, row));
-    else for (const v of verdict) tally.add(recordError(recordNo, v.field, v.value, v.rule));
+    if (typeof verdict === 'string') tally.skip(keyError(recordNo, verdict, row));
+    else tally.reject(recordNo, verdict);
     return false;
   };
   const count = (tally: Tally, verdict: Written): void => {
@@ -206,8 +203,7 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
       } catch (err) {
         if (!isRecordLevelPgError(err)) throw err;
         await rollbackAndRelease(client, 'ifw_import_row');
-        exact.badRecords++;
-        exact.add(recordError(recordNo, null, null, refusalRule(table.name, pgRefusal(err))));
+        exact.refuse(recordNo, table.name, pgRefusal(err));
         continue;
       }
       await release(client, 'ifw_import_row');

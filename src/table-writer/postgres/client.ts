@@ -4,7 +4,7 @@
  * PostgreSQL a failed statement aborts the whole transaction until a savepoint is rolled back to.
  */
 import pg from 'pg';
-import type { MissingObject, Refusal } from '../refusals.js';
+import { refusalOf, type MissingObject, type Refusal, type RefusalCodes } from '../refusals.js';
 
 /** A pg.Client or pg.PoolClient, already inside a transaction the caller controls. */
 export type PgClient = pg.ClientBase;
@@ -17,21 +17,12 @@ export type PgClient = pg.ClientBase;
 export const isRecordLevelPgError = (err: unknown): err is pg.DatabaseError =>
   err instanceof pg.DatabaseError && err.code !== undefined && (err.code.startsWith('22') || err.code.startsWith('23'));
 
-/** What kind of refusal a record-level PostgreSQL error is (refusals.ts words it), by its SQLSTATE. */
-export function pgRefusal(err: pg.DatabaseError): Refusal {
-  switch (err.code) {
-    case '23505':
-      return { kind: 'unique' };
-    case '23503':
-      return { kind: 'foreignKey' };
-    case '23502':
-      return { kind: 'notNull', column: err.column };
-    case '23514':
-      return { kind: 'check' };
-    default:
-      return { kind: err.code?.startsWith('22') === true ? 'value' : 'other' };
-  }
-}
+/** By SQLSTATE; '22' stands for the whole of class 22 (data exception). */
+const PG_REFUSALS: RefusalCodes = { '22': 'value', '23505': 'unique', '23503': 'foreignKey', '23502': 'notNull', '23514': 'check' };
+
+/** What kind of refusal a record-level PostgreSQL error is (refusals.ts words it). */
+export const pgRefusal = (err: pg.DatabaseError): Refusal =>
+  refusalOf(PG_REFUSALS, err.code?.startsWith('22') === true ? '22' : err.code, () => err.column);
 
 /** Which table or column a PostgreSQL error says is missing (`relation "x" does not exist`, `column "y" … does not exist`). */
 export function pgMissingObject(err: pg.DatabaseError): MissingObject {

@@ -10,6 +10,7 @@
 import type { SqlValue } from '../../mapping/convert.js';
 import type { CompiledMapping } from '../../mapping/engine.js';
 import type { PgClient } from './client.js';
+import { perRelation } from '../target-sql.js';
 import { relationLookupSql } from './sql.js';
 
 /**
@@ -54,20 +55,9 @@ export class RelationLookup {
 }
 
 /** One lookup per distinct related table and field, indexed by column (undefined: no relation). */
-export function relationLookups(mapping: CompiledMapping): readonly (RelationLookup | undefined)[] {
-  const byRelation = new Map<string, RelationLookup>();
-  return mapping.columns.map((c) => {
-    if (c.relation === null) return undefined;
-    const key = `${c.relation.table}\u0000${c.relation.field}`;
-    let lookup = byRelation.get(key);
-    if (lookup === undefined) {
-      // Related fields have a compatible type (text and code are both text here), so the column's own type fits.
-      lookup = new RelationLookup(c.relation.table, c.relation.field, c.field.type);
-      byRelation.set(key, lookup);
-    }
-    return lookup;
-  });
-}
+export const relationLookups = (mapping: CompiledMapping): readonly (RelationLookup | undefined)[] =>
+  // Related fields have a compatible type (text and code are both text here), so the column's own type fits.
+  perRelation(mapping, ({ table, field }, column) => new RelationLookup(table, field, column.field.type));
 
 /** Joins a composite key's parts; NUL cannot occur in a PostgreSQL text value, so the join is unambiguous. */
 export const KEY_SEPARATOR = '\u0000';

@@ -8,6 +8,7 @@ import type { WriteMode } from '../../integrations/model.js';
 import type { CompiledMapping } from '../../mapping/engine.js';
 import type { FieldType } from '../../tables/model.js';
 import { columnType, quoteIdent } from '../../tables/ddl.js';
+import { targetSql, upsertClause, valueAliases } from '../target-sql.js';
 
 /** The PostgreSQL column type of a target field (the table's own DDL), typing the array parameters. */
 const pgColumnType = (type: FieldType): string => columnType(type, 'postgres').toLowerCase();
@@ -24,27 +25,22 @@ export interface ImportSql {
 }
 
 export function buildImportSql(mapping: CompiledMapping, mode: WriteMode): ImportSql {
-  const table = quoteIdent(mapping.table.name);
+  const target = targetSql(mapping);
+  const { table, names, keyNames, nonKeys } = target;
   const { keyColumns } = mapping;
-  const names = mapping.columns.map((c) => quoteIdent(c.field.name));
-  const aliases = mapping.columns.map((_, i) => `c${i}`);
+  const aliases = valueAliases(names.length);
   const typed = (columns: readonly number[]): string =>
     columns.map((c, i) => `$${i + 1}::${pgColumnType(mapping.columns[c]!.field.type)}[]`).join(', ');
-  const all = mapping.columns.map((_, i) => i);
-  const rows = `unnest(${typed(all)}) AS u(${aliases.join(', ')})`;
-  const keyNames = keyColumns.map((k) => names[k]!);
-  const nonKeys = all.filter((i) => !keyColumns.includes(i));
+  const rows = `unnest(${typed(names.map((_, i) => i))}) AS u(${aliases.join(', ')})`;
 
-  const insert = `INSERT INTO ${table} (${names.join(', ')}) SELECT ${aliases.join(', ')} FROM ${rows}`;
+  const insert = `${target.insertInto}SELECT ${aliases.join(', ')} FROM ${rows}`;
   let write: string;
   switch (mode) {
     case 'insert':
       write = insert;
       break;
     case 'upsert':
-      write = `${insert} ON CONFLICT (${keyNames.join(', ')}) ${
-        nonKeys.length === 0 ? 'DO NOTHING' : `DO UPDATE SET ${nonKeys.map((i) => `${names[i]} = EXCLUDED.${names[i]}`).join(', ')}`
-      }`;
+      write = `${insert} ${upsertClause(target)}`;
       break;
     case 'update': {
       // With only key columns mapped, "update" means "the row exists": a no-op assignment still counts the row.

@@ -7,9 +7,7 @@
 import type { OnRecordError } from '../../integrations/model.js';
 import type { SqlValue } from '../../mapping/convert.js';
 import { mapRecord, type CompiledMapping, type FieldViolation, type RelationExists } from '../../mapping/engine.js';
-import { recordError } from '../../mapping/messages.js';
 import type { ImportOutcome } from '../model.js';
-import { refusalRule } from '../refusals.js';
 import { isRecordLevelSqliteError, sqliteRefusal, type BatchInsert, type RowWriter } from './statements.js';
 import { keyErrorFactory, Tally } from '../tally.js';
 
@@ -74,16 +72,12 @@ export function writeRecords<B extends Batch>(
       result = write(values);
     } catch (err) {
       if (!isRecordLevelSqliteError(err)) throw err;
-      tally.badRecords++;
-      tally.add(recordError(recordNo, null, null, refusalRule(mapping.table.name, sqliteRefusal(err))));
+      tally.refuse(recordNo, mapping.table.name, sqliteRefusal(err));
       return;
     }
     if (result === 'inserted') tally.inserted++;
     else if (result === 'updated') tally.updated++;
-    else {
-      tally.badRecords++;
-      tally.add(keyError(recordNo, result, values));
-    }
+    else tally.skip(keyError(recordNo, result, values));
   };
 
   const flushOneByOne = (): void => {
@@ -121,8 +115,7 @@ export function writeRecords<B extends Batch>(
       const violations = fill(records, i, row, relationExists);
       if (violations !== null) {
         if (buffered > 0) flushOneByOne();
-        tally.badRecords++;
-        for (const v of violations) tally.add(recordError(recordNo, v.field, v.value, v.rule));
+        tally.reject(recordNo, violations);
       } else if (batchSize === 0) {
         writeOne(recordNo, row);
       } else {

@@ -22,6 +22,8 @@ import type { SqlValue } from '../../mapping/convert.js';
 import { mapRecord, relationViolation, type CompiledMapping, type FieldViolation, type RelationExists } from '../../mapping/engine.js';
 import type { WriteMode } from '../../integrations/model.js';
 import { quoteIdent } from '../../tables/ddl.js';
+import { mapBatch } from '../mapped-batches.js';
+import { targetSql, upsertClause, valueAliases } from '../target-sql.js';
 import { isRecordLevelSqliteError } from './statements.js';
 
 /** Columns before the mapped values: record_no, page_no, raw. */
@@ -32,13 +34,10 @@ const tableName = (runId: string): string => `ifw_staged_${runId}`;
 /** The run's staging table, as SQL (schema-qualified and quoted). */
 export const stagedRowsTable = (runId: string): string => `temp.${quoteIdent(tableName(runId))}`;
 
-/** The mapped value columns of a staging table of `width` fields. */
-const stagedValueColumns = (width: number): string[] => Array.from({ length: width }, (_, i) => `c${i}`);
-
 /** Creates the run's (empty) staging table; an earlier attempt's is dropped first. */
 export function createStagedRows(sqlite: BetterSqlite3.Database, runId: string, width: number): void {
   dropStagedRows(sqlite, runId);
-  const values = stagedValueColumns(width)
+  const values = valueAliases(width)
     .map((c) => `, ${c}`)
     .join('');
   sqlite.exec(`create table ${stagedRowsTable(runId)} (record_no integer primary key, page_no integer not null, raw text${values})`);
@@ -54,56 +53,26 @@ export function hasStagedRows(sqlite: BetterSqlite3.Database, runId: string): bo
   return sqlite.prepare("select 1 from temp.sqlite_master where type = 'table' and name = ?").get(tableName(runId)) !== undefined;
 }
 
-/** A page's records mapped, ready for the staging table. */
-export interface MappedRecords {
-  readonly recordCount: number;
-  /** STAGED_LEAD + width values per record, record after record. */
-  readonly values: SqlValue[];
-}
-
-/** Relations are checked by the import, inside its transaction. */
-const deferRelations: RelationExists = () => true;
-
-/**
- * Maps pages in order, numbering their records on from page to page. Staged values are the mapped row;
- * a record with a violation is staged as its JSON text instead.
- */
-export function recordMapper(mapping: CompiledMapping): (pageNo: number, records: readonly unknown[]) => MappedRecords {
-  const width = mapping.columns.length;
-  const stride = STAGED_LEAD + width;
-  const row = new Array<SqlValue>(width).fill(null);
-  let recordNo = 0;
-  return (pageNo, records) => {
-    const values = new Array<SqlValue>(records.length * stride);
-    for (let r = 0, at = 0; r < records.length; r++, at += stride) {
-      const record = records[r];
-      values[at] = ++recordNo;
-      values[at + 1] = pageNo;
-      if (mapRecord(mapping, record, row, deferRelations) === null) {
-        values[at + 2] = null;
-        for (let c = 0; c < width; c++) values[at + STAGED_LEAD + c] = row[c]!;
-      } else {
-        values[at + 2] = JSON.stringify(record) ?? 'null';
-        for (let c = 0; c < width; c++) values[at + STAGED_LEAD + c] = null;
-      }
-    }
-    return { recordCount: records.length, values };
-  };
-}
-
 /** Rows per INSERT into the staging table at most, within SQLite's smallest bound-parameter limit (999). */
 const rowsPerInsert = (stride: number): number => Math.max(1, Math.min(64, Math.floor(999 / stride)));
 
 /**
- * Inserts a page's mapped records into the run's staging table: multi-row INSERTs, one statement per
- * row count (a run's pages mostly have the same), prepared once per run. Each call is its own
- * statement on the TEMP table only: it takes no lock on the database file and writes nothing to its
- * write-ahead log, so it can run the moment a page arrives, whatever the run's staging transactions do.
+ * Maps a page's records (mapBatch, numbering them on from page to page) and inserts them into the
+ * run's staging table: a record with a violation is staged as its JSON text instead of its values.
+ * Multi-row INSERTs, one statement per row count (a run's pages mostly have the same), prepared once per
+ * run. Each call is its own statement on the TEMP table only: it takes no lock on the database file
+ * and writes nothing to its write-ahead log, so it can run the moment a page arrives, whatever the
+ * run's staging transactions do.
  */
-export function stagedRowsWriter(sqlite: BetterSqlite3.Database, runId: string, width: number): (records: MappedRecords) => void {
+export function stagedRowsWriter(
+  sqlite: BetterSqlite3.Database,
+  runId: string,
+  mapping: CompiledMapping,
+): (pageNo: number, records: readonly unknown[]) => void {
+  const width = mapping.columns.length;
   const stride = STAGED_LEAD + width;
   const tuple = `(${new Array<string>(stride).fill('?').join(', ')})`;
-  const insert = `insert into ${stagedRowsTable(runId)} (record_no, page_no, raw${stagedValueColumns(width)
+  const insert = `insert into ${stagedRowsTable(runId)} (record_no, page_no, raw${valueAliases(width)
     .map((c) => `, ${c}`)
     .join('')}) values `;
   const most = rowsPerInsert(stride);
@@ -119,11 +88,18 @@ export function stagedRowsWriter(sqlite: BetterSqlite3.Database, runId: string, 
     }
     return prepared;
   };
-  return ({ recordCount, values }) => {
-    for (let from = 0; from < recordCount; from += most) {
-      const { statement, params } = statementFor(Math.min(most, recordCount - from));
-      const offset = from * stride;
-      for (let i = 0; i < params.length; i++) params[i] = values[offset + i]!;
+  const row = new Array<SqlValue>(width).fill(null);
+  let recordNo = 0;
+  return (pageNo, records) => {
+    const { values, violations } = mapBatch(mapping, records, row);
+    for (let from = 0; from < records.length; from += most) {
+      const { statement, params } = statementFor(Math.min(most, records.length - from));
+      for (let r = from, at = 0; at < params.length; r++, at += stride) {
+        params[at] = ++recordNo;
+        params[at + 1] = pageNo;
+        params[at + 2] = violations?.has(r) === true ? (JSON.stringify(records[r]) ?? 'null') : null;
+        for (let c = 0; c < width; c++) params[at + STAGED_LEAD + c] = values[r * width + c]!;
+      }
       statement.run(params);
     }
   };
@@ -205,12 +181,10 @@ export function prepareStagedCopy(
   staged: string,
 ): StagedCopy | null {
   const { columns, keyColumns } = mapping;
-  const nonKeys = columns.map((_, i) => i).filter((i) => !keyColumns.includes(i));
+  const target = targetSql(mapping);
+  const { table, names, nonKeys } = target;
   if (mode === 'update' || columns.some((c) => c.relation?.table === mapping.table.name)) return null;
   if (mode === 'upsert' && (keyColumns.length === 0 || nonKeys.length === 0)) return null;
-  const table = quoteIdent(mapping.table.name);
-  const names = columns.map((c) => quoteIdent(c.field.name));
-  const values = stagedValueColumns(columns.length);
   const one = (sql: string): BetterSqlite3.Statement => sqlite.prepare(sql).pluck();
   const refusals = [one(`select 1 from ${staged} where raw is not null limit 1`)];
   columns.forEach(({ relation }, i) => {
@@ -221,6 +195,7 @@ export function prepareStagedCopy(
       ),
     );
   });
+  const insert = `insert into ${table} (${names.join(', ')}) select ${valueAliases(columns.length).join(', ')} from ${staged}`;
   let copy: BetterSqlite3.Statement;
   let newKeys: BetterSqlite3.Statement | null = null;
   let total: BetterSqlite3.Statement | null = null;
@@ -232,14 +207,10 @@ export function prepareStagedCopy(
       `select count(*) from (select distinct ${keys.join(', ')} from ${staged}) s where not exists (select 1 from ${table} t where ${sameKey})`,
     );
     total = one(`select count(*) from ${staged}`);
-    const assignments = nonKeys.map((i) => `${names[i]!} = excluded.${names[i]!}`).join(', ');
     // "where true": SQLite's grammar needs a WHERE before ON CONFLICT when the rows come from a SELECT.
-    copy = sqlite.prepare(
-      `insert into ${table} (${names.join(', ')}) select ${values.join(', ')} from ${staged} where true order by record_no ` +
-        `on conflict (${keyColumns.map((k) => names[k]!).join(', ')}) do update set ${assignments}`,
-    );
+    copy = sqlite.prepare(`${insert} where true order by record_no ${upsertClause(target)}`);
   } else {
-    copy = sqlite.prepare(`insert into ${table} (${names.join(', ')}) select ${values.join(', ')} from ${staged} order by record_no`);
+    copy = sqlite.prepare(`${insert} order by record_no`);
   }
   return () => {
     if (refusals.some((refusal) => refusal.get() !== undefined)) return null;

@@ -7,7 +7,8 @@ import type { SqlValue } from '../../mapping/convert.js';
 import type { CompiledMapping, RelationExists } from '../../mapping/engine.js';
 import type { WriteMode } from '../../integrations/model.js';
 import { quoteIdent } from '../../tables/ddl.js';
-import type { MissingObject, Refusal } from '../refusals.js';
+import { perRelation, targetSql } from '../target-sql.js';
+import { refusalOf, type MissingObject, type Refusal, type RefusalCodes } from '../refusals.js';
 
 /** Failures of one statement that say something about the record, not about the database's health. */
 export const isRecordLevelSqliteError = (err: unknown): err is InstanceType<typeof BetterSqlite3.SqliteError> =>
@@ -17,27 +18,21 @@ export const isRecordLevelSqliteError = (err: unknown): err is InstanceType<type
     err.code === 'SQLITE_TOOBIG' ||
     err.code === 'SQLITE_RANGE');
 
+const SQLITE_REFUSALS: RefusalCodes = {
+  SQLITE_CONSTRAINT_UNIQUE: 'unique',
+  SQLITE_CONSTRAINT_PRIMARYKEY: 'unique',
+  SQLITE_CONSTRAINT_FOREIGNKEY: 'foreignKey',
+  SQLITE_CONSTRAINT_NOTNULL: 'notNull',
+  SQLITE_CONSTRAINT_CHECK: 'check',
+  SQLITE_MISMATCH: 'value',
+  SQLITE_TOOBIG: 'value',
+  SQLITE_RANGE: 'value',
+};
+
 /** What kind of refusal a record-level SQLite error is (refusals.ts words it). */
-export function sqliteRefusal(err: InstanceType<typeof BetterSqlite3.SqliteError>): Refusal {
-  switch (err.code) {
-    case 'SQLITE_CONSTRAINT_UNIQUE':
-    case 'SQLITE_CONSTRAINT_PRIMARYKEY':
-      return { kind: 'unique' };
-    case 'SQLITE_CONSTRAINT_FOREIGNKEY':
-      return { kind: 'foreignKey' };
-    case 'SQLITE_CONSTRAINT_NOTNULL':
-      // "NOT NULL constraint failed: customer.email"
-      return { kind: 'notNull', column: /\.([^.\s]+)$/.exec(err.message)?.[1] };
-    case 'SQLITE_CONSTRAINT_CHECK':
-      return { kind: 'check' };
-    case 'SQLITE_MISMATCH':
-    case 'SQLITE_TOOBIG':
-    case 'SQLITE_RANGE':
-      return { kind: 'value' };
-    default:
-      return { kind: 'other' };
-  }
-}
+export const sqliteRefusal = (err: InstanceType<typeof BetterSqlite3.SqliteError>): Refusal =>
+  // "NOT NULL constraint failed: customer.email"
+  refusalOf(SQLITE_REFUSALS, err.code, () => /\.([^.\s]+)$/.exec(err.message)?.[1]);
 
 /** Which table or column an SQLite error says is missing ("no such table: x", "no such column: y", "table x has no column named y"). */
 export function sqliteMissingObject(err: InstanceType<typeof BetterSqlite3.SqliteError>): MissingObject {
@@ -57,18 +52,13 @@ export type WriteResult = 'inserted' | 'updated' | 'keyExists' | 'keyMissing';
 export type RowWriter = (row: readonly SqlValue[]) => WriteResult;
 
 export function prepareWriter(sqlite: BetterSqlite3.Database, mapping: CompiledMapping, mode: WriteMode): RowWriter {
-  const table = quoteIdent(mapping.table.name);
-  const names = mapping.columns.map((c) => quoteIdent(c.field.name));
+  const { table, names, keyNames, nonKeys, insertInto } = targetSql(mapping);
   const keys = mapping.keyColumns;
-  const keyNames = keys.map((k) => names[k]!);
-  const placeholders = names.map(() => '?').join(', ');
   // No key → plain insert. With a key, ON CONFLICT DO NOTHING turns "duplicate" into changes === 0,
   // one statement instead of a SELECT before every INSERT.
-  const insertSql = `INSERT INTO ${table} (${names.join(', ')}) VALUES (${placeholders})${
+  const insertSql = `${insertInto}VALUES (${names.map(() => '?').join(', ')})${
     keys.length === 0 ? '' : ` ON CONFLICT (${keyNames.join(', ')}) DO NOTHING`
   }`;
-
-  const nonKeys = mapping.columns.map((_, i) => i).filter((i) => !keys.includes(i));
   // With only key columns mapped, "update" means "the row exists": a no-op assignment still reports a change.
   const assignments = nonKeys.length > 0 ? nonKeys.map((i) => `${names[i]} = ?`) : [`${keyNames[0]} = ${keyNames[0]}`];
   const updateSql = `UPDATE ${table} SET ${assignments.join(', ')} WHERE ${keyNames.map((k) => `${k} = ?`).join(' AND ')}`;
@@ -126,11 +116,8 @@ export interface BatchInsert {
 export function prepareBatchInsert(sqlite: BetterSqlite3.Database, mapping: CompiledMapping, mode: WriteMode): BatchInsert | null {
   const size = Math.min(MAX_BATCH_ROWS, Math.floor(999 / mapping.columns.length));
   if (mode !== 'insert' || size < 2) return null;
-  const names = mapping.columns.map((c) => quoteIdent(c.field.name));
-  const tuple = `(${names.map(() => '?').join(', ')})`;
-  const stmt = sqlite.prepare(
-    `INSERT INTO ${quoteIdent(mapping.table.name)} (${names.join(', ')}) VALUES ${new Array<string>(size).fill(tuple).join(', ')}`,
-  );
+  const { names, insertInto } = targetSql(mapping);
+  const stmt = sqlite.prepare(`${insertInto}VALUES ${new Array<string>(size).fill(`(${names.map(() => '?').join(', ')})`).join(', ')}`);
   return {
     size,
     run: (values) => {
@@ -145,20 +132,10 @@ export function prepareBatchInsert(sqlite: BetterSqlite3.Database, mapping: Comp
  * of the payload inserts that key (a self-relation).
  */
 export function prepareRelationCheck(sqlite: BetterSqlite3.Database, mapping: CompiledMapping): RelationExists {
-  const byRelation = new Map<string, { stmt: BetterSqlite3.Statement; seen: Set<string | number> }>();
-  const perColumn = mapping.columns.map((c) => {
-    if (c.relation === null) return undefined;
-    const key = `${c.relation.table}\u0000${c.relation.field}`;
-    let check = byRelation.get(key);
-    if (check === undefined) {
-      const stmt = sqlite
-        .prepare(`SELECT 1 FROM ${quoteIdent(c.relation.table)} WHERE ${quoteIdent(c.relation.field)} = ? LIMIT 1`)
-        .pluck();
-      check = { stmt, seen: new Set() };
-      byRelation.set(key, check);
-    }
-    return check;
-  });
+  const perColumn = perRelation(mapping, ({ table, field }) => ({
+    stmt: sqlite.prepare(`SELECT 1 FROM ${quoteIdent(table)} WHERE ${quoteIdent(field)} = ? LIMIT 1`).pluck(),
+    seen: new Set<string | number>(),
+  }));
   return (column, value) => {
     const check = perColumn[column];
     if (check === undefined) return true;

@@ -1,6 +1,6 @@
-/** Where a run's record came from (src/import-runs/record-origins.ts): page and place, from the pages' record counts. */
+/** Where a run's record came from (src/rest-source/record-origins.ts): page and place, from the pages' record counts. */
 import { describe, expect, it } from 'vitest';
-import { RecordOrigins } from '../../src/import-runs/record-origins.js';
+import { RecordOrigins } from '../../src/rest-source/record-origins.js';
 import { payloadError, recordError } from '../../src/mapping/messages.js';
 import { failedOutcome } from '../../src/table-writer/tally.js';
 

@@ -1,0 +1,126 @@
+/**
+ * What the OpenAPI document says beyond the routes' own schemas, derived from their declarations so
+ * that it cannot drift from what they do: how a caller authenticates (HTTP Basic and OAuth 2.0 bearer
+ * tokens, with the permission and the permission sets that grant it), every status the service's own
+ * checks can answer (401, 403 and 429 before any route runs; 400 for a query or body the route's
+ * schemas refuse; 413 and 415 for a body; 404 for a key), a unique operationId, the servers, license
+ * and contact. The console's HTML pages are not API and are left out.
+ */
+import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
+import type { FastifySchema } from 'fastify';
+import { Type, type TSchema } from 'typebox';
+import type { Permission } from '../auth/permissions.js';
+import { setsGranting } from '../auth/permission-sets.js';
+import { API_BASE } from './odata.js';
+import { ErrorSchema } from './schemas.js';
+
+interface RouteSeen {
+  readonly method: string | readonly string[];
+  readonly url: string;
+  readonly config?: { readonly permission?: Permission; readonly session?: boolean };
+}
+
+const error = (description: string): TSchema => Type.Unsafe({ ...ErrorSchema, description });
+
+/** The answers of the service's own checks, in words a client's documentation can show. */
+const CHECKS = {
+  400: error('The query, path or body breaks the rules of this operation; error.message names the part and the rule.'),
+  401: error('No credentials, or credentials that are not valid (WWW-Authenticate says which schemes are accepted).'),
+  403: error("The caller's permission sets do not grant the permission this operation needs."),
+  404: error('Nothing has that key.'),
+  413: error('The body is larger than this operation accepts; split the data into smaller requests.'),
+  415: error('The body is not JSON, or is compressed (Content-Encoding); send uncompressed application/json.'),
+  429: error('Too many failed sign-ins for this user from this address; wait for the seconds Retry-After gives.'),
+} as const;
+
+const pascal = (word: string): string => word.charAt(0).toUpperCase() + word.slice(1);
+
+/**
+ * `GET …/bulkImportRequests` → `listBulkImportRequests`; `GET …/bulkImportRequests/:key` →
+ * `getBulkImportRequestsByKey`; `POST …/:key/Microsoft.NAV.cancel` → `cancelBulkImportRequests`;
+ * nested sets name their parents (`listIntegrationsFields`). Unique because method and path are.
+ */
+export function operationIdOf(method: string, url: string): string {
+  const segments = url
+    .replace(API_BASE, '')
+    .split('/')
+    .filter((s) => s !== '');
+  const keyed = segments.at(-1)?.startsWith(':') === true;
+  const last = segments.at(-1) ?? '';
+  const action = last.startsWith('Microsoft.NAV.') ? last.slice('Microsoft.NAV.'.length) : undefined;
+  const names = segments
+    .filter((s) => !s.startsWith(':') && !s.startsWith('Microsoft.NAV.'))
+    .map((s) => s.replace(/^\$/, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase()));
+  const noun = names.map(pascal).join('') || 'ServiceDocument';
+  // An action bound to one entity (`…/:key/Microsoft.NAV.run`), or to the collection (a test of what is not saved).
+  if (action !== undefined) return segments.at(-2)?.startsWith(':') === true ? `${action}${noun}` : `${action}${noun}Collection`;
+  const verb =
+    { GET: keyed ? 'get' : 'list', POST: 'create', PUT: 'put', PATCH: 'update', DELETE: 'delete', HEAD: 'head' }[method] ??
+    method.toLowerCase();
+  return `${verb}${noun}${keyed ? 'ByKey' : ''}`;
+}
+
+const permissionWords = (permission: Permission): string =>
+  `Needs the permission \`${permission}\`, granted by the permission sets ${setsGranting(permission).join(', ')}.`;
+
+/** A route's schema as the document shows it (fastify-swagger's `transform`). */
+export function documentedRoute(schema: FastifySchema | undefined, url: string, route: RouteSeen): { schema: FastifySchema; url: string } {
+  const own = schema ?? {};
+  if (route.config?.session === true) return { schema: { ...own, hide: true }, url };
+  const method = (Array.isArray(route.method) ? route.method[0] : route.method) as string;
+  const permission = route.config?.permission ?? 'public';
+  const api = url.startsWith(API_BASE);
+  const responses: Record<string, unknown> = { ...((own.response ?? {}) as Record<string, unknown>) };
+  const add = (status: keyof typeof CHECKS, when: boolean) => {
+    if (when && responses[status] === undefined) responses[status] = CHECKS[status];
+  };
+  const body = own.body !== undefined;
+  add(400, api);
+  add(401, permission !== 'public');
+  add(403, permission !== 'public');
+  add(404, /\/:[A-Za-z]+/.test(url));
+  add(413, body);
+  add(415, body);
+  add(429, permission !== 'public');
+  const security: { [scheme: string]: readonly string[] }[] = permission === 'public' ? [] : [{ basicAuth: [] }, { bearerAuth: [] }];
+  const description =
+    permission === 'public' ? own.description : [own.description, permissionWords(permission)].filter((d) => d !== undefined).join('\n\n');
+  return {
+    schema: {
+      ...own,
+      operationId: own.operationId ?? operationIdOf(method, url),
+      ...(description === undefined ? {} : { description }),
+      security,
+      response: responses,
+    },
+    url,
+  };
+}
+
+/** The document's own parts: what it is, servers, license, contact, and the security schemes operations name. */
+export const OPENAPI_DOCUMENT: NonNullable<FastifyDynamicSwaggerOptions['openapi']> = {
+  info: {
+    title: 'Integration service API',
+    version: 'v1.0',
+    description: 'Bulk Import API and integration configuration. Every error answer is {"error":{"code","message"}}.',
+    contact: { name: "The service's administrators" },
+    license: { name: 'Proprietary' },
+  },
+  servers: [{ url: '/', description: 'The service that serves this document' }],
+  components: {
+    securitySchemes: {
+      basicAuth: {
+        type: 'http',
+        scheme: 'basic',
+        description: 'A service user of the service (`POST users`). Refused when IFW_BASIC_AUTH=false.',
+      },
+      bearerAuth: {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'JWT',
+        description:
+          "An OAuth 2.0 access token of a configured issuer (client credentials flow) for a registered application (`POST applications`); its permission sets are the application's. Each operation names the permission it needs and the sets that grant it.",
+      },
+    },
+  },
+};
