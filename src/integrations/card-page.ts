@@ -77,11 +77,12 @@ export function integrationCard(view: CardView, ctx: ConsoleContext): Html {
       cell: (r, i) => rowCell('required', { kind: 'checkbox', name: rowInput(i, 'required'), checked: r.required === 'on', disabled }, i),
     },
     {
-      header: html`<span class="visually-hidden">Remove</span>`,
+      // No visually hidden text in the table: positioned absolutely, it would escape the table's scroll area and widen the page.
+      header: 'Remove',
       show: editable,
       cell: (_r, i) =>
-        html`<button type="submit" name="remove" value="${i}" class="secondary" formnovalidate>
-          Remove<span class="visually-hidden"> row ${i + 1}</span>
+        html`<button type="submit" name="remove" value="${i}" class="secondary" formnovalidate aria-label="Remove row ${i + 1}">
+          Remove
         </button>`,
     },
   ];
