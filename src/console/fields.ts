@@ -1,7 +1,8 @@
 /**
  * Form fields: a control of a kind (text, number, password, url, date and time, text area, select,
- * checkbox), and a field around it with its label (`for`/`id`), help text and inline error, both
- * named by `aria-describedby`, the error also by `aria-invalid`. A form's error banner is `formError`.
+ * checkbox), and a field around it with its label (`for`/`id`), help text, a notice and inline error,
+ * all named by `aria-describedby`, the error also by `aria-invalid`; `cell` is a control in a table
+ * cell with its own error under it. A form's error banner is `formError`.
  */
 import { html, type Html, type Interpolation } from './html.js';
 
@@ -38,6 +39,10 @@ export type FieldSpec = Input & {
   readonly help?: Interpolation;
   /** What is wrong with the value, shown under it and announced with it. */
   readonly error?: string;
+  /** Something the user must know about the value as shown (a secret that was not sent back). */
+  readonly notice?: Interpolation;
+  /** When the value is needed only in some cases, which: shown in the label, "(required for …)". */
+  readonly requiredFor?: string;
   /** The wrapper's class: `field` by default; `check` for a checkbox in a list; '' for a filter form's plain div. */
   readonly className?: string;
 };
@@ -98,12 +103,13 @@ export function control(input: Input, described: Described = {}): Html {
   }
 }
 
-/** A labelled field: label, control, help and inline error, tied together by ids. */
+/** A labelled field: label, control, help, notice and inline error, tied together by ids. */
 export function field(spec: FieldSpec): Html {
   const id = spec.id ?? spec.name;
   const helpId = spec.help === undefined ? undefined : `${id}-hint`;
+  const noticeId = spec.notice === undefined ? undefined : `${id}-notice`;
   const errorId = spec.error === undefined ? undefined : `${id}-error`;
-  const describedBy = [helpId, errorId].filter((x) => x !== undefined).join(' ');
+  const describedBy = [helpId, noticeId, errorId].filter((x) => x !== undefined).join(' ');
   const input = control({ ...spec, id }, { describedBy, invalid: spec.error !== undefined });
   const className = spec.className ?? 'field';
   const inline = spec.kind === 'checkbox';
@@ -113,11 +119,27 @@ export function field(spec: FieldSpec): Html {
       : className === 'check'
         ? html`<span class="hint" id="${helpId}">${spec.help}</span>`
         : html`<p class="hint" id="${helpId}">${spec.help}</p>`;
+  const notice = noticeId === undefined ? '' : html`<p class="warning" id="${noticeId}">${spec.notice}</p>`;
   const error = errorId === undefined ? '' : html`<p class="field-error" id="${errorId}">${spec.error}</p>`;
-  const label = html`<label for="${id}" ${inline && className !== 'check' ? html` class="inline"` : ''}>${spec.label}</label>`;
+  const requiredFor = spec.requiredFor === undefined ? '' : html` <span class="hint">(required for ${spec.requiredFor})</span>`;
+  const label = html`<label for="${id}" ${inline && className !== 'check' ? html` class="inline"` : ''}
+    >${spec.label}${requiredFor}</label
+  >`;
   return html`<div ${className === '' ? '' : html` class="${className}"`}>
-    ${inline ? html`${input} ${label}` : html`${label}${input}`} ${help} ${error}
+    ${inline ? html`${input} ${label}` : html`${label}${input}`} ${help} ${notice} ${error}
   </div>`;
+}
+
+/**
+ * A control in a table cell, named for screen readers by `ariaLabel` (its column and row), with its
+ * error under it when it has one: `aria-invalid`, described by the error.
+ */
+export function cell(input: Input, described: { readonly ariaLabel: string; readonly error?: string | undefined }): Html {
+  const id = input.id ?? input.name;
+  if (described.error === undefined) return control(input, { ariaLabel: described.ariaLabel });
+  const errorId = `${id}-error`;
+  return html`${control({ ...input, id }, { ariaLabel: described.ariaLabel, describedBy: errorId, invalid: true })}
+    <p class="field-error" id="${errorId}">${described.error}</p>`;
 }
 
 /** The banner above a form that was refused (or an action that failed): the reason, announced at once. */

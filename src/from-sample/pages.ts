@@ -15,7 +15,7 @@ import { control, field, formError, table, type Input } from '../console/widgets
 import { WRITE_MODES } from '../integrations/model.js';
 import { listIntegrations } from '../integrations/store.js';
 import type { RestPagesDeps } from '../rest-source/connection-pages.js';
-import { inputFrom } from '../rest-source/endpoint-pages.js';
+import { inputFrom } from '../rest-source/endpoint-form.js';
 import { FetchError } from '../rest-source/fetch-pages.js';
 import { previewFirstPage, type PagePreview } from '../rest-source/preview.js';
 import { EndpointSchema } from '../rest-source/schemas.js';

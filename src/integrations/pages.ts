@@ -1,17 +1,48 @@
 /**
  * The console's Integrations: the list, a new integration, and the card: its settings, the Bulk Import
- * section (Accept Bulk Import Requests, Max Payload Size (KB)), write mode, on-record-error, and its
- * fields and mappings edited on the card and saved together under the API's rules and messages.
+ * section, and one row per field with its mapping, saved together under the API's rules and messages
+ * (card-state.ts, card-page.ts). Both forms check themselves as they change with what Create or Save
+ * would check, database included, and a refused form shows each error under its input.
  */
+import { Type } from 'typebox';
 import type { Clock } from '../core/clock.js';
 import { AppError } from '../core/errors.js';
-import { sortingOrderOf, formInteger, PathKey, redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
+import {
+  FormBody,
+  FormCheckbox,
+  FormText,
+  sortingOrderOf,
+  PathKey,
+  redirect,
+  type ConsoleContext,
+  type ConsolePages,
+} from '../console/console.js';
+import { formErrors, numberAt, placeError, type FormErrors, type FormPlaces } from '../console/form-errors.js';
 import { html, path, type Html } from '../console/html.js';
-import { control, field, fields as fieldList, formError, table, type Column, type Input } from '../console/widgets.js';
+import { field, formError, table } from '../console/widgets.js';
 import type { Database } from '../storage/database.js';
 import { listTargetTables } from '../tables/store.js';
-import { COLUMN_TYPES, INTEGRATION_TYPES, ON_RECORD_ERROR, WRITE_MODES, type Integration } from './model.js';
-import { createIntegration, updateIntegration, type IntegrationChange } from './service.js';
+import {
+  addRow,
+  cardPlaces,
+  changeOf,
+  removeRow,
+  ROW_PATTERN,
+  sentRows,
+  stateOfForm,
+  stateOfPlan,
+  suggestTargets,
+  type CardState,
+} from './card-state.js';
+import { integrationCard } from './card-page.js';
+import { DEFAULT_INTEGRATION_TYPE, INTEGRATION_TYPES, ON_RECORD_ERROR, WRITE_MODES } from './model.js';
+import {
+  checkIntegrationChange,
+  checkNewIntegration,
+  createIntegration,
+  updateIntegration,
+  type IntegrationDeclaration,
+} from './service.js';
 import { getIntegrationPlan, listIntegrations } from './store.js';
 
 export interface IntegrationPagesDeps {
@@ -19,213 +50,151 @@ export interface IntegrationPagesDeps {
   readonly clock: Clock;
 }
 
-/** The card as shown: from the database, or as the user sent it when it was refused. */
-interface CardState {
-  readonly settings: Record<string, string>;
-  readonly fields: Record<string, string>[];
-  readonly mappings: Record<string, string>[];
-}
-
-const BLANK_ROWS = 2;
 const NoParams = { params: PathKey('no') };
-const blankRow = (): Record<string, string> => ({});
+const Choice = Type.Optional(FormText(100));
 
-function stateOf(integration: Integration, fields: CardState['fields'], mappings: CardState['mappings']): CardState {
-  return {
-    settings: {
-      name: integration.name,
-      type: integration.type,
-      targetTable: integration.targetTable,
-      recordsPath: integration.recordsPath,
-      acceptBulkImportRequests: integration.acceptBulkImportRequests ? 'on' : '',
-      maxPayloadSizeKb: integration.maxPayloadSizeKb === null ? '' : String(integration.maxPayloadSizeKb),
-      writeMode: integration.writeMode,
-      onRecordError: integration.onRecordError,
-    },
-    fields,
-    mappings,
-  };
-}
+const NewBody = FormBody({
+  sortingOrder: FormText(100),
+  name: FormText(),
+  targetTable: Choice,
+  type: Choice,
+  recordsPath: FormText(),
+  writeMode: Choice,
+  onRecordError: Choice,
+});
 
-/** Rows of a repeated group in the form: `field.0.title`, `field.1.title`, … */
-function rowsOf(form: URLSearchParams, group: string, names: readonly string[]): Record<string, string>[] {
-  const rows: Record<string, string>[] = [];
-  for (let i = 0; i < 1000; i++) {
-    if (!form.has(`${group}.${i}.fieldNo`)) break;
-    const row: Record<string, string> = Object.create(null) as Record<string, string>;
-    for (const name of names) row[name] = form.get(`${group}.${i}.${name}`) ?? '';
-    rows.push(row);
+/** The card: its settings, its rows (`row.<n>.<property>`), and which button sent it (Add a row, Remove). */
+const CardBody = FormBody(
+  {
+    name: FormText(),
+    type: FormText(100),
+    recordsPath: FormText(),
+    acceptBulkImportRequests: FormCheckbox,
+    maxPayloadSizeKb: FormText(100),
+    writeMode: FormText(100),
+    onRecordError: FormText(100),
+    add: Type.Optional(Type.Literal('row')),
+    remove: Type.Optional(Type.String({ pattern: '^\\d{1,3}$' })),
+  },
+  { pattern: ROW_PATTERN, value: FormText() },
+);
+
+const NEW_PLACES: FormPlaces = {
+  inputs: {
+    sortingOrder: { name: 'sortingOrder', label: 'Sorting Order' },
+    name: { name: 'name', label: 'Name' },
+    targetTable: { name: 'targetTable', label: 'Target table' },
+    type: { name: 'type', label: 'Type' },
+    recordsPath: { name: 'recordsPath', label: 'Records path' },
+    writeMode: { name: 'writeMode', label: 'Write mode' },
+    onRecordError: { name: 'onRecordError', label: 'On record error' },
+  },
+};
+
+/** What a form refused by the rules says: the error, else undefined; anything else is thrown on. */
+async function refusal(attempt: () => Promise<unknown>): Promise<string | undefined> {
+  try {
+    await attempt();
+    return undefined;
+  } catch (err) {
+    if (!(err instanceof AppError) || err.status >= 500) throw err;
+    return err.message;
   }
-  return rows;
 }
 
-/** The change the card's form asks for; rows marked for removal, and blank rows, are left out. */
-function changeFrom(state: CardState): IntegrationChange {
-  const s = state.settings;
-  const kept = (rows: Record<string, string>[]) => rows.filter((r) => r.remove !== 'on' && (r.fieldNo ?? '').trim() !== '');
+/** The answer of a live check: valid, or the error in the form's words. */
+const liveCheck = (error: string | undefined, places: FormPlaces): Html =>
+  error === undefined
+    ? html`<p class="ok">These settings are valid.</p>`
+    : html`<p class="field-error" role="alert">${placeError(error, places).words}</p>`;
+
+function declarationOf(form: URLSearchParams): IntegrationDeclaration {
+  const sortingOrder = numberAt(form.get('sortingOrder') ?? '', 'sortingOrder');
+  if (sortingOrder === null) throw new AppError(400, 'invalidRequest', 'sortingOrder: must not be empty');
   return {
-    name: s.name ?? '',
-    type: s.type ?? '',
-    recordsPath: s.recordsPath ?? '',
-    acceptBulkImportRequests: s.acceptBulkImportRequests === 'on',
-    maxPayloadSizeKb: (s.maxPayloadSizeKb ?? '').trim() === '' ? null : formInteger(s.maxPayloadSizeKb ?? '', 'Max Payload Size (KB)'),
-    writeMode: s.writeMode ?? '',
-    onRecordError: s.onRecordError ?? '',
-    fields: kept(state.fields).map((f) => ({
-      fieldNo: formInteger(f.fieldNo ?? '', 'A field number'),
-      title: f.title ?? '',
-      sourcePath: f.sourcePath ?? '',
-      columnType: f.columnType ?? 'standard',
-      constantValue: (f.columnType ?? '') === 'constant' ? (f.constantValue ?? '') : null,
-    })),
-    mappings: kept(state.mappings).map((m) => ({
-      fieldNo: formInteger(m.fieldNo ?? '', 'A mapping field number'),
-      targetField: m.targetField ?? '',
-      required: m.required === 'on',
-    })),
+    sortingOrder,
+    name: form.get('name') ?? '',
+    targetTable: form.get('targetTable') ?? '',
+    recordsPath: form.get('recordsPath') ?? '',
+    type: form.get('type') ?? DEFAULT_INTEGRATION_TYPE,
+    writeMode: form.get('writeMode') ?? 'insert',
+    onRecordError: form.get('onRecordError') ?? 'fail',
   };
 }
 
-type Row = Record<string, string>;
-
-/** A cell's control in a row of the fields or mappings table, named by its column and row for screen readers. */
-const cell = (input: Input, label: string, i: number): Html => control(input, { ariaLabel: `${label} (row ${i + 1})` });
-
-function card(no: number, state: CardState, targetFields: readonly string[], ctx: ConsoleContext, error?: string): Html {
-  const s = state.settings;
-  const editable = ctx.can('configure');
-  const disabled = !editable;
-  const fieldRows = [...state.fields, ...(editable ? Array.from({ length: BLANK_ROWS }, blankRow) : [])];
-  const mappingRows = [...state.mappings, ...(editable ? Array.from({ length: BLANK_ROWS }, blankRow) : [])];
-  const remove = (group: string, noun: string): Column<Row> => ({
-    header: 'Remove',
-    show: editable,
-    cell: (r, i) =>
-      control({ kind: 'checkbox', name: `${group}.${i}.remove`, checked: r.remove === 'on' }, { ariaLabel: `Remove ${noun} row ${i + 1}` }),
-  });
-  return html`${formError(error)}
-    <form method="post" action="${path(['integrations', no])}" class="card-form">
+function newForm(ctx: ConsoleContext, tables: readonly string[], values: Readonly<Record<string, string>>, errors: FormErrors): Html {
+  const v = (name: string) => values[name] ?? '';
+  const at = (name: string) => errors.on(name);
+  return html`${formError(errors.summary === undefined ? undefined : `Not created: ${errors.summary}`)}
+    <form
+      method="post"
+      action="/integrations/new"
+      class="card-form"
+      hx-post="/integrations/new/validate"
+      hx-trigger="change delay:300ms"
+      hx-target="#validation"
+      hx-swap="innerHTML"
+    >
       <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
-      <fieldset>
-        <legend>General</legend>
-        ${fieldList([
-          ['Sorting Order', String(no)],
-          ['Target table', html`<a href="${path(['tables', s.targetTable ?? ''])}">${s.targetTable}</a>`],
-        ])}
-        ${field({ name: 'name', label: 'Name', value: s.name, required: true, disabled })}
-        ${field({
-          kind: 'select',
-          name: 'type',
-          label: 'Type',
-          options: INTEGRATION_TYPES,
-          value: s.type,
-          disabled,
-          help: 'A label: where the records come from. Any integration can receive bulk import requests and be fed by a REST endpoint.',
-        })}
-        ${field({
-          name: 'recordsPath',
-          label: 'Records path',
-          value: s.recordsPath,
-          disabled,
-          help: 'Where the record array sits in a payload (dot path or JSONPath). Blank: the payload itself is the array.',
-        })}
-        ${field({
-          kind: 'select',
-          name: 'writeMode',
-          label: 'Write mode',
-          options: WRITE_MODES,
-          value: s.writeMode,
-          disabled,
-          help: 'insert: new rows only; update: existing rows by primary key; upsert: both.',
-        })}
-        ${field({
-          kind: 'select',
-          name: 'onRecordError',
-          label: 'On record error',
-          options: ON_RECORD_ERROR,
-          value: s.onRecordError,
-          disabled,
-          help: 'fail: one bad record fails the whole request and nothing is written; skip: bad records are skipped and reported.',
-        })}
-      </fieldset>
-      <fieldset>
-        <legend>Bulk Import</legend>
-        ${field({
-          kind: 'checkbox',
-          name: 'acceptBulkImportRequests',
-          label: 'Accept Bulk Import Requests',
-          checked: s.acceptBulkImportRequests === 'on',
-          disabled,
-          help: 'When off, submissions for this integration are refused with 400. Needs at least one mapping.',
-        })}
-        ${field({
-          kind: 'number',
-          name: 'maxPayloadSizeKb',
-          label: 'Max Payload Size (KB)',
-          min: 1,
-          value: s.maxPayloadSizeKb,
-          disabled,
-          help: "Larger payloads are refused with 413. Blank: only the service's body limit applies.",
-        })}
-      </fieldset>
-      <h2>Fields</h2>
-      ${table<Row>({
-        rows: fieldRows,
-        columns: [
-          {
-            header: 'Field No.',
-            cell: (f, i) => cell({ kind: 'number', name: `field.${i}.fieldNo`, value: f.fieldNo, size: 4, disabled }, 'Field No.', i),
-          },
-          { header: 'Title', cell: (f, i) => cell({ name: `field.${i}.title`, value: f.title, disabled }, 'Title', i) },
-          {
-            header: 'Source path',
-            cell: (f, i) => cell({ name: `field.${i}.sourcePath`, value: f.sourcePath, disabled }, 'Source path', i),
-          },
-          {
-            header: 'Column type',
-            cell: (f, i) =>
-              cell(
-                { kind: 'select', name: `field.${i}.columnType`, options: COLUMN_TYPES, value: f.columnType ?? 'standard', disabled },
-                'Column type',
-                i,
-              ),
-          },
-          {
-            header: 'Constant value',
-            cell: (f, i) => cell({ name: `field.${i}.constantValue`, value: f.constantValue, disabled }, 'Constant value', i),
-          },
-          remove('field', 'field'),
-        ],
+      ${field({
+        kind: 'number',
+        name: 'sortingOrder',
+        label: 'Sorting Order',
+        required: true,
+        min: 1,
+        value: v('sortingOrder'),
+        help: 'Identifies the integration; bulk import callers send it as integrationSortingOrder. Proposed: the next free number.',
+        ...at('sortingOrder'),
       })}
-      <h2>Mappings</h2>
-      ${table<Row>({
-        rows: mappingRows,
-        columns: [
-          {
-            header: 'Field No.',
-            cell: (m, i) =>
-              cell({ kind: 'number', name: `mapping.${i}.fieldNo`, value: m.fieldNo, size: 4, disabled }, 'Mapped field No.', i),
-          },
-          {
-            header: 'Target field',
-            cell: (m, i) =>
-              cell(
-                { kind: 'select', name: `mapping.${i}.targetField`, options: targetFields, blank: '', value: m.targetField, disabled },
-                'Target field',
-                i,
-              ),
-          },
-          {
-            header: 'Required',
-            cell: (m, i) =>
-              cell({ kind: 'checkbox', name: `mapping.${i}.required`, checked: m.required === 'on', disabled }, 'Required', i),
-          },
-          remove('mapping', 'mapping'),
-        ],
+      ${field({ name: 'name', label: 'Name', required: true, value: v('name'), ...at('name') })}
+      ${field({
+        kind: 'select',
+        name: 'targetTable',
+        label: 'Target table',
+        required: true,
+        options: tables,
+        value: v('targetTable'),
+        help: tables.length === 0 ? 'No target table is declared yet: create one first.' : 'The table whose rows the records become.',
+        ...at('targetTable'),
       })}
-      ${editable ? html`<p><button type="submit">Save integration</button> <span class="hint">Fields and mappings are saved together; a list replaces the one stored.</span></p>` : ''}
+      ${field({
+        name: 'recordsPath',
+        label: 'Records path',
+        value: v('recordsPath'),
+        help: 'Blank: the payload itself is the array of records.',
+        ...at('recordsPath'),
+      })}
+      ${field({
+        kind: 'select',
+        name: 'type',
+        label: 'Type',
+        options: INTEGRATION_TYPES,
+        value: v('type') || DEFAULT_INTEGRATION_TYPE,
+        help: 'A label: where the records come from.',
+        ...at('type'),
+      })}
+      ${field({
+        kind: 'select',
+        name: 'writeMode',
+        label: 'Write mode',
+        options: WRITE_MODES,
+        value: v('writeMode') || 'insert',
+        help: 'insert: new rows only; update: existing rows by primary key; upsert: both.',
+        ...at('writeMode'),
+      })}
+      ${field({
+        kind: 'select',
+        name: 'onRecordError',
+        label: 'On record error',
+        options: ON_RECORD_ERROR,
+        value: v('onRecordError') || 'fail',
+        help: 'fail: one bad record fails the whole request and nothing is written; skip: bad records are skipped and reported.',
+        ...at('onRecordError'),
+      })}
+      <div id="validation" aria-live="polite"></div>
+      <button type="submit">Create integration</button>
     </form>
-    ${ctx.can('configure') ? html`<p><a href="${path(['integrations', no, 'try'])}">Try a payload</a>: map a pasted payload through this integration without writing anything.</p>` : ''}`;
+    <p><a href="/integrations/from-sample">Create table and mappings from a sample</a></p>`;
 }
 
 export function integrationPages(deps: IntegrationPagesDeps): ConsolePages {
@@ -234,6 +203,18 @@ export function integrationPages(deps: IntegrationPagesDeps): ConsolePages {
   async function targetFieldsOf(table: string): Promise<string[]> {
     const tables = await listTargetTables(db.kysely);
     return tables.find((t) => t.name === table)?.fields.map((f) => f.name) ?? [];
+  }
+
+  async function loadPlan(raw: string) {
+    const no = sortingOrderOf(raw);
+    const plan = await getIntegrationPlan(db.kysely, no);
+    if (plan === undefined) throw new AppError(404, 'notFound', `No integration ${no}.`);
+    return { no, plan };
+  }
+
+  async function newPage(ctx: ConsoleContext, values: Readonly<Record<string, string>>, errors: FormErrors): Promise<Html> {
+    const tables = (await listTargetTables(db.kysely)).map((t) => t.name);
+    return ctx.page('New integration', newForm(ctx, tables, values, errors));
   }
 
   return (router) => {
@@ -265,112 +246,99 @@ export function integrationPages(deps: IntegrationPagesDeps): ConsolePages {
     });
 
     router.get('/integrations/new', 'configure', async (_request, ctx) => {
-      const tables = await listTargetTables(db.kysely);
-      return ctx.page(
-        'New integration',
-        newForm(
-          ctx,
-          tables.map((t) => t.name),
-        ),
-      );
+      const taken = (await listIntegrations(db.kysely)).map((i) => i.sortingOrder);
+      const next = taken.length === 0 ? 1 : Math.max(...taken) + 1;
+      return newPage(ctx, { sortingOrder: String(next) }, formErrors(undefined, NEW_PLACES));
     });
 
-    router.post('/integrations/new', 'configure', async (_request, ctx, form) => {
-      const tables = (await listTargetTables(db.kysely)).map((t) => t.name);
-      try {
-        const sortingOrder = formInteger(form.get('sortingOrder') ?? '', 'Sorting Order');
-        await createIntegration(
-          db,
-          {
-            sortingOrder,
-            name: form.get('name') ?? '',
-            targetTable: form.get('targetTable') ?? '',
-            recordsPath: form.get('recordsPath') ?? '',
-          },
-          clock,
-        );
+    router.post(
+      '/integrations/new/validate',
+      'configure',
+      async (_request, _ctx, form) => liveCheck(await refusal(async () => checkNewIntegration(db, declarationOf(form))), NEW_PLACES),
+      { body: NewBody },
+    );
+
+    router.post(
+      '/integrations/new',
+      'configure',
+      async (_request, ctx, form) => {
+        let sortingOrder = 0;
+        const error = await refusal(async () => {
+          const input = declarationOf(form);
+          sortingOrder = input.sortingOrder;
+          await createIntegration(db, input, clock);
+        });
+        if (error !== undefined) return newPage(ctx, Object.fromEntries(form), formErrors(error, NEW_PLACES));
         return redirect(path(['integrations', sortingOrder]), {
           kind: 'info',
           text: `Integration ${sortingOrder} was created; add its fields and mappings.`,
         });
-      } catch (err) {
-        if (!(err instanceof AppError) || err.status >= 500) throw err;
-        return ctx.page('New integration', newForm(ctx, tables, form, err.message));
-      }
-    });
+      },
+      { body: NewBody },
+    );
 
     router.get(
       '/integrations/:no',
       'read',
       async (request, ctx) => {
-        const no = sortingOrderOf(request.params.no);
-        const plan = await getIntegrationPlan(db.kysely, no);
-        if (plan === undefined) throw new AppError(404, 'notFound', `No integration ${no}.`);
-        const state = stateOf(
-          plan.integration,
-          plan.fields.map((f) => ({
-            fieldNo: String(f.fieldNo),
-            title: f.title,
-            sourcePath: f.sourcePath,
-            columnType: f.columnType,
-            constantValue: f.constantValue ?? '',
-          })),
-          plan.mappings.map((m) => ({ fieldNo: String(m.fieldNo), targetField: m.targetField, required: m.required ? 'on' : '' })),
-        );
+        const { no, plan } = await loadPlan(request.params.no);
+        const state = stateOfPlan(plan);
         return ctx.page(
           `Integration ${no} ${plan.integration.name}`,
-          card(no, state, await targetFieldsOf(plan.integration.targetTable), ctx),
+          integrationCard(
+            {
+              no,
+              targetTable: plan.integration.targetTable,
+              targetFields: await targetFieldsOf(plan.integration.targetTable),
+              state,
+              errors: formErrors(undefined, {}),
+            },
+            ctx,
+          ),
         );
       },
       NoParams,
     );
 
     router.post(
+      '/integrations/:no/validate',
+      'configure',
+      async (request, _ctx, form) => {
+        const { no } = await loadPlan(request.params.no);
+        const state = stateOfForm(form);
+        const sent = sentRows(state);
+        return liveCheck(await refusal(async () => checkIntegrationChange(db, no, changeOf(state, sent))), cardPlaces(sent));
+      },
+      { ...NoParams, body: CardBody },
+    );
+
+    router.post(
       '/integrations/:no',
       'configure',
       async (request, ctx, form) => {
-        const no = sortingOrderOf(request.params.no);
-        const plan = await getIntegrationPlan(db.kysely, no);
-        if (plan === undefined) throw new AppError(404, 'notFound', `No integration ${no}.`);
-        const settings: Record<string, string> = { targetTable: plan.integration.targetTable };
-        for (const name of ['name', 'type', 'recordsPath', 'acceptBulkImportRequests', 'maxPayloadSizeKb', 'writeMode', 'onRecordError'])
-          settings[name] = form.get(name) ?? '';
-        const state: CardState = {
-          settings,
-          fields: rowsOf(form, 'field', ['fieldNo', 'title', 'sourcePath', 'columnType', 'constantValue', 'remove']),
-          mappings: rowsOf(form, 'mapping', ['fieldNo', 'targetField', 'required', 'remove']),
-        };
-        try {
-          await updateIntegration(db, no, changeFrom(state), clock);
-        } catch (err) {
-          if (!(err instanceof AppError) || err.status >= 500) throw err;
-          const fields = await targetFieldsOf(plan.integration.targetTable);
-          return ctx.page(`Integration ${no} ${plan.integration.name}`, card(no, state, fields, ctx, `Not saved: ${err.message}`));
+        const { no, plan } = await loadPlan(request.params.no);
+        const sentState = stateOfForm(form);
+        const targetFields = await targetFieldsOf(plan.integration.targetTable);
+        const show = (state: CardState, errors: FormErrors, more: { suggested?: number; focusRow?: number } = {}) =>
+          ctx.page(
+            `Integration ${no} ${plan.integration.name}`,
+            integrationCard({ no, targetTable: plan.integration.targetTable, targetFields, state, errors, ...more }, ctx),
+          );
+        const { add, remove } = request.body;
+        if (add !== undefined || remove !== undefined) {
+          const changed = add !== undefined ? addRow(sentState) : removeRow(sentState, Number(remove));
+          const { state, suggested } = suggestTargets(changed, targetFields);
+          return show(state, formErrors(undefined, {}), {
+            suggested,
+            ...(add !== undefined ? { focusRow: state.rows.length - 1 } : {}),
+          });
         }
+        const sent = sentRows(sentState);
+        const error = await refusal(async () => updateIntegration(db, no, changeOf(sentState, sent), clock));
+        if (error !== undefined) return show(sentState, formErrors(error, cardPlaces(sent)));
         return redirect(path(['integrations', no]), { kind: 'info', text: `Integration ${no} was saved.` });
       },
-      NoParams,
+      { ...NoParams, body: CardBody },
     );
   };
-}
-
-function newForm(ctx: ConsoleContext, tables: readonly string[], form?: URLSearchParams, error?: string): Html {
-  const v = (name: string) => form?.get(name) ?? '';
-  return html`${formError(error)}
-    <form method="post" action="/integrations/new">
-      <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
-      ${field({
-        kind: 'number',
-        name: 'sortingOrder',
-        label: 'Sorting Order',
-        required: true,
-        value: v('sortingOrder'),
-        help: 'Identifies the integration; bulk import callers send it as integrationSortingOrder.',
-      })}
-      ${field({ name: 'name', label: 'Name', required: true, value: v('name') })}
-      ${field({ kind: 'select', name: 'targetTable', label: 'Target table', required: true, options: tables, value: v('targetTable') })}
-      ${field({ name: 'recordsPath', label: 'Records path', value: v('recordsPath'), help: 'Blank: the payload itself is the array of records.' })}
-      <button type="submit">Create integration</button>
-    </form>
-    <p><a href="/integrations/from-sample">Create table and mappings from a sample</a></p>`;
 }

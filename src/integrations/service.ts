@@ -1,9 +1,10 @@
 /**
  * Changing integrations, their fields and mappings. Each function validates with the pure rules in
  * `validate.ts`, checks what only the database knows (existence, uniqueness, bulk requests in
- * flight) and writes in one transaction. `declareIntegration` is the declarative form `ifw apply` uses;
- * POST and PATCH `integrations` go through it too, so an integration with its fields and mappings is
- * one call under the same rules and messages as in the YAML.
+ * flight) and writes in one transaction. `declareIntegration` (declare.ts) is the declarative form
+ * `ifw apply` uses; POST and PATCH `integrations` go through it too, so an integration with its fields
+ * and mappings is one call under the same rules and messages as in the YAML. `checkNewIntegration` and
+ * `checkIntegrationChange` run what Create and Save run, without writing (the console's live checks).
  *
  * One rule spans the integration and its mappings: an integration that accepts bulk import requests
  * has at least one mapping. Without one, every submission would be accepted (202) and then fail, so
@@ -15,26 +16,23 @@ import type { Db } from '../storage/db.js';
 import type { TargetTable } from '../tables/model.js';
 import { withTransaction } from '../storage/transaction.js';
 import { getTargetTable } from '../tables/store.js';
-import { incompatibleAt, invalidAt, pathOf, sameJson as same, type ChangeResult } from '../core/validation.js';
+import { invalidAt } from '../core/validation.js';
 import type { Integration, IntegrationField, IntegrationMapping } from './model.js';
-import { deleteFieldRow, deleteMappingRow, fieldColumns, insertField, insertMapping, integrationColumns, touch } from './rows.js';
 import {
-  getIntegration,
-  getIntegrationField,
-  getIntegrationMapping,
-  getIntegrationPlan,
-  listIntegrationFields,
-  listIntegrationMappings,
-} from './store.js';
+  NO_MAPPINGS,
+  planDeclaration,
+  writeDeclaration,
+  type DeclarationPlan,
+  type IntegrationDeclaration,
+  type IntegrationDeclared,
+} from './declare.js';
+import { deleteFieldRow, deleteMappingRow, fieldColumns, insertField, insertMapping, touch } from './rows.js';
+import { getIntegration, getIntegrationField, getIntegrationMapping, listIntegrationFields, listIntegrationMappings } from './store.js';
 import {
   validateField,
-  validateFieldList,
-  validateIntegration,
   validateMapping,
-  validateMappingList,
   type FieldInput,
   type FieldPatch,
-  type IntegrationInput,
   type IntegrationPatch,
   type MappingInput,
   type MappingPatch,
@@ -70,13 +68,6 @@ async function targetTableOf(tx: Db, integration: Integration): Promise<TargetTa
   return table;
 }
 
-function refuseMisfits(mappings: readonly IntegrationMapping[], table: TargetTable, at: string): void {
-  const misfits = mappings.filter((m) => !table.fields.some((f) => f.name === m.targetField));
-  if (misfits.length === 0) return;
-  const list = misfits.map((m) => `field ${m.fieldNo} → "${m.targetField}"`).join(', ');
-  throw incompatibleAt(at, `table "${table.name}" has no field for mapping(s) ${list}; change or delete those mappings first`);
-}
-
 async function refuseTakenTarget(tx: Db, mapping: IntegrationMapping): Promise<void> {
   const other = (await listIntegrationMappings(tx, mapping.integrationSortingOrder)).find(
     (m) => m.targetField === mapping.targetField && m.fieldNo !== mapping.fieldNo,
@@ -91,17 +82,6 @@ async function refuseTakenTarget(tx: Db, mapping: IntegrationMapping): Promise<v
 
 function refuseKeyChange(given: number | undefined, key: number, name: string): void {
   if (given !== undefined && given !== key) throw invalidAt(name, `cannot change from ${key} to ${given}; create a new one instead`);
-}
-
-const NO_MAPPINGS = 'every bulk import request would be accepted and then fail';
-
-/** The rule of the module header, for a declaration: the integration as it will be stored. */
-function refuseBulkWithoutMappings(integration: Integration, mappings: readonly IntegrationMapping[], at: string): void {
-  if (!integration.acceptBulkImportRequests || mappings.length > 0) return;
-  throw invalidAt(
-    pathOf(at, 'acceptBulkImportRequests'),
-    `integration ${integration.sortingOrder} has no mappings, so ${NO_MAPPINGS}; map at least one field (mappings) first, or leave acceptBulkImportRequests off`,
-  );
 }
 
 /** The rule of the module header, for deleting the mapping of `fieldNo` (or the field with it). */
@@ -119,12 +99,19 @@ async function refuseLastMappingGone(tx: Db, sortingOrder: number, fieldNo: numb
 
 /** Creates the integration, with the fields and mappings the input lists (none when it lists none). */
 export async function createIntegration(db: Db, input: IntegrationDeclaration, clock: Clock): Promise<IntegrationDeclared> {
-  return withTransaction(db, async (tx) => {
-    if ((await getIntegration(tx, input.sortingOrder)) !== undefined) {
-      throw conflict('conflict', `sortingOrder: an integration with sortingOrder ${input.sortingOrder} already exists.`);
-    }
-    return declareIn(tx, input, clock, '');
-  });
+  return withTransaction(db, async (tx) => writeDeclaration(tx, await planNew(tx, input), clock));
+}
+
+async function planNew(tx: Db, input: IntegrationDeclaration): Promise<DeclarationPlan> {
+  if ((await getIntegration(tx, input.sortingOrder)) !== undefined) {
+    throw conflict('conflict', `sortingOrder: an integration with sortingOrder ${input.sortingOrder} already exists.`);
+  }
+  return planDeclaration(tx, input, '');
+}
+
+/** Everything `createIntegration` checks, without writing: a live check that agrees with Create. */
+export async function checkNewIntegration(db: Db, input: IntegrationDeclaration): Promise<void> {
+  await planNew(db, input);
 }
 
 /** What PATCH `integrations(<n>)` takes: any settings, and optionally the whole set of fields or mappings. */
@@ -137,11 +124,18 @@ export async function updateIntegration(
   patch: IntegrationChange,
   clock: Clock,
 ): Promise<IntegrationDeclared> {
-  return withTransaction(db, async (tx) => {
-    const current = await requireIntegration(tx, sortingOrder);
-    refuseKeyChange(patch.sortingOrder, sortingOrder, 'sortingOrder');
-    return declareIn(tx, { ...current, ...patch, sortingOrder }, clock, '');
-  });
+  return withTransaction(db, async (tx) => writeDeclaration(tx, await planChange(tx, sortingOrder, patch), clock));
+}
+
+async function planChange(tx: Db, sortingOrder: number, patch: IntegrationChange): Promise<DeclarationPlan> {
+  const current = await requireIntegration(tx, sortingOrder);
+  refuseKeyChange(patch.sortingOrder, sortingOrder, 'sortingOrder');
+  return planDeclaration(tx, { ...current, ...patch, sortingOrder }, '');
+}
+
+/** Everything `updateIntegration` checks, without writing: a live check that agrees with Save. */
+export async function checkIntegrationChange(db: Db, sortingOrder: number, patch: IntegrationChange): Promise<void> {
+  await planChange(db, sortingOrder, patch);
 }
 
 /** Deletes the integration with its fields and mappings; refused while bulk import requests for it wait or run. */
@@ -285,101 +279,4 @@ export async function deleteMapping(db: Db, sortingOrder: number, fieldNo: numbe
   });
 }
 
-// ---- declarative form ----------------------------------------------------------------------
-
-export interface IntegrationDeclaration extends IntegrationInput {
-  /** When given, these are the integration's fields: others are removed. When absent, fields are left alone. */
-  readonly fields?: readonly FieldInput[];
-  /** When given, these are the integration's mappings: others are removed. When absent, they are left alone. */
-  readonly mappings?: readonly MappingInput[];
-}
-
-export interface IntegrationDeclared {
-  readonly integration: Integration;
-  /** The fields and mappings the integration has now. */
-  readonly fields: readonly IntegrationField[];
-  readonly mappings: readonly IntegrationMapping[];
-  readonly result: ChangeResult;
-  /** What changed, for a person to read: `field 3 added`, `mapping of field 2 removed`, … */
-  readonly changes: readonly string[];
-}
-
-/** Creates or updates the integration so that it is exactly as declared; `at` prefixes messages with the document path. */
-export async function declareIntegration(db: Db, input: IntegrationDeclaration, clock: Clock, at = ''): Promise<IntegrationDeclared> {
-  return withTransaction(db, (tx) => declareIn(tx, input, clock, at));
-}
-
-async function declareIn(tx: Db, input: IntegrationDeclaration, clock: Clock, at: string): Promise<IntegrationDeclared> {
-  const table = await getTargetTable(tx, input.targetTable);
-  const next = validateIntegration(input, table, at);
-  const sortingOrder = next.sortingOrder;
-  const current = await getIntegrationPlan(tx, sortingOrder);
-  const fields = input.fields !== undefined ? validateFieldList(input.fields, sortingOrder, pathOf(at, 'fields')) : (current?.fields ?? []);
-  const fieldNos = new Set(fields.map((f) => f.fieldNo));
-  let mappings: readonly IntegrationMapping[];
-  if (input.mappings !== undefined) {
-    mappings = validateMappingList(
-      input.mappings,
-      { integrationSortingOrder: sortingOrder, fieldNos, table: table! },
-      pathOf(at, 'mappings'),
-    );
-  } else {
-    // Mappings of removed fields go with them; the others must still fit the (possibly new) table.
-    mappings = (current?.mappings ?? []).filter((m) => fieldNos.has(m.fieldNo));
-    refuseMisfits(mappings, table!, pathOf(at, 'targetTable'));
-  }
-  refuseBulkWithoutMappings(next, mappings, at);
-
-  const now = clock().toISOString();
-  const changes: string[] = [];
-  if (current === undefined) {
-    await tx
-      .insertInto('ifw_integration')
-      .values({ sorting_order: sortingOrder, ...integrationColumns(next), created_at: now, updated_at: now })
-      .execute();
-  } else if (!same(current.integration, next)) {
-    const keys = Object.keys(next) as (keyof Integration)[];
-    changes.push(`settings changed: ${keys.filter((k) => current.integration[k] !== next[k]).join(', ')}`);
-    await tx.updateTable('ifw_integration').set(integrationColumns(next)).where('sorting_order', '=', sortingOrder).execute();
-  }
-
-  const oldMappings = current?.mappings ?? [];
-  for (const old of oldMappings) {
-    const wanted = mappings.find((m) => m.fieldNo === old.fieldNo);
-    if (wanted !== undefined && same(wanted, old)) continue;
-    // Changed mappings are deleted and inserted again so that swapping two target fields never collides.
-    await deleteMappingRow(tx, sortingOrder, old.fieldNo);
-    if (wanted === undefined) changes.push(`mapping of field ${old.fieldNo} removed`);
-  }
-  const oldFields = current?.fields ?? [];
-  for (const old of oldFields) {
-    const wanted = fields.find((f) => f.fieldNo === old.fieldNo);
-    if (wanted === undefined) {
-      await deleteFieldRow(tx, sortingOrder, old.fieldNo);
-      changes.push(`field ${old.fieldNo} removed`);
-    } else if (!same(wanted, old)) {
-      await tx
-        .updateTable('ifw_integration_field')
-        .set(fieldColumns(wanted))
-        .where('integration_sorting_order', '=', sortingOrder)
-        .where('field_no', '=', old.fieldNo)
-        .execute();
-      changes.push(`field ${old.fieldNo} changed`);
-    }
-  }
-  for (const f of fields) {
-    if (oldFields.some((o) => o.fieldNo === f.fieldNo)) continue;
-    await insertField(tx, f);
-    changes.push(`field ${f.fieldNo} added`);
-  }
-  for (const m of mappings) {
-    const old = oldMappings.find((o) => o.fieldNo === m.fieldNo);
-    if (old !== undefined && same(old, m)) continue;
-    await insertMapping(tx, m);
-    changes.push(`mapping of field ${m.fieldNo} ${old === undefined ? 'added' : 'changed'}`);
-  }
-
-  if (current === undefined) return { integration: next, fields, mappings, result: 'created', changes: [] };
-  if (changes.length > 0) await touch(tx, sortingOrder, clock);
-  return { integration: next, fields, mappings, result: changes.length > 0 ? 'updated' : 'unchanged', changes };
-}
+export { declareIntegration, type IntegrationDeclaration, type IntegrationDeclared } from './declare.js';

@@ -1,23 +1,37 @@
 /**
  * The console's REST API Connections: the list (with their endpoints), a new connection, and the card
  * with its authentication. Secrets are write-only: the card says "set" or "not set" and never shows a
- * value; a blank secret field keeps the stored one. "Test connection" calls the base URL once.
+ * value; a blank secret field keeps the stored one, and a form shown again after a refusal says which
+ * typed secrets must be typed again. Errors are shown under their input. "Test connection" calls the
+ * base URL once.
  */
 import { Type } from 'typebox';
 import type { Clock } from '../core/clock.js';
 import { AppError } from '../core/errors.js';
-import { formInteger, PathKey, redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
+import { FormBody, PathKey, redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
+import { formErrors, NO_ERRORS } from '../console/form-errors.js';
 import { html, path, type Html } from '../console/html.js';
-import { actionButton, field, formError, table } from '../console/widgets.js';
+import { actionButton, table } from '../console/widgets.js';
 import type { Database } from '../storage/database.js';
-import { AUTH_TYPES, type AuthType } from './model.js';
+import {
+  AUTH_TITLES,
+  authFields,
+  CONNECTION_PLACES,
+  ConnectionBody,
+  connectionForm,
+  inputFrom,
+  isAuthType,
+  typedSecrets,
+  typedValues,
+  type ConnectionFormState,
+} from './connection-form.js';
+import { AUTH_TYPES } from './model.js';
 import { testConnection } from './probe.js';
-import type { ConnectionInput } from './schemas.js';
+import { LIMITS } from './schemas.js';
 import type { SecretBox } from './secrets.js';
 import type { OutboundPolicy } from './outbound-policy.js';
 import { createConnection, updateConnection } from './service.js';
-import { AUTH_USES, type AuthSettingName, type SecretName } from './settings.js';
-import { getConnection, listConnections, listEndpoints, loadConnection, type ConnectionView } from './store.js';
+import { getConnection, listConnections, listEndpoints, loadConnection } from './store.js';
 
 export interface RestPagesDeps {
   readonly db: Database;
@@ -27,142 +41,33 @@ export interface RestPagesDeps {
   readonly outbound: OutboundPolicy;
 }
 
-const AUTH_TITLES: Readonly<Record<AuthType, string>> = {
-  none: 'None',
-  basic: 'Basic (user name and password)',
-  bearer: 'Bearer token',
-  apiKey: 'API key',
-  oauth2ClientCredentials: 'OAuth 2.0 client credentials',
-};
-const SETTING_LABELS: Readonly<Record<AuthSettingName, string>> = {
-  username: 'User name',
-  apiKeyName: 'API key name',
-  apiKeyIn: 'API key sent in (header or query)',
-  tokenUrl: 'Token URL',
-  clientId: 'Client ID',
-  scope: 'Scope',
-};
-const SECRET_LABELS: Readonly<Record<SecretName, string>> = {
-  password: 'Password',
-  token: 'Token',
-  apiKey: 'API key',
-  clientSecret: 'Client secret',
-};
-
 const AuthFieldsQuery = Type.Object({ authType: Type.Optional(Type.String()) });
 const CodeParams = { params: PathKey('code') };
-
-const isAuthType = (v: string): v is AuthType => (AUTH_TYPES as readonly string[]).includes(v);
-
-/** The fields of one authentication type; secrets as password inputs that never carry the stored value. */
-export function authFields(type: AuthType, values: Partial<Record<string, string | null>>, isSet: (name: SecretName) => boolean): Html {
-  const uses = AUTH_USES[type];
-  if (uses.settings.length === 0 && uses.secrets.length === 0) return html`<p class="hint">No credentials are sent.</p>`;
-  return html`${uses.settings.map((name) => field({ name, id: `auth-${name}`, label: SETTING_LABELS[name], value: values[name] }))}
-  ${uses.secrets.map((name) => {
-    const set = isSet(name);
-    return field({
-      kind: 'password',
-      name,
-      id: `secret-${name}`,
-      autocomplete: 'new-password',
-      value: '',
-      label: html`${SECRET_LABELS[name]} <span class="status ${set ? 'ok' : 'warn'}">${set ? 'set' : 'not set'}</span>`,
-      help: `Write-only: never shown again. ${set ? 'Leave blank to keep the stored value.' : 'Not set yet.'}`,
-    });
-  })}`;
-}
-
-function connectionForm(ctx: ConsoleContext, action: string, c: Partial<ConnectionView>, isNew: boolean, error?: string): Html {
-  const type: AuthType = c.authType ?? 'none';
-  const disabled = !ctx.can('configureConnections');
-  const isSet = (name: SecretName) => c[`${name}IsSet`] === true;
-  return html`${formError(error)}
-    <form method="post" action="${action}">
-      <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
-      ${
-        isNew
-          ? field({ name: 'code', label: 'Code', required: true, value: c.code, help: '1 to 50 letters, digits, "_", "." or "-".' })
-          : ''
-      }
-      ${field({
-        kind: 'url',
-        name: 'baseUrl',
-        label: 'Base URL',
-        required: true,
-        size: 60,
-        value: c.baseUrl,
-        disabled,
-        help: 'Absolute http or https URL without credentials, query or fragment; endpoint paths are resolved against it.',
-      })}
-      <fieldset>
-        <legend>Authentication</legend>
-        ${field({
-          kind: 'select',
-          name: 'authType',
-          label: 'Authentication type',
-          options: AUTH_TYPES.map((t) => [t, AUTH_TITLES[t]] as const),
-          value: type,
-          disabled,
-          attributes: html` hx-get="/rest/auth-fields" hx-target="#auth-fields" hx-trigger="change"`,
-        })}
-        <div id="auth-fields" aria-live="polite">${authFields(type, c as Partial<Record<string, string | null>>, isSet)}</div>
-      </fieldset>
-      <fieldset>
-        <legend>Requests</legend>
-        ${field({ kind: 'number', name: 'timeoutMs', label: 'Timeout (ms)', min: 100, value: c.timeoutMs, disabled })}
-        ${field({
-          kind: 'number',
-          name: 'maxRetries',
-          label: 'Max retries',
-          min: 0,
-          value: c.maxRetries,
-          disabled,
-          help: 'Retries for 429, 5xx and network errors.',
-        })}
-        ${field({ kind: 'number', name: 'initialDelayMs', label: 'Initial retry delay (ms)', min: 0, value: c.initialDelayMs, disabled })}
-      </fieldset>
-      ${
-        ctx.can('configureConnections')
-          ? html`<button type="submit">${isNew ? 'Create connection' : 'Save connection'}</button>`
-          : html`<p class="hint">Connections (where credentials are sent) are changed by holders of VENDOR IF ALL.</p>`
-      }
-    </form>`;
-}
-
-/** The connection input a form sent: blank secrets are left out (kept), blank numbers take the defaults. */
-function inputFrom(form: URLSearchParams, code: string): ConnectionInput {
-  const authType = form.get('authType') ?? 'none';
-  const input: Record<string, unknown> = { code, baseUrl: form.get('baseUrl') ?? '', authType };
-  if (isAuthType(authType)) {
-    for (const name of AUTH_USES[authType].settings) input[name] = (form.get(name) ?? '') === '' ? null : form.get(name);
-    for (const name of AUTH_USES[authType].secrets) if ((form.get(name) ?? '') !== '') input[name] = form.get(name);
-  }
-  for (const name of ['timeoutMs', 'maxRetries', 'initialDelayMs']) {
-    const v = (form.get(name) ?? '').trim();
-    if (v === '') continue;
-    input[name] = formInteger(v, name);
-  }
-  return input as unknown as ConnectionInput;
-}
+const NoFields = { body: FormBody({}) };
 
 export function connectionPages(deps: RestPagesDeps): ConsolePages {
   const { db, clock, secrets } = deps;
 
+  /** The card; after a refused save, `refused` holds what was typed and why. */
   async function card(
     ctx: ConsoleContext,
     code: string,
     extra: Html | string = '',
-    error?: string,
-    typed?: Partial<ConnectionView>,
+    refused?: { readonly form: URLSearchParams; readonly error: string },
   ): Promise<Html> {
     const c = await getConnection(db.kysely, code);
     if (c === undefined) throw new AppError(404, 'notFound', `No REST API connection '${code}'.`);
     const endpoints = await listEndpoints(db.kysely, { connectionCode: code });
+    const state: ConnectionFormState = {
+      values: refused === undefined ? { ...c } : { ...typedValues(refused.form), code },
+      isSet: (name) => c[`${name}IsSet`] && (refused === undefined || refused.form.get('authType') === c.authType),
+      cleared: refused === undefined ? [] : typedSecrets(refused.form),
+      errors: formErrors(refused?.error, CONNECTION_PLACES),
+    };
     return ctx.page(
       `REST API connection ${code}`,
       html`<p><a href="/rest">← REST API connections</a></p>
-        ${connectionForm(ctx, path(['rest', 'connections', code]), { ...c, ...typed }, false, error)}
+        ${connectionForm(ctx, path(['rest', 'connections', code]), state, false)}
         ${
           ctx.can('configureRest')
             ? html`<div class="actions">
@@ -233,30 +138,44 @@ export function connectionPages(deps: RestPagesDeps): ConsolePages {
       async (request) => {
         const type = request.query.authType ?? 'none';
         if (!isAuthType(type)) throw new AppError(400, 'invalidRequest', `Authentication type must be one of ${AUTH_TYPES.join(', ')}.`);
-        return Promise.resolve(authFields(type, {}, () => false));
+        return Promise.resolve(authFields(type, {}, { isSet: () => false }));
       },
       { query: AuthFieldsQuery },
     );
 
+    const DEFAULTS = {
+      authType: 'none',
+      timeoutMs: LIMITS.timeoutMs.default,
+      maxRetries: LIMITS.maxRetries.default,
+      initialDelayMs: LIMITS.initialDelayMs.default,
+    };
+    const newPage = (ctx: ConsoleContext, state: ConnectionFormState) =>
+      ctx.page('New REST API connection', connectionForm(ctx, '/rest/connections/new', state, true));
+
     router.get('/rest/connections/new', 'configureConnections', async (_request, ctx) =>
-      Promise.resolve(ctx.page('New REST API connection', connectionForm(ctx, '/rest/connections/new', {}, true))),
+      Promise.resolve(newPage(ctx, { values: DEFAULTS, isSet: () => false, errors: NO_ERRORS })),
     );
 
-    router.post('/rest/connections/new', 'configureConnections', async (_request, ctx, form) => {
-      const code = form.get('code') ?? '';
-      try {
-        await createConnection(db, inputFrom(form, code), clock, secrets);
-      } catch (err) {
-        if (!(err instanceof AppError) || err.status >= 500) throw err;
-        const typed = {
-          code,
-          baseUrl: form.get('baseUrl') ?? '',
-          authType: isAuthType(form.get('authType') ?? '') ? (form.get('authType') as AuthType) : 'none',
-        };
-        return ctx.page('New REST API connection', connectionForm(ctx, '/rest/connections/new', typed, true, err.message));
-      }
-      return redirect(path(['rest', 'connections', code]), { kind: 'info', text: `Connection ${code} was created.` });
-    });
+    router.post(
+      '/rest/connections/new',
+      'configureConnections',
+      async (_request, ctx, form) => {
+        const code = form.get('code') ?? '';
+        try {
+          await createConnection(db, inputFrom(form, code), clock, secrets);
+        } catch (err) {
+          if (!(err instanceof AppError) || err.status >= 500) throw err;
+          return newPage(ctx, {
+            values: typedValues(form),
+            isSet: () => false,
+            cleared: typedSecrets(form),
+            errors: formErrors(err.message, CONNECTION_PLACES),
+          });
+        }
+        return redirect(path(['rest', 'connections', code]), { kind: 'info', text: `Connection ${code} was created.` });
+      },
+      { body: ConnectionBody },
+    );
 
     router.get('/rest/connections/:code', 'read', async (request, ctx) => card(ctx, request.params.code), CodeParams);
 
@@ -270,11 +189,11 @@ export function connectionPages(deps: RestPagesDeps): ConsolePages {
           await updateConnection(db, code, patch, clock, secrets);
         } catch (err) {
           if (!(err instanceof AppError) || err.status >= 500) throw err;
-          return card(ctx, code, '', `Not saved: ${err.message}`, { baseUrl: form.get('baseUrl') ?? '' });
+          return card(ctx, code, '', { form, error: err.message });
         }
         return redirect(path(['rest', 'connections', code]), { kind: 'info', text: `Connection ${code} was saved.` });
       },
-      CodeParams,
+      { ...CodeParams, body: ConnectionBody },
     );
 
     router.post(
@@ -295,7 +214,7 @@ export function connectionPages(deps: RestPagesDeps): ConsolePages {
         </section>`;
         return card(ctx, code, panel);
       },
-      CodeParams,
+      { ...CodeParams, ...NoFields },
     );
   };
 }

@@ -1,30 +1,35 @@
 /**
  * The console's REST API Endpoints: a new endpoint and the card, with the **Pagination** section
  * showing only the settings the chosen Pagination Type uses (htmx swaps them when the type changes),
- * rendered from the type's declaration (src/pagination/) with the spec's help text beside each, validation as the form changes (the same rules as saving), and
- * "Preview first page": the records found on page 1 and what pagination would request next.
+ * rendered from the type's declaration (src/pagination/) with the spec's help text beside each
+ * (endpoint-form.ts); a live check as the form changes that runs what Create or Save runs, database
+ * included; errors under their input; and "Preview first page": the records found on page 1 and what
+ * pagination would request next.
  */
 import { Type } from 'typebox';
 import { AppError } from '../core/errors.js';
-import { formInteger, PathKey, redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
+import { FormBody, PathKey, redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
+import { formErrors, placeError, type FormErrors } from '../console/form-errors.js';
 import { html, path, type Html } from '../console/html.js';
-import { actionButton, field, formError } from '../console/widgets.js';
+import { actionButton, formError } from '../console/widgets.js';
 import { listIntegrations } from '../integrations/store.js';
-import {
-  COMMON_SETTINGS,
-  PAGINATION_TYPE_HELP,
-  PAGINATION_TYPES,
-  paginationOf,
-  type PaginationType,
-  type SettingDeclaration,
-} from '../pagination/index.js';
+import { PAGINATION_TYPES } from '../pagination/index.js';
 import { dryRunSummary, loadDryRunIntegration } from '../table-writer/dry-run.js';
 import type { RestPagesDeps } from './connection-pages.js';
+import {
+  ENDPOINT_PLACES,
+  EndpointBody,
+  endpointForm,
+  inputFrom,
+  isType,
+  paginationFields,
+  typedValues,
+  type Values,
+} from './endpoint-form.js';
 import { FetchError } from './fetch-pages.js';
-import { HTTP_METHODS } from './model.js';
 import { previewFirstPage, type PagePreview } from './preview.js';
-import type { EndpointInput } from './schemas.js';
-import { createEndpoint, resolveUnsavedEndpoint, updateEndpoint } from './service.js';
+import { LIMITS } from './schemas.js';
+import { checkEndpointChange, checkNewEndpoint, createEndpoint, updateEndpoint } from './service.js';
 import { endpointViewOf, type EndpointView } from './settings.js';
 import { getEndpoint, listConnections, loadConnection, loadEndpoint } from './store.js';
 
@@ -37,80 +42,7 @@ const PaginationFieldsQuery = Type.Object({
 });
 const NewEndpointQuery = Type.Object({ connection: Type.Optional(Type.String()) });
 const CodeParams = { params: PathKey('code') };
-
-const isType = (v: string): v is PaginationType => (PAGINATION_TYPES as readonly string[]).includes(v);
-type Values = Partial<Record<string, string | number | boolean | null>>;
-const text = (v: Values[string]): string => (v === null || v === undefined || v === false ? '' : String(v));
-/** The own settings of a type, as its declaration lists them (label, kind of input, help). */
-const ownSettings = (type: PaginationType): readonly SettingDeclaration[] => Object.values(paginationOf(type).settings);
-
-/** A pagination setting's text input; the ids keep a `p-` prefix, apart from the endpoint's own fields. */
-function textField(
-  name: string,
-  label: string,
-  v: Values,
-  help: string,
-  input: { kind?: 'number'; min?: number; required?: boolean } = {},
-): Html {
-  return field({ ...input, name, id: `p-${name}`, label, value: text(v[name]), help });
-}
-
-function checkbox(name: string, label: string, v: Values, help: string): Html {
-  return field({ kind: 'checkbox', name, id: `p-${name}`, label, checked: v[name] === true || v[name] === 'on', help });
-}
-
-/** One own setting of a pagination type, as its declaration describes it. */
-function ownField(setting: SettingDeclaration, v: Values): Html {
-  switch (setting.input) {
-    case 'checkbox':
-      return checkbox(setting.field, setting.label, v, setting.help);
-    case 'text':
-      return textField(setting.field, setting.label, v, setting.help, { required: true });
-    default: {
-      const never: never = setting;
-      throw new Error(`unknown kind of field ${JSON.stringify(never)}`);
-    }
-  }
-}
-
-/** The settings of one pagination type, then those every type has. */
-export function paginationFields(type: PaginationType, v: Values): Html {
-  const own = ownSettings(type).map((setting) => ownField(setting, v));
-  const countsRecords = paginationOf(type).pageSize === 'counted';
-  const { pageSize, maxPages, responseDataPath } = COMMON_SETTINGS;
-  return html`${own} ${textField('pageSize', pageSize.label, v, pageSize.help, { kind: 'number', min: 1, required: countsRecords })}
-  ${textField('maxPages', maxPages.label, v, maxPages.help, { kind: 'number', min: 1 })}
-  ${textField('responseDataPath', responseDataPath.label, v, responseDataPath.help)}`;
-}
-
-/** The endpoint input a form sent: only the current pagination type's own settings (the others are kept). */
-export function inputFrom(form: URLSearchParams, code: string): EndpointInput {
-  const int = (name: string): number | null | undefined => {
-    const raw = (form.get(name) ?? '').trim();
-    if (raw === '') return name === 'maxPages' ? undefined : null;
-    return formInteger(raw, name);
-  };
-  const type = form.get('paginationType') ?? 'none';
-  const input: Record<string, unknown> = {
-    code,
-    connectionCode: form.get('connectionCode') ?? '',
-    path: form.get('path') ?? '',
-    method: form.get('method') ?? 'GET',
-    integrationSortingOrder: int('integrationSortingOrder') ?? 0,
-    paginationType: type,
-    pageSize: int('pageSize'),
-    responseDataPath: form.get('responseDataPath') ?? '',
-    scheduleSeconds: int('scheduleSeconds'),
-  };
-  const maxPages = int('maxPages');
-  if (maxPages !== undefined && maxPages !== null) input.maxPages = maxPages;
-  if ((form.get('method') ?? 'GET') === 'POST') input.body = (form.get('body') ?? '') === '' ? null : form.get('body');
-  if (isType(type)) {
-    for (const { field, input: kind } of ownSettings(type))
-      input[field] = kind === 'checkbox' ? form.get(field) === 'on' : (form.get(field) ?? '');
-  }
-  return input as unknown as EndpointInput;
-}
+const NoFields = { body: FormBody({}) };
 
 function previewPanel(p: PagePreview): Html {
   const next =
@@ -167,77 +99,12 @@ function previewPanel(p: PagePreview): Html {
 export function endpointPages(deps: RestPagesDeps): ConsolePages {
   const { db, clock, secrets } = deps;
 
-  async function form(ctx: ConsoleContext, action: string, v: Values, isNew: boolean, error?: string): Promise<Html> {
+  async function form(ctx: ConsoleContext, action: string, v: Values, isNew: boolean, errors?: FormErrors): Promise<Html> {
     const [connections, integrations] = await Promise.all([listConnections(db.kysely), listIntegrations(db.kysely)]);
-    const type: PaginationType = isType(text(v.paginationType)) ? (text(v.paginationType) as PaginationType) : 'none';
-    const disabled = !ctx.can('configureRest');
-    return html`${formError(error)}
-      <form
-        method="post"
-        action="${action}"
-        ${ctx.can('configureRest') ? html` hx-post="/rest/endpoints/validate" hx-trigger="change delay:300ms" hx-target="#validation" hx-swap="innerHTML"` : ''}
-      >
-        <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
-        ${isNew ? field({ name: 'code', label: 'Code', required: true, value: text(v.code) }) : html`<input type="hidden" name="code" value="${text(v.code)}" />`}
-        ${field({
-          kind: 'select',
-          name: 'connectionCode',
-          label: 'Connection',
-          required: true,
-          disabled,
-          options: connections.map((c) => [c.code, `${c.code} (${c.baseUrl})`] as const),
-          value: text(v.connectionCode),
-        })}
-        ${field({ kind: 'select', name: 'method', label: 'Method', disabled, options: HTTP_METHODS, value: text(v.method) || 'GET' })}
-        ${field({
-          name: 'path',
-          label: 'Path',
-          required: true,
-          size: 60,
-          value: text(v.path),
-          disabled,
-          help: "Relative to the connection's base URL, or absolute on its origin; may carry a query.",
-        })}
-        ${field({ kind: 'textarea', name: 'body', label: 'Body (POST only)', rows: 3, value: text(v.body), disabled })}
-        ${field({
-          kind: 'select',
-          name: 'integrationSortingOrder',
-          label: 'Integration',
-          required: true,
-          disabled,
-          options: integrations.map((i) => [String(i.sortingOrder), `${i.sortingOrder} ${i.name}`] as const),
-          value: text(v.integrationSortingOrder),
-        })}
-        ${field({
-          kind: 'number',
-          name: 'scheduleSeconds',
-          label: 'Schedule (seconds)',
-          min: 1,
-          value: text(v.scheduleSeconds),
-          disabled,
-          help: 'Import every N seconds; blank: on demand only.',
-        })}
-        <fieldset>
-          <legend>Pagination</legend>
-          ${field({
-            kind: 'select',
-            name: 'paginationType',
-            label: 'Pagination Type',
-            disabled,
-            options: PAGINATION_TYPES.map((t) => [t, paginationOf(t).title] as const),
-            value: type,
-            help: PAGINATION_TYPE_HELP,
-            attributes: html` hx-get="/rest/pagination-fields" hx-target="#pagination-fields" hx-trigger="change" hx-include="closest form"`,
-          })}
-          <div id="pagination-fields" aria-live="polite">${paginationFields(type, v)}</div>
-        </fieldset>
-        <div id="validation" aria-live="polite"></div>
-        ${ctx.can('configureRest') ? html`<button type="submit">${isNew ? 'Create endpoint' : 'Save endpoint'}</button>` : ''}
-        ${isNew && ctx.can('configure') ? html`<button type="submit" class="secondary" formaction="/integrations/from-sample/endpoint" formnovalidate>Preview first page and create its table</button>` : ''}
-      </form>`;
+    return endpointForm(ctx, { connections, integrations }, action, v, isNew, errors);
   }
 
-  async function card(ctx: ConsoleContext, code: string, extra: Html | string = '', error?: string, typed?: Values): Promise<Html> {
+  async function card(ctx: ConsoleContext, code: string, extra: Html | string = '', errors?: FormErrors, typed?: Values): Promise<Html> {
     const endpoint = await getEndpoint(db.kysely, code);
     if (endpoint === undefined) throw new AppError(404, 'notFound', `No REST API endpoint '${code}'.`);
     const view: EndpointView = endpointViewOf(endpoint);
@@ -254,7 +121,7 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
           ${ctx.can('configureRest') ? actions('preview', 'Preview first page', true) : ''}
           ${ctx.can('runImports') ? actions('run', 'Run import now') : ''}
         </p>
-        ${extra} ${await form(ctx, path(['rest', 'endpoints', code]), { ...(view as unknown as Values), ...typed }, false, error)}`,
+        ${extra} ${await form(ctx, path(['rest', 'endpoints', code]), { ...(view as unknown as Values), ...typed }, false, errors)}`,
     );
   }
 
@@ -279,15 +146,36 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
       { query: PaginationFieldsQuery },
     );
 
-    router.post('/rest/endpoints/validate', 'configureRest', async (_request, _ctx, body) => {
+    /** The live check: valid, or the refusal in the form's words. */
+    const liveCheck = async (check: () => Promise<unknown>): Promise<Html> => {
       try {
-        await resolveUnsavedEndpoint(db, inputFrom(body, body.get('code') ?? 'unsaved'), secrets);
+        await check();
       } catch (err) {
         if (!(err instanceof AppError) || err.status >= 500) throw err;
-        return html`<p class="field-error" role="alert">${err.message}</p>`;
+        return html`<p class="field-error" role="alert">${placeError(err.message, ENDPOINT_PLACES).words}</p>`;
       }
       return html`<p class="ok">These settings are valid.</p>`;
-    });
+    };
+
+    router.post(
+      '/rest/endpoints/new/validate',
+      'configureRest',
+      async (_request, _ctx, body) => liveCheck(() => checkNewEndpoint(db, inputFrom(body, body.get('code') ?? ''))),
+      { body: EndpointBody },
+    );
+
+    router.post(
+      '/rest/endpoints/:code/validate',
+      'configureRest',
+      async (request, _ctx, body) => {
+        const code = request.params.code;
+        return liveCheck(async () => {
+          const { code: _code, ...patch } = inputFrom(body, code);
+          return checkEndpointChange(db, code, patch);
+        });
+      },
+      { ...CodeParams, body: EndpointBody },
+    );
 
     router.get(
       '/rest/endpoints/new',
@@ -295,21 +183,32 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
       async (request, ctx) =>
         ctx.page(
           'New REST API endpoint',
-          await form(ctx, '/rest/endpoints/new', { connectionCode: request.query.connection ?? '', paginationType: 'none' }, true),
+          await form(
+            ctx,
+            '/rest/endpoints/new',
+            { connectionCode: request.query.connection ?? '', method: 'GET', paginationType: 'none', maxPages: LIMITS.maxPages.default },
+            true,
+          ),
         ),
       { query: NewEndpointQuery },
     );
 
-    router.post('/rest/endpoints/new', 'configureRest', async (_request, ctx, body) => {
-      const code = body.get('code') ?? '';
-      try {
-        await createEndpoint(db, inputFrom(body, code), clock);
-      } catch (err) {
-        if (!(err instanceof AppError) || err.status >= 500) throw err;
-        return ctx.page('New REST API endpoint', await form(ctx, '/rest/endpoints/new', Object.fromEntries(body), true, err.message));
-      }
-      return redirect(path(['rest', 'endpoints', code]), { kind: 'info', text: `Endpoint ${code} was created.` });
-    });
+    router.post(
+      '/rest/endpoints/new',
+      'configureRest',
+      async (_request, ctx, body) => {
+        const code = body.get('code') ?? '';
+        try {
+          await createEndpoint(db, inputFrom(body, code), clock);
+        } catch (err) {
+          if (!(err instanceof AppError) || err.status >= 500) throw err;
+          const errors = formErrors(err.message, ENDPOINT_PLACES);
+          return ctx.page('New REST API endpoint', await form(ctx, '/rest/endpoints/new', typedValues(body), true, errors));
+        }
+        return redirect(path(['rest', 'endpoints', code]), { kind: 'info', text: `Endpoint ${code} was created.` });
+      },
+      { body: EndpointBody },
+    );
 
     router.get('/rest/endpoints/:code', 'read', async (request, ctx) => card(ctx, request.params.code), CodeParams);
 
@@ -323,11 +222,11 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
           await updateEndpoint(db, code, patch, clock);
         } catch (err) {
           if (!(err instanceof AppError) || err.status >= 500) throw err;
-          return card(ctx, code, '', `Not saved: ${err.message}`, Object.fromEntries(body));
+          return card(ctx, code, '', formErrors(err.message, ENDPOINT_PLACES), typedValues(body));
         }
         return redirect(path(['rest', 'endpoints', code]), { kind: 'info', text: `Endpoint ${code} was saved.` });
       },
-      CodeParams,
+      { ...CodeParams, body: EndpointBody },
     );
 
     router.post(
@@ -357,7 +256,7 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
           return card(ctx, code, formError(failure, 'preview'));
         }
       },
-      CodeParams,
+      { ...CodeParams, ...NoFields },
     );
   };
 }

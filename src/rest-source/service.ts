@@ -212,10 +212,7 @@ export async function deleteConnection(db: Db, code: string): Promise<void> {
 
 export async function createEndpoint(db: Db, input: EndpointInput, clock: Clock): Promise<EndpointSettings> {
   return withTransaction(db, async (tx) => {
-    const endpoint = validateEndpoint(input, await endpointContext(tx, input.connectionCode, input.integrationSortingOrder));
-    if ((await getEndpoint(tx, endpoint.code)) !== undefined) {
-      throw conflict('conflict', `code: a REST API endpoint with code '${endpoint.code}' already exists.`);
-    }
+    const endpoint = await checkNewEndpoint(tx, input);
     const now = clock();
     await tx
       .insertInto('ifw_rest_endpoint')
@@ -224,6 +221,15 @@ export async function createEndpoint(db: Db, input: EndpointInput, clock: Clock)
     await syncEndpointSchedule(tx, endpoint.code, endpoint.scheduleSeconds, now);
     return endpoint;
   });
+}
+
+/** Everything `createEndpoint` checks, without writing: the settings it would store, or its refusal. */
+export async function checkNewEndpoint(db: Db, input: EndpointInput): Promise<EndpointSettings> {
+  const endpoint = validateEndpoint(input, await endpointContext(db, input.connectionCode, input.integrationSortingOrder));
+  if ((await getEndpoint(db, endpoint.code)) !== undefined) {
+    throw conflict('conflict', `code: a REST API endpoint with code '${endpoint.code}' already exists.`);
+  }
+  return endpoint;
 }
 
 /**
@@ -236,12 +242,22 @@ function mergeEndpoint(current: EndpointSettings, patch: EndpointPatch, code: st
   return { ...base, ...patch, code };
 }
 
+/** Everything `updateEndpoint` checks, without writing: the settings before and after, or its refusal. */
+export async function checkEndpointChange(
+  db: Db,
+  code: string,
+  patch: EndpointPatch,
+): Promise<{ readonly current: EndpointSettings; readonly next: EndpointSettings }> {
+  const current = await requireEndpoint(db, code);
+  refuseKeyChange(patch.code, code, 'code');
+  const merged = mergeEndpoint(current, patch, code);
+  const next = validateEndpoint(merged, await endpointContext(db, merged.connectionCode, merged.integrationSortingOrder, current));
+  return { current, next };
+}
+
 export async function updateEndpoint(db: Db, code: string, patch: EndpointPatch, clock: Clock): Promise<EndpointSettings> {
   return withTransaction(db, async (tx) => {
-    const current = await requireEndpoint(tx, code);
-    refuseKeyChange(patch.code, code, 'code');
-    const merged = mergeEndpoint(current, patch, code);
-    const next = validateEndpoint(merged, await endpointContext(tx, merged.connectionCode, merged.integrationSortingOrder, current));
+    const { current, next } = await checkEndpointChange(tx, code, patch);
     const now = clock();
     await tx
       .updateTable('ifw_rest_endpoint')

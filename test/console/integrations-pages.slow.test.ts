@@ -1,6 +1,7 @@
 /**
  * Integrations in the console, in a real browser: creating one, editing its fields and mappings on the
- * card, switching on bulk import, trying a payload without writing, and the job queue and target
+ * card (one row each, rows added and removed, target fields suggested, errors under their input),
+ * switching on bulk import, trying a payload without writing, and the job queue and target
  * table pages an administrator checks afterwards.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,22 +46,42 @@ describe.runIf(available)('admin console: integrations, target tables and the jo
     await page.getByRole('button', { name: 'Create integration' }).click();
     await page.getByRole('status').getByText('Integration 20 was created').waitFor();
 
-    await page.getByLabel('Field No. (row 1)', { exact: true }).fill('1');
+    // A new integration's card has one row, numbered 1: a field and its mapping in one row.
+    expect(await page.getByLabel('Field No. (row 1)', { exact: true }).inputValue()).toBe('1');
     await page.getByLabel('Title (row 1)', { exact: true }).fill('No.');
     await page.getByLabel('Source path (row 1)').fill('no');
-    await page.getByLabel('Field No. (row 2)', { exact: true }).fill('2');
-    await page.getByLabel('Title (row 2)', { exact: true }).fill('Name');
-    await page.getByLabel('Source path (row 2)').fill('name');
-    await page.getByLabel('Mapped field No. (row 1)').fill('1');
     await page.getByLabel('Target field (row 1)').selectOption('no');
     await page.getByLabel('Required (row 1)').check();
-    await page.getByLabel('Mapped field No. (row 2)').fill('2');
-    await page.getByLabel('Target field (row 2)').selectOption('name');
+    await page.getByLabel('Name', { exact: true }).fill('Customers, from the browser');
+    // Add a row: the card comes back with everything typed, a new row numbered 2 and the focus in it.
+    await page.getByRole('button', { name: 'Add a row' }).click();
+    await page.getByLabel('Field No. (row 2)', { exact: true }).waitFor();
+    expect(await page.getByLabel('Field No. (row 2)', { exact: true }).inputValue()).toBe('2');
+    expect(await page.locator(':focus').getAttribute('name')).toBe('row.1.title');
+    expect(await page.getByLabel('Target field (row 1)').inputValue()).toBe('no');
+    expect(await page.getByLabel('Name', { exact: true }).inputValue()).toBe('Customers, from the browser');
+    // A source path whose last segment names a target field fills it in on the next round trip.
+    await page.getByLabel('Source path (row 2)').fill('contact.name');
+    await page.getByRole('button', { name: 'Add a row' }).click();
+    await page.getByLabel('Field No. (row 3)', { exact: true }).waitFor();
+    expect(await page.getByLabel('Target field (row 2)').inputValue()).toBe('name');
+    expect(await page.getByLabel('Title (row 2)', { exact: true }).inputValue()).toBe('name');
+    await page.getByText('A target field was filled in').waitFor();
+    await page.getByRole('button', { name: 'Remove row 3' }).click();
+    await page.getByLabel('Field No. (row 2)', { exact: true }).waitFor();
+    expect(await page.getByLabel('Field No. (row 3)', { exact: true }).count()).toBe(0);
+    await page.getByLabel('Source path (row 2)').fill('name');
     await page.getByLabel('Accept Bulk Import Requests').check();
+    // Enter in a field saves the card (the first submit button of the form is Save, not Remove row 1).
     await page.getByLabel('Max Payload Size (KB)').fill('64');
-    await page.getByRole('button', { name: 'Save integration' }).click();
+    await page.getByLabel('Max Payload Size (KB)').press('Enter');
     await page.getByRole('status').getByText('Integration 20 was saved.').waitFor();
     expect(await page.getByLabel('Accept Bulk Import Requests').isChecked()).toBe(true);
+    const mappings = await fetch(`${c.base}${API}/integrations(20)/mappings`, { headers: c.t.headers });
+    expect(((await mappings.json()) as { value: unknown[] }).value).toEqual([
+      expect.objectContaining({ fieldNo: 1, targetField: 'no', required: true }),
+      expect.objectContaining({ fieldNo: 2, targetField: 'name', required: false }),
+    ]);
     await expectAccessible(page);
     await expectKeyboardReachable(page);
     await screenshot(page, 'integration-card');
@@ -70,16 +91,34 @@ describe.runIf(available)('admin console: integrations, target tables and the jo
     await page.context().close();
   });
 
-  it('refuses a card that breaks a rule with the API message, keeping what was typed', async () => {
+  it("shows a refused card's error under its input, in words, focused, keeping what was typed", async () => {
     const page = await c.signedIn('VENDOR IF ALL');
     await page.goto(`${c.base}/integrations/20`);
-    await page.getByLabel('Remove mapping row 1').check();
-    await page.getByLabel('Remove mapping row 2').check();
+    await page.getByLabel('Source path (row 2)').fill('');
+    await page.getByLabel('Title (row 2)', { exact: true }).fill('Name, typed again');
+    await page.getByRole('button', { name: 'Save integration' }).click();
+    const error = page.locator('[id="row.1.sourcePath-error"]');
+    await error.getByText(/^Fields, row 2, Source path: a standard column says where its value sits/).waitFor();
+    await page
+      .getByRole('alert')
+      .getByText(/Not saved: Fields, row 2, Source path/)
+      .waitFor();
+    expect(await page.getByLabel('Source path (row 2)').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator(':focus').getAttribute('name')).toBe('row.1.sourcePath');
+    expect(await page.getByLabel('Title (row 2)', { exact: true }).inputValue()).toBe('Name, typed again');
+    await expectAccessible(page);
+    await screenshot(page, 'integration-card-error');
+
+    // Without mappings, bulk import cannot stay on: said under the checkbox, which takes the focus.
+    await page.getByLabel('Source path (row 2)').fill('name');
+    await page.getByLabel('Target field (row 1)').selectOption('');
+    await page.getByLabel('Target field (row 2)').selectOption('');
     await page.getByRole('button', { name: 'Save integration' }).click();
     await page
       .getByRole('alert')
-      .getByText(/Not saved: .*mappings/)
+      .getByText(/Not saved: Accept Bulk Import Requests: .*mappings/)
       .waitFor();
+    expect(await page.locator(':focus').getAttribute('id')).toBe('acceptBulkImportRequests');
     const stored = await fetch(`${c.base}${API}/integrations(20)/mappings`, { headers: c.t.headers });
     expect(((await stored.json()) as { value: unknown[] }).value).toHaveLength(2);
     await page.context().close();

@@ -139,6 +139,44 @@ describe.runIf(available)('admin console: REST API connections, endpoints and ru
     await page.context().close();
   });
 
+  it('shows a refusal under its input, focused, with the live check saying the same first; a typed secret is asked for again', async () => {
+    const page = await c.signedIn('VENDOR IF ALL');
+    await page.goto(`${c.base}/rest/endpoints/new?connection=paging`);
+    expect(await page.getByLabel('Method').inputValue()).toBe('GET');
+    await page.getByLabel('Code', { exact: true }).fill('contacts');
+    await page.getByLabel('Path', { exact: true }).fill('next-absolute');
+    await page.getByLabel('Integration', { exact: true }).selectOption('30');
+    await page.locator('#validation').getByText("Code: a REST API endpoint with code 'contacts' already exists.").waitFor();
+    await page.getByRole('button', { name: 'Create endpoint' }).click();
+    await page.locator('#code-error').getByText("Code: a REST API endpoint with code 'contacts' already exists.").waitFor();
+    expect(await page.getByLabel('Code', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator(':focus').getAttribute('id')).toBe('code');
+    expect(await page.getByLabel('Path', { exact: true }).inputValue()).toBe('next-absolute');
+    await expectAccessible(page);
+    await screenshot(page, 'rest-endpoint-error');
+
+    await page.goto(`${c.base}/rest/connections/new`);
+    expect(await page.getByLabel('Timeout (ms)').inputValue()).toBe('30000');
+    await page.getByLabel('Code', { exact: true }).fill('crm');
+    await page.getByLabel('Base URL').fill('ftp://crm.example');
+    await page.getByLabel('Authentication type').selectOption('oauth2ClientCredentials');
+    await page.getByLabel(/^Token URL/).waitFor();
+    await page.getByText('(required for OAuth 2.0)').first().waitFor();
+    await page.getByLabel(/^Token URL/).fill('https://crm.example/token');
+    await page.getByLabel(/^Client ID/).fill('importer');
+    await page.getByLabel(/^Client secret/).fill('typed-client-secret');
+    await page.getByRole('button', { name: 'Create connection' }).click();
+    await page.locator('#baseUrl-error').getByText('Base URL: must be an http or https URL, not ftp').waitFor();
+    expect(await page.locator(':focus').getAttribute('id')).toBe('baseUrl');
+    expect(await page.getByLabel(/^Client ID/).inputValue()).toBe('importer');
+    expect(await page.getByLabel(/^Client secret/).inputValue()).toBe('');
+    await page.getByText('Type the client secret again: it is not sent back to the browser.').waitFor();
+    expect(await page.content()).not.toContain('typed-client-secret');
+    await expectAccessible(page);
+    await screenshot(page, 'rest-connection-error');
+    await page.context().close();
+  });
+
   it('never shows a connection secret in any page', async () => {
     const secret = 'sup3r-secret-token-value';
     const page = await c.signedIn('SUPER');

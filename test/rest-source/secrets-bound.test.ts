@@ -10,6 +10,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { applyConfig } from '../../src/declarative-config/apply.js';
+import { errorUnder, focused } from '../helpers/form-html.js';
 import { signInHttp } from '../helpers/console-http.js';
 import { API, startTestService, type TestService } from '../helpers/service.js';
 
@@ -188,7 +189,9 @@ describe('stored secrets are bound to where they go, for VENDOR IF ALL too', () 
       token: '',
     });
     expect(posted.status).toBe(200);
-    expect(posted.text).toContain('Not saved: token: must be sent again');
+    expect(posted.text).toContain('Not saved: Token: must be sent again');
+    expect(errorUnder(posted.text, 'token')).toMatch(/^Token: must be sent again: stored secrets are only sent where they were saved for/);
+    expect(focused(posted.text)).toEqual(['token']);
     expect((await client.post('/rest/connections/c-bearer/test', { _csrf: client.csrf })).status).toBe(200);
     expect(capture.seen).toHaveLength(0);
   });

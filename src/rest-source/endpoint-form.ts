@@ -1,0 +1,256 @@
+/**
+ * The REST API endpoint form: its fields, the **Pagination** section showing only the settings the
+ * chosen Pagination Type uses (rendered from the type's declaration, src/pagination/, each marked with
+ * the type that requires it), where each property the rules may name is shown, and the input it sends.
+ * The form checks itself as it changes against `<action>/validate`, which runs what its submit runs.
+ */
+import { Type } from 'typebox';
+import { FormBody, FormText, type ConsoleContext } from '../console/console.js';
+import { NO_ERRORS, numberAt, type FormErrors, type FormPlaces } from '../console/form-errors.js';
+import { html, type Html } from '../console/html.js';
+import { field, formError } from '../console/widgets.js';
+import {
+  COMMON_SETTINGS,
+  OWN_SETTINGS,
+  PAGINATION_TYPE_HELP,
+  PAGINATION_TYPES,
+  paginationOf,
+  type PaginationType,
+  type SettingDeclaration,
+} from '../pagination/index.js';
+import { HTTP_METHODS } from './model.js';
+import { LIMITS, type EndpointInput } from './schemas.js';
+
+/** What the form's selects offer. */
+export interface EndpointChoices {
+  readonly connections: readonly { readonly code: string; readonly baseUrl: string }[];
+  readonly integrations: readonly { readonly sortingOrder: number; readonly name: string }[];
+}
+
+const Optional = (maxLength?: number) => Type.Optional(FormText(maxLength));
+/** The fields of one pagination type are there, the others not: every field is optional. */
+export const EndpointBody = FormBody({
+  code: Optional(),
+  connectionCode: Optional(),
+  method: Optional(100),
+  path: Optional(),
+  body: Optional(256 * 1024),
+  integrationSortingOrder: Optional(100),
+  scheduleSeconds: Optional(100),
+  paginationType: Optional(100),
+  pageSize: Optional(100),
+  maxPages: Optional(100),
+  responseDataPath: Optional(),
+  ...(Object.fromEntries(OWN_SETTINGS.map((o) => [o.setting.field, Optional()])) as Record<string, ReturnType<typeof Optional>>),
+});
+
+/** Where the endpoint form shows each property the rules may name. */
+export const ENDPOINT_PLACES: FormPlaces = {
+  inputs: {
+    code: { name: 'code', label: 'Code' },
+    connectionCode: { name: 'connectionCode', label: 'Connection' },
+    method: { name: 'method', label: 'Method' },
+    path: { name: 'path', label: 'Path' },
+    body: { name: 'body', label: 'Body' },
+    integrationSortingOrder: { name: 'integrationSortingOrder', label: 'Integration' },
+    scheduleSeconds: { name: 'scheduleSeconds', label: 'Schedule (seconds)' },
+    paginationType: { name: 'paginationType', label: 'Pagination Type' },
+    pageSize: { name: 'pageSize', label: COMMON_SETTINGS.pageSize.label },
+    maxPages: { name: 'maxPages', label: COMMON_SETTINGS.maxPages.label },
+    responseDataPath: { name: 'responseDataPath', label: COMMON_SETTINGS.responseDataPath.label },
+    ...Object.fromEntries(OWN_SETTINGS.map(({ setting }) => [setting.field, { name: setting.field, label: setting.label }])),
+  },
+};
+
+export const isType = (v: string): v is PaginationType => (PAGINATION_TYPES as readonly string[]).includes(v);
+export type Values = Partial<Record<string, string | number | boolean | null>>;
+export const text = (v: Values[string]): string => (v === null || v === undefined || v === false ? '' : String(v));
+/** The own settings of a type, as its declaration lists them (label, kind of input, help). */
+const ownSettings = (type: PaginationType): readonly SettingDeclaration[] => Object.values(paginationOf(type).settings);
+
+/** A pagination setting's text input; the ids keep a `p-` prefix, apart from the endpoint's own fields. */
+function textField(
+  name: string,
+  label: string,
+  v: Values,
+  help: string,
+  errors: FormErrors,
+  input: { kind?: 'number'; min?: number; required?: boolean; requiredFor?: string } = {},
+): Html {
+  return field({ ...input, name, id: `p-${name}`, label, value: text(v[name]), help, ...errors.on(name) });
+}
+
+function checkbox(name: string, label: string, v: Values, help: string, errors: FormErrors): Html {
+  return field({ kind: 'checkbox', name, id: `p-${name}`, label, checked: v[name] === true || v[name] === 'on', help, ...errors.on(name) });
+}
+
+/** One own setting of a pagination type, as its declaration describes it. */
+function ownField(setting: SettingDeclaration, title: string, v: Values, errors: FormErrors): Html {
+  switch (setting.input) {
+    case 'checkbox':
+      return checkbox(setting.field, setting.label, v, setting.help, errors);
+    case 'text':
+      return textField(setting.field, setting.label, v, setting.help, errors, { required: true, requiredFor: title });
+    default: {
+      const never: never = setting;
+      throw new Error(`unknown kind of field ${JSON.stringify(never)}`);
+    }
+  }
+}
+
+/** The settings of one pagination type, then those every type has; each marked with the type that requires it. */
+export function paginationFields(type: PaginationType, v: Values, errors: FormErrors = NO_ERRORS): Html {
+  const { title } = paginationOf(type);
+  const own = ownSettings(type).map((setting) => ownField(setting, title, v, errors));
+  const countsRecords = paginationOf(type).pageSize === 'counted';
+  const { pageSize, maxPages, responseDataPath } = COMMON_SETTINGS;
+  return html`${own}
+  ${textField('pageSize', pageSize.label, v, pageSize.help, errors, {
+    kind: 'number',
+    min: 1,
+    ...(countsRecords ? { required: true, requiredFor: title } : {}),
+  })}
+  ${textField('maxPages', maxPages.label, v, maxPages.help, errors, { kind: 'number', min: 1 })}
+  ${textField('responseDataPath', responseDataPath.label, v, responseDataPath.help, errors)}`;
+}
+
+/** A refused form's values as typed: a checkbox left unticked is off, not the stored value. */
+export function typedValues(form: URLSearchParams): Values {
+  const values: Record<string, string | boolean> = Object.fromEntries([...form].filter(([name]) => name !== '_csrf'));
+  const type = form.get('paginationType') ?? 'none';
+  if (isType(type)) for (const { field, input } of ownSettings(type)) if (input === 'checkbox') values[field] = form.get(field) === 'on';
+  return values;
+}
+
+/** The endpoint input a form sent: only the current pagination type's own settings (the others are kept). */
+export function inputFrom(form: URLSearchParams, code: string): EndpointInput {
+  const int = (name: string): number | null | undefined => {
+    const n = numberAt(form.get(name) ?? '', name);
+    return n === null && name === 'maxPages' ? undefined : n;
+  };
+  const type = form.get('paginationType') ?? 'none';
+  const input: Record<string, unknown> = {
+    code,
+    connectionCode: form.get('connectionCode') ?? '',
+    path: form.get('path') ?? '',
+    method: form.get('method') ?? 'GET',
+    integrationSortingOrder: int('integrationSortingOrder') ?? 0,
+    paginationType: type,
+    pageSize: int('pageSize'),
+    responseDataPath: form.get('responseDataPath') ?? '',
+    scheduleSeconds: int('scheduleSeconds'),
+  };
+  const maxPages = int('maxPages');
+  if (maxPages !== undefined && maxPages !== null) input.maxPages = maxPages;
+  if ((form.get('method') ?? 'GET') === 'POST') input.body = (form.get('body') ?? '') === '' ? null : form.get('body');
+  if (isType(type)) {
+    for (const { field, input: kind } of ownSettings(type))
+      input[field] = kind === 'checkbox' ? form.get(field) === 'on' : (form.get(field) ?? '');
+  }
+  return input as unknown as EndpointInput;
+}
+
+/** The endpoint's form; its live check runs what its submit runs (Create, or Save of the endpoint `action` names). */
+export function endpointForm(
+  ctx: ConsoleContext,
+  choices: EndpointChoices,
+  action: string,
+  v: Values,
+  isNew: boolean,
+  errors: FormErrors = NO_ERRORS,
+): Html {
+  const { connections, integrations } = choices;
+  const type: PaginationType = isType(text(v.paginationType)) ? (text(v.paginationType) as PaginationType) : 'none';
+  const disabled = !ctx.can('configureRest');
+  const at = (name: string) => errors.on(name);
+  const banner = errors.summary === undefined ? undefined : `${isNew ? 'Not created' : 'Not saved'}: ${errors.summary}`;
+  return html`${formError(banner)}
+    <form
+      method="post"
+      action="${action}"
+      ${ctx.can('configureRest') ? html` hx-post="${action}/validate" hx-trigger="change delay:300ms" hx-target="#validation" hx-swap="innerHTML"` : ''}
+    >
+      <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
+      ${
+        isNew
+          ? field({
+              name: 'code',
+              label: 'Code',
+              required: true,
+              value: text(v.code),
+              help: '1 to 50 letters, digits, "_", "." or "-".',
+              ...at('code'),
+            })
+          : html`<input type="hidden" name="code" value="${text(v.code)}" />`
+      }
+      ${field({
+        kind: 'select',
+        name: 'connectionCode',
+        label: 'Connection',
+        required: true,
+        disabled,
+        options: connections.map((c) => [c.code, `${c.code} (${c.baseUrl})`] as const),
+        value: text(v.connectionCode),
+        ...at('connectionCode'),
+      })}
+      ${field({ kind: 'select', name: 'method', label: 'Method', disabled, options: HTTP_METHODS, value: text(v.method) || 'GET', ...at('method') })}
+      ${field({
+        name: 'path',
+        label: 'Path',
+        required: true,
+        size: 60,
+        value: text(v.path),
+        disabled,
+        help: "Relative to the connection's base URL, or absolute on its origin; may carry a query.",
+        ...at('path'),
+      })}
+      ${field({
+        kind: 'textarea',
+        name: 'body',
+        label: 'Body (POST only)',
+        rows: 3,
+        value: text(v.body),
+        disabled,
+        help: 'A JSON text sent with a POST request; other methods send none.',
+        ...at('body'),
+      })}
+      ${field({
+        kind: 'select',
+        name: 'integrationSortingOrder',
+        label: 'Integration',
+        required: true,
+        disabled,
+        options: integrations.map((i) => [String(i.sortingOrder), `${i.sortingOrder} ${i.name}`] as const),
+        value: text(v.integrationSortingOrder),
+        ...at('integrationSortingOrder'),
+      })}
+      ${field({
+        kind: 'number',
+        name: 'scheduleSeconds',
+        label: 'Schedule (seconds)',
+        min: 1,
+        value: text(v.scheduleSeconds),
+        disabled,
+        help: `Import every N seconds (${LIMITS.scheduleSeconds.min} to ${LIMITS.scheduleSeconds.max}); blank: on demand only.`,
+        ...at('scheduleSeconds'),
+      })}
+      <fieldset>
+        <legend>Pagination</legend>
+        ${field({
+          kind: 'select',
+          name: 'paginationType',
+          label: 'Pagination Type',
+          disabled,
+          options: PAGINATION_TYPES.map((t) => [t, paginationOf(t).title] as const),
+          value: type,
+          help: PAGINATION_TYPE_HELP,
+          attributes: html` hx-get="/rest/pagination-fields" hx-target="#pagination-fields" hx-trigger="change" hx-include="closest form"`,
+          ...at('paginationType'),
+        })}
+        <div id="pagination-fields" aria-live="polite">${paginationFields(type, v, errors)}</div>
+      </fieldset>
+      <div id="validation" aria-live="polite"></div>
+      ${ctx.can('configureRest') ? html`<button type="submit">${isNew ? 'Create endpoint' : 'Save endpoint'}</button>` : ''}
+      ${isNew && ctx.can('configure') ? html`<button type="submit" class="secondary" formaction="/integrations/from-sample/endpoint" formnovalidate>Preview first page and create its table</button>` : ''}
+    </form>`;
+}
