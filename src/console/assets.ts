@@ -44,7 +44,8 @@ main { padding:16px 20px 40px; max-width:1400px; }
   svg.chart text { font-size:18px; } svg.chart text.empty { font-size:22px; }
 }
 h1 { font-size:1.5rem; margin:8px 0 16px; } h2 { font-size:1.15rem; margin:24px 0 8px; }
-.table-scroll { overflow-x:auto; margin:8px 0; max-width:100%; }
+fieldset { min-width:0; }
+.table-scroll { position:relative; overflow-x:auto; margin:8px 0; max-width:100%; }
 table { border-collapse:collapse; width:100%; }
 th, td { text-align:left; padding:6px 8px; border-bottom:1px solid var(--line); vertical-align:top; }
 th { background:var(--panel); font-weight:600; }
@@ -95,7 +96,7 @@ svg.chart .series-0 { fill:#0b5cad; } svg.chart .series-1 { fill:#8250df; }
 .hold { color:var(--warn); font-weight:600; }
 form.filters > * { min-width:0; max-width:100%; } form.filters .hint { max-width:24rem; }
 figure { margin:8px 0 16px; } td time { white-space:nowrap; }
-.visually-hidden { position:absolute; width:1px; height:1px; overflow:hidden; clip:rect(0 0 0 0); }
+.visually-hidden { position:absolute; width:1px; height:1px; padding:0; margin:-1px; border:0; overflow:hidden; clip:rect(0 0 0 0); white-space:nowrap; }
 `;
 
 /**
