@@ -108,6 +108,7 @@ describe('the console’s assets', () => {
   it('collapse the menu under 800 px only when script runs, and scroll wide tables in their area', () => {
     const css = consoleAsset('console.css')!.body;
     expect(css).toMatch(/@media \(max-width: 799\.98px\) \{[\s\S]*\.js header\.top \.menu:not\(\.open\) \{ display:none; \}/);
-    expect(css).toContain('.table-scroll { overflow-x:auto;');
+    expect(css).toContain('.table-scroll { position:relative; overflow-x:auto;');
+    expect(css).toContain('fieldset { min-width:0; }');
   });
 });
