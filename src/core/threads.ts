@@ -15,9 +15,11 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 export function threadEntry(callerUrl: string, name: string): { filename: string | URL; eval: boolean } {
-  if (!callerUrl.endsWith('.ts')) return { filename: new URL(`./${name}.js`, callerUrl), eval: false };
+  // Asked from sources, or from a bundled thread (which starts the mapping thread in its turn).
   const bundles = process.env.THREAD_ENTRY_BUNDLES;
-  if (bundles !== undefined && bundles !== '') return { filename: pathToFileURL(path.join(bundles, `${name}.mjs`)), eval: false };
+  if (bundles !== undefined && bundles !== '' && !callerUrl.endsWith('.js'))
+    return { filename: pathToFileURL(path.join(bundles, `${name}.mjs`)), eval: false };
+  if (!callerUrl.endsWith('.ts')) return { filename: new URL(`./${name}.js`, callerUrl), eval: false };
   const manifest = createRequire(callerUrl).resolve('tsx/package.json');
   const { exports } = JSON.parse(fs.readFileSync(manifest, 'utf8')) as { exports: { './esm/api': { import: { default: string } } } };
   const api = pathToFileURL(path.join(path.dirname(manifest), exports['./esm/api'].import.default)).href;
