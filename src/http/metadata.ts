@@ -8,7 +8,7 @@
 import { Type } from 'typebox';
 import type { FastifyInstance, FastifyPluginCallback, FastifyRequest } from 'fastify';
 import { badRequest } from '../core/errors.js';
-import { API_BASE } from './odata.js';
+import { API_BASE, formatOf } from './odata.js';
 import { buildCsdl, type Csdl, type RouteShape } from './csdl.js';
 import { csdlJson, csdlXml } from './csdl-render.js';
 
@@ -38,9 +38,8 @@ type Format = 'xml' | 'json';
 function negotiate(request: FastifyRequest): Format {
   const requested = (request.query as { $format?: string }).$format;
   if (requested !== undefined) {
-    const format = requested.split(';')[0]!.trim().toLowerCase();
-    if (format === 'xml' || format === 'application/xml') return 'xml';
-    if (format === 'json' || format === 'application/json') return 'json';
+    const format = formatOf(requested);
+    if (format !== undefined) return format;
     throw badRequest('invalidQuery', `$format must be xml or json (or application/xml, application/json), got "${requested}".`);
   }
   const named = (request.headers.accept ?? '')

@@ -13,6 +13,17 @@ import type { FilterClause, FilterOp, FilterValue } from '../storage/filter.js';
 
 export const API_BASE = '/api/vendor/integrationFramework/v1.0';
 
+/**
+ * What a `$format` asks for, written as OData clients write it (`json`, `application/json`, with
+ * parameters such as `;odata.metadata=minimal`): 'json', 'xml', or undefined for anything else.
+ */
+export function formatOf(value: unknown): 'json' | 'xml' | undefined {
+  const type = typeof value === 'string' ? value.split(';')[0]!.trim().toLowerCase() : '';
+  if (type === 'json' || type === 'application/json') return 'json';
+  if (type === 'xml' || type === 'application/xml') return 'xml';
+  return undefined;
+}
+
 /** The service root as OData clients write it, with a trailing slash; routed to the root itself. */
 const ROOT_WITH_SLASH = `${API_BASE}/`;
 

@@ -25,7 +25,7 @@ import { enforcePermissions } from './permissions.js';
 import { AppError } from '../core/errors.js';
 import { findNul, NUL_REASON } from '../core/bounds.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling, MAX_PATH_PARAM_LENGTH } from './errors.js';
-import { API_BASE, rewriteODataUrl } from './odata.js';
+import { API_BASE, formatOf, rewriteODataUrl } from './odata.js';
 import { documentedRoute, OPENAPI_DOCUMENT } from './openapi.js';
 import { metadataRoutes, recordRouteShapes } from './metadata.js';
 
@@ -196,8 +196,7 @@ function acceptJsonFormat(app: App): void {
     if (!Object.hasOwn(query, '$format') || !request.url.startsWith(API_BASE) || request.url.startsWith(`${API_BASE}/$metadata`))
       return done();
     const format = query.$format;
-    const type = typeof format === 'string' ? format.split(';')[0]!.trim().toLowerCase() : '';
-    if (type !== 'json' && type !== 'application/json')
+    if (formatOf(format) !== 'json')
       return done(
         new AppError(
           400,

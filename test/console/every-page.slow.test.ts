@@ -8,7 +8,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API } from '../helpers/service.js';
 import { browserAvailable, expectAccessible, PASSWORD, screenshot, signIn, startConsole, type ConsoleFixture } from '../helpers/browser.js';
-import { startPagingServer, type PagingServer } from '../helpers/paging-server.js';
+import { PAGED_CONTACTS, startPagingServer, type PagingServer } from '../helpers/paging-server.js';
 import { until } from '../helpers/until.js';
 
 const available = browserAvailable();
@@ -38,37 +38,8 @@ describe.runIf(available)('every console page at 390 px and at 1280 px', { timeo
     const failed = await api('POST', 'bulkImportRequests', { integrationSortingOrder: 10, payload: JSON.stringify([{ no: 'X-1' }]) });
     expect(failed.status).toBe(202);
     const requestId = failed.json.requestId as string;
-    expect(
-      (
-        await api('POST', 'targetTables', {
-          name: 'contact',
-          fields: [
-            { name: 'id', type: 'integer' },
-            { name: 'name', type: 'text' },
-          ],
-          primaryKey: ['id'],
-        })
-      ).status,
-    ).toBe(201);
-    expect(
-      (
-        await api('POST', 'integrations', {
-          sortingOrder: 30,
-          name: 'Contacts from the paging API',
-          type: 'restApi',
-          targetTable: 'contact',
-          writeMode: 'upsert',
-          fields: [
-            { fieldNo: 1, title: 'Id', sourcePath: 'id' },
-            { fieldNo: 2, title: 'Name', sourcePath: 'name' },
-          ],
-          mappings: [
-            { fieldNo: 1, targetField: 'id', required: true },
-            { fieldNo: 2, targetField: 'name' },
-          ],
-        })
-      ).status,
-    ).toBe(201);
+    expect((await api('POST', 'targetTables', PAGED_CONTACTS.table)).status).toBe(201);
+    expect((await api('POST', 'integrations', PAGED_CONTACTS.integration)).status).toBe(201);
     expect((await api('POST', 'restApiConnections', { code: 'paging', baseUrl: remote.origin })).status).toBe(201);
     expect(
       (

@@ -13,7 +13,7 @@ import {
   startConsole,
   type ConsoleFixture,
 } from '../helpers/browser.js';
-import { startPagingServer, type PagingServer } from '../helpers/paging-server.js';
+import { PAGED_CONTACTS, startPagingServer, type PagingServer } from '../helpers/paging-server.js';
 
 const available = browserAvailable();
 
@@ -30,33 +30,8 @@ describe.runIf(available)('admin console: REST API connections, endpoints and ru
         headers: { ...c.t.headers, 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
-    expect(
-      (
-        await call('targetTables', {
-          name: 'contact',
-          fields: [
-            { name: 'id', type: 'integer' },
-            { name: 'name', type: 'text' },
-          ],
-          primaryKey: ['id'],
-        })
-      ).status,
-    ).toBe(201);
-    const integration = {
-      sortingOrder: 30,
-      name: 'Contacts from the paging API',
-      type: 'restApi',
-      targetTable: 'contact',
-      writeMode: 'upsert',
-      fields: [
-        { fieldNo: 1, title: 'Id', sourcePath: 'id' },
-        { fieldNo: 2, title: 'Name', sourcePath: 'name' },
-      ],
-      mappings: [
-        { fieldNo: 1, targetField: 'id', required: true },
-        { fieldNo: 2, targetField: 'name' },
-      ],
-    };
+    expect((await call('targetTables', PAGED_CONTACTS.table)).status).toBe(201);
+    const integration = PAGED_CONTACTS.integration;
     expect((await call('integrations', integration)).status).toBe(201);
   });
 

@@ -362,3 +362,30 @@ export function collector(): { pages: FetchedPage[]; onPage: (page: FetchedPage)
 }
 
 export const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+/** The target table and the integration (Sorting Order 30) that take the paging server's records, as the API declares them. */
+export const PAGED_CONTACTS = {
+  table: {
+    name: 'contact',
+    fields: [
+      { name: 'id', type: 'integer' },
+      { name: 'name', type: 'text' },
+    ],
+    primaryKey: ['id'],
+  },
+  integration: {
+    sortingOrder: 30,
+    name: 'Contacts from the paging API',
+    type: 'restApi',
+    targetTable: 'contact',
+    writeMode: 'upsert',
+    fields: [
+      { fieldNo: 1, title: 'Id', sourcePath: 'id' },
+      { fieldNo: 2, title: 'Name', sourcePath: 'name' },
+    ],
+    mappings: [
+      { fieldNo: 1, targetField: 'id', required: true },
+      { fieldNo: 2, targetField: 'name' },
+    ],
+  },
+};
