@@ -1,10 +1,12 @@
 /**
  * Retention cleanup: Completed, Failed and Cancelled requests are deleted retentionDays after they
- * ended, with their per-record errors and payload chunks; Pending and Processing never are. It deletes in small batches,
+ * ended, with their per-record errors and payload chunks; Pending and Processing never are. Idempotency
+ * keys past their window go too. It deletes in small batches,
  * each its own transaction, so the write lock is never held long enough to stall submissions.
  */
 import { sql } from 'kysely';
 import type { Db } from '../storage/db.js';
+import { deleteExpiredIdempotencyKeys } from './idempotency.js';
 
 export interface RetentionArgs {
   readonly now: Date;
@@ -42,6 +44,7 @@ export async function runRetentionCleanup(db: Db, { now, retentionDays, batchSiz
     if (batch < batchSize) break;
   }
   await deleteAbandonedChunks(db, now);
+  await deleteExpiredIdempotencyKeys(db, now);
   return deleted;
 }
 

@@ -12,6 +12,7 @@ import { findRequest, findRequestDetails, listRequests, REQUEST_FILTERS } from '
 import type { Submitter } from './submit.js';
 import { acceptStreamedBodies, RECEIVED, type ReceivedBody } from './submit-route.js';
 import { principalLabel } from '../auth/model.js';
+import { idempotencyKeyOf, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency.js';
 import { ErrorSchema, KeyParams, literalUnion, ODATA_BODY, Integer } from '../http/schemas.js';
 
 export interface BulkImportRouteDeps {
@@ -99,16 +100,36 @@ export function bulkImportRoutes(deps: BulkImportRouteDeps): RoutePlugin {
             description:
               'Answers 202 once the request is durably stored as Pending; the job queue processes it in the background. The body is read as it arrives: a large payload is stored in chunks and never held whole.',
             tags: ['Bulk Import API'],
+            headers: Type.Object({
+              'idempotency-key': Type.Optional(
+                Type.String({
+                  description: `Optional. A key of 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters (a UUID is a good one). A repeat with the same key by the same caller within the window (IFW_IDEMPOTENCY_HOURS, 24 h by default) answers the first 202 body, with the header Idempotent-Replayed: true, and creates nothing; the same key with another body answers 422.`,
+                }),
+              ),
+            }),
             body: SubmitBody,
             response: {
               202: Type.Object({ requestId: Type.String(), status: Type.Literal('Pending'), submittedAt: Type.String() }),
               400: ErrorSchema,
+              409: ErrorSchema,
               413: ErrorSchema,
+              422: ErrorSchema,
             },
+          },
+          // A malformed key is refused before the body is read.
+          onRequest: (request, _reply, done) => {
+            try {
+              idempotencyKeyOf(request.headers['idempotency-key']);
+              done();
+            } catch (err) {
+              done(err as Error);
+            }
           },
         },
         async (request, reply) => {
           const submittedBy = request.principal === undefined ? null : principalLabel(request.principal);
+          const key = idempotencyKeyOf(request.headers['idempotency-key']);
+          const idempotency = key === undefined ? undefined : { caller: submittedBy ?? '', key };
           const received = (request.body as ReceivedBody)[RECEIVED];
           const accepted =
             received === undefined
@@ -116,9 +137,14 @@ export function bulkImportRoutes(deps: BulkImportRouteDeps): RoutePlugin {
                   integrationSortingOrder: request.body.integrationSortingOrder,
                   payload: request.body.payload,
                   submittedBy,
+                  idempotency,
                 })
-              : await deps.submitter.submitReceived(request.body.integrationSortingOrder, received, submittedBy);
-          return reply.status(202).header('location', bulkImportRequests.url(accepted.requestId)).send(accepted);
+              : await deps.submitter.submitReceived(request.body.integrationSortingOrder, received, submittedBy, idempotency);
+          if (accepted.replayed === true) void reply.header('idempotent-replayed', 'true');
+          return reply
+            .status(202)
+            .header('location', bulkImportRequests.url(accepted.requestId))
+            .send({ requestId: accepted.requestId, status: accepted.status, submittedAt: accepted.submittedAt });
         },
       );
       registered();

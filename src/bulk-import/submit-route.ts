@@ -49,7 +49,7 @@ export function acceptStreamedBodies(scope: App, submitter: Submitter, bodyLimit
       done(bodyTooLarge(), undefined);
       return;
     }
-    receiveBody(stream, { submitter, bodyLimitBytes, contentLength }).then(
+    receiveBody(stream, { submitter, bodyLimitBytes, contentLength, sha256: request.headers['idempotency-key'] !== undefined }).then(
       (body) => done(null, body),
       (err: Error) => done(err, undefined),
     );

@@ -15,6 +15,14 @@ import { newTimeOrderedId } from '../core/uuid7.js';
 import type { NewRequestRow } from './sqlite/writer-messages.js';
 import type { Db } from '../storage/db.js';
 import { insertRequests } from './insert-requests.js';
+import {
+  fingerprintOf,
+  releaseIdempotencyKey,
+  reserveIdempotencyKey,
+  sha256Hex,
+  type IdempotencyClaim,
+  type Reservation,
+} from './idempotency.js';
 
 export type { NewRequestRow } from './sqlite/writer-messages.js';
 
@@ -22,6 +30,8 @@ export interface Submission {
   readonly integrationSortingOrder: number;
   readonly payload: string;
   readonly submittedBy?: string | null;
+  /** The caller's Idempotency-Key (idempotency.ts). */
+  readonly idempotency?: IdempotencyClaim;
 }
 
 /** A payload received in chunks (upload.ts): its chunks are stored under `requestId` already, or it is short and `text`. */
@@ -37,6 +47,8 @@ export interface ReceivedPayload {
   readonly notJson: string | null;
   /** Set when `notJson` says the payload nests deeper than MAX_PAYLOAD_DEPTH. */
   readonly tooDeep?: boolean;
+  /** The payload's SHA-256 (hex), when it was asked for (a submission with an Idempotency-Key). */
+  readonly sha256?: string;
   /** Resolves when every chunk is written (rejects when one could not be). */
   readonly written: Promise<void>;
 }
@@ -45,6 +57,8 @@ export interface Accepted {
   readonly requestId: string;
   readonly status: 'Pending';
   readonly submittedAt: string;
+  /** Set when this is a repeat of an Idempotency-Key: the first submission's answer, nothing new stored. */
+  readonly replayed?: true;
 }
 
 export type IntegrationLookup = (sortingOrder: number) => Promise<Integration | undefined>;
@@ -207,15 +221,31 @@ export interface Submitter {
    * Accepts a payload received in chunks (upload.ts): the checks of a submission, then, once every
    * chunk is written, the request row (group commit, durable). Whatever fails, its chunks are removed.
    */
-  submitReceived(integrationSortingOrder: number, payload: ReceivedPayload, submittedBy: string | null): Promise<Accepted>;
+  submitReceived(
+    integrationSortingOrder: number,
+    payload: ReceivedPayload,
+    submittedBy: string | null,
+    idempotency?: IdempotencyClaim,
+  ): Promise<Accepted>;
   /** Removes the chunks of a payload that will not become a request (after those being written). */
   discard(payload: Pick<ReceivedPayload, 'requestId' | 'written'>): Promise<void>;
   /** Resolves when every submission handed in so far is committed (or failed), and every discard done. */
   drain(): Promise<void>;
 }
 
-export function createSubmitter(db: Db, options: { clock: Clock; store?: RequestStore; onCommitted?: () => void }): Submitter {
+export interface SubmitterOptions {
+  readonly clock: Clock;
+  readonly store?: RequestStore;
+  readonly onCommitted?: () => void;
+  /** How long an Idempotency-Key holds (default 24 h). */
+  readonly idempotencyWindowMs?: number;
+}
+
+const DEFAULT_IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
+
+export function createSubmitter(db: Db, options: SubmitterOptions): Submitter {
   const lookup = memoizeForOneTurn(prepareIntegrationLookup(db));
+  const windowMs = options.idempotencyWindowMs ?? DEFAULT_IDEMPOTENCY_WINDOW_MS;
   const store = options.store ?? kyselyRequestStore(db);
   let waiting: Waiting[] = [];
   let flushing: Promise<void> | undefined;
@@ -250,11 +280,41 @@ export function createSubmitter(db: Db, options: { clock: Clock; store?: Request
     });
   }
 
-  async function commit(row: NewRequestRow): Promise<Accepted> {
-    await new Promise<void>((resolve, reject) => {
+  const enqueue = (row: NewRequestRow): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
       waiting.push({ row, resolve, reject });
       schedule();
     });
+
+  /**
+   * Commits a new request; with an Idempotency-Key, reserves the key first and answers a repeat with the
+   * first submission's answer instead (`onReplay` then removes what was received for nothing).
+   */
+  async function commit(
+    row: NewRequestRow,
+    idempotency: { claim: IdempotencyClaim; payloadSha256: string } | undefined,
+    onReplay?: () => void,
+  ): Promise<Accepted> {
+    let reservation: Reservation | undefined;
+    if (idempotency !== undefined) {
+      reservation = {
+        claim: idempotency.claim,
+        fingerprint: fingerprintOf(row.integrationSortingOrder, idempotency.payloadSha256),
+        requestId: row.requestId,
+        submittedAt: row.submittedAt,
+      };
+      const replay = await reserveIdempotencyKey(db, reservation, { now: options.clock, windowMs });
+      if (replay !== undefined) {
+        onReplay?.();
+        return { requestId: replay.requestId, status: 'Pending', submittedAt: replay.submittedAt, replayed: true };
+      }
+    }
+    try {
+      await enqueue(row);
+    } catch (err) {
+      if (reservation !== undefined) await releaseIdempotencyKey(db, reservation).catch(() => undefined);
+      throw err;
+    }
     return { requestId: row.requestId, status: 'Pending', submittedAt: row.submittedAt };
   }
 
@@ -272,35 +332,43 @@ export function createSubmitter(db: Db, options: { clock: Clock; store?: Request
     async submit(submission) {
       await checkSubmission(lookup, submission);
       const now = options.clock();
-      return commit({
-        requestId: newTimeOrderedId(now.getTime()),
-        integrationSortingOrder: submission.integrationSortingOrder,
-        payload: keepLoneSurrogates(submission.payload),
-        payloadChunks: 0,
-        payloadLength: null,
-        submittedAt: now.toISOString(),
-        submittedBy: submission.submittedBy ?? null,
-      });
+      return commit(
+        {
+          requestId: newTimeOrderedId(now.getTime()),
+          integrationSortingOrder: submission.integrationSortingOrder,
+          payload: keepLoneSurrogates(submission.payload),
+          payloadChunks: 0,
+          payloadLength: null,
+          submittedAt: now.toISOString(),
+          submittedBy: submission.submittedBy ?? null,
+        },
+        submission.idempotency && { claim: submission.idempotency, payloadSha256: sha256Hex(submission.payload) },
+      );
     },
     integration: (sortingOrder) => checkIntegration(lookup, sortingOrder),
     newRequestId: () => newTimeOrderedId(options.clock().getTime()),
     chunks: store,
-    async submitReceived(integrationSortingOrder, payload, submittedBy) {
+    async submitReceived(integrationSortingOrder, payload, submittedBy, idempotency) {
       try {
         const integration = await checkIntegration(lookup, integrationSortingOrder);
         checkPayloadSize(integration, payload.bytes);
         if (payload.notJson !== null) throw payload.tooDeep === true ? payloadTooDeep() : payloadNotJson(payload.notJson);
         await payload.written;
         const now = options.clock();
-        return await commit({
-          requestId: payload.requestId,
-          integrationSortingOrder,
-          payload: payload.text ?? '',
-          payloadChunks: payload.chunks,
-          payloadLength: payload.text === null ? payload.length : null,
-          submittedAt: now.toISOString(),
-          submittedBy,
-        });
+        if (idempotency !== undefined && payload.sha256 === undefined) throw new Error('The payload was received without its SHA-256.');
+        return await commit(
+          {
+            requestId: payload.requestId,
+            integrationSortingOrder,
+            payload: payload.text ?? '',
+            payloadChunks: payload.chunks,
+            payloadLength: payload.text === null ? payload.length : null,
+            submittedAt: now.toISOString(),
+            submittedBy,
+          },
+          idempotency && { claim: idempotency, payloadSha256: payload.sha256! },
+          () => void discard(payload),
+        );
       } catch (err) {
         void discard(payload);
         throw err;

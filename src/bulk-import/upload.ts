@@ -14,6 +14,7 @@
  * Nothing is left behind: when the body breaks off (the client disconnected), is refused or fails the
  * route's schema, the chunks written so far are removed (Submitter.discard).
  */
+import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { TextDecoder } from 'node:util';
 import { AppError } from '../core/errors.js';
@@ -56,7 +57,13 @@ export const bodyTooLarge = (): AppError =>
  */
 export function receiveBody(
   stream: Readable,
-  options: { submitter: Submitter; bodyLimitBytes: number; contentLength: number | undefined },
+  options: {
+    submitter: Submitter;
+    bodyLimitBytes: number;
+    contentLength: number | undefined;
+    /** Compute the payload's SHA-256 as it arrives (a submission with an Idempotency-Key). */
+    sha256?: boolean;
+  },
 ): Promise<ReceivedBody | undefined> {
   const { submitter, bodyLimitBytes, contentLength } = options;
   return new Promise((resolve, reject) => {
@@ -81,8 +88,10 @@ export function receiveBody(
     let written: Promise<void> = Promise.resolve();
     let writeFailed: unknown;
     let text: string | null = null;
+    const hash = options.sha256 === true ? createHash('sha256') : undefined;
 
     const payload = (): ReceivedPayload => ({
+      ...(hash === undefined ? {} : { sha256: hash.digest('hex') }),
       requestId,
       text,
       chunks: seq,
@@ -149,6 +158,7 @@ export function receiveBody(
     const onPayload = (bytes: Uint8Array): void => {
       if (settled) return;
       payloadBytes += bytes.length;
+      hash?.update(bytes);
       for (let i = 0; i < bytes.length; i++) if ((bytes[i]! & 0xc0) !== 0x80) payloadChars++;
       if (integration !== undefined) checkPayloadSize(integration, payloadBytes, true);
       if (!check.write(bytes)) {

@@ -97,7 +97,12 @@ export async function createService(config: Config, options: ServiceOptions = {}
   };
   // On SQLite the commit (and its fsync) of accepted submissions happens on a writer thread.
   const writer = config.database.kind === 'sqlite' ? createRequestWriter(config.database.file, logger) : undefined;
-  const submitter = createSubmitter(db.kysely, { clock, store: writer, onCommitted: wake });
+  const submitter = createSubmitter(db.kysely, {
+    clock,
+    store: writer,
+    onCommitted: wake,
+    idempotencyWindowMs: config.idempotencyHours * 3_600_000,
+  });
 
   const devIssuer = config.devTokenIssuer ? await loadDevIssuer(config.dataDir) : undefined;
   const authenticator = createAuthenticator({

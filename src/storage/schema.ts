@@ -73,6 +73,18 @@ export interface BulkImportPayloadChunkRow {
   data: Uint8Array;
 }
 
+/** A submission's Idempotency-Key (src/bulk-import/idempotency.ts). */
+export interface IdempotencyKeyRow {
+  /** Who submitted: user:<name> or application:<client id>; '' when authentication is off. */
+  caller: string;
+  idempotency_key: string;
+  /** SHA-256 (hex) of the integration's Sorting Order and the payload. */
+  fingerprint: string;
+  request_id: string;
+  submitted_at: string;
+  expires_at: string;
+}
+
 export interface BulkImportErrorRow {
   request_id: string;
   seq: number;
@@ -240,4 +252,5 @@ export interface DB {
   ifw_user: UserRow;
   ifw_application: ApplicationRow;
   ifw_console_session: ConsoleSessionRow;
+  ifw_idempotency_key: IdempotencyKeyRow;
 }
