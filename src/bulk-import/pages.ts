@@ -17,11 +17,16 @@ import { REQUEST_STATUSES, type RequestStatus } from './model.js';
 import { listRequestPage, submittersPresent, type RequestListQuery, type RequestListRow } from './page-queries.js';
 import { findRequestDetails } from './queries.js';
 import { resetRequest } from './reset-request.js';
+import { RESUBMITTABLE, resubmitRequest } from './resubmit-request.js';
+import type { Integration } from '../integrations/model.js';
+import { principalLabel } from '../auth/model.js';
 
 export interface BulkImportPagesDeps {
   readonly db: Db;
   readonly clock: Clock;
   readonly wake?: () => void;
+  /** The submit checks of an integration (Submitter.integration), for Resubmit. */
+  readonly checkIntegration: (sortingOrder: number) => Promise<Integration>;
 }
 
 const PAGE_SIZE = 50;
@@ -155,6 +160,14 @@ function detailsBody(
         ['Updated', String(d.updatedCount)],
         ['Skipped', String(d.skippedCount)],
         ['Error message', d.errorMessage],
+        ...(d.resubmittedFrom === null
+          ? []
+          : [
+              ['Resubmitted from', html`<a href="${path(['requests', d.resubmittedFrom])}"><code>${d.resubmittedFrom}</code></a>`] as const,
+            ]),
+        ...(d.resubmittedAs === null
+          ? []
+          : [['Resubmitted as', html`<a href="${path(['requests', d.resubmittedAs])}"><code>${d.resubmittedAs}</code></a>`] as const]),
       ])}
       <div class="actions">
         ${actionButton({
@@ -173,6 +186,17 @@ function detailsBody(
           confirm: `Put request ${d.requestId} back to Pending? Use this for a request stuck in Processing.`,
           enabled: d.status === 'Processing',
           disabledReason: 'Only a request stuck in Processing can be reset.',
+        })}
+        ${actionButton({
+          action: action('resubmit'),
+          label: 'Resubmit as a new request',
+          csrfToken: ctx.csrfToken,
+          confirm: `Submit the payload of request ${d.requestId} again, as a new request?`,
+          enabled: (RESUBMITTABLE as readonly string[]).includes(d.status) && d.resubmittedAs === null,
+          disabledReason:
+            d.resubmittedAs === null
+              ? 'Only a Failed or Cancelled request can be resubmitted.'
+              : 'This request was already resubmitted; open the new request.',
         })}
       </div>
       <h2>Record errors (${d.errors.length})</h2>
@@ -295,6 +319,25 @@ export function bulkImportPages(deps: BulkImportPagesDeps): ConsolePages {
         const id = requestIdOf(request.params.id);
         await cancelRequest(db, id, clock);
         return redirect(path(['requests', id]), { kind: 'info', text: `Request ${id} was cancelled.` });
+      },
+      RequestAction,
+    );
+
+    router.post(
+      '/requests/:id/resubmit',
+      'bulkImport',
+      async (request, ctx) => {
+        const id = requestIdOf(request.params.id);
+        const accepted = await resubmitRequest(db, id, {
+          clock,
+          submittedBy: principalLabel(ctx.user),
+          checkIntegration: deps.checkIntegration,
+        });
+        deps.wake?.();
+        return redirect(path(['requests', accepted.requestId]), {
+          kind: 'info',
+          text: `Request ${id} was resubmitted as ${accepted.requestId}.`,
+        });
       },
       RequestAction,
     );

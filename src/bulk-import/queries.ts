@@ -49,6 +49,8 @@ export interface RequestDetails {
   updatedCount: number;
   skippedCount: number;
   errorMessage: string;
+  resubmittedFrom: string | null;
+  resubmittedAs: string | null;
   errors: { recordNo: number | null; field: string | null; value: string | null; rule: string; message: string }[];
 }
 
@@ -69,6 +71,8 @@ export async function findRequestDetails(db: Db, requestId: string): Promise<Req
       'updated_count',
       'skipped_count',
       'error_message',
+      'resubmitted_from',
+      'resubmitted_as',
       // A payload stored in chunks has its length recorded; one stored whole is measured.
       (eb) => eb.fn.coalesce('payload_length', eb.fn<number>('length', ['payload'])).as('payload_length'),
     ])
@@ -96,6 +100,8 @@ export async function findRequestDetails(db: Db, requestId: string): Promise<Req
     updatedCount: row.updated_count,
     skippedCount: row.skipped_count,
     errorMessage: row.error_message,
+    resubmittedFrom: row.resubmitted_from,
+    resubmittedAs: row.resubmitted_as,
     errors: errors.map((e) => ({ recordNo: e.record_no, field: e.field, value: e.value, rule: e.rule, message: e.message })),
   };
 }

@@ -13,6 +13,7 @@ import type { Submitter } from './submit.js';
 import { acceptStreamedBodies, RECEIVED, type ReceivedBody } from './submit-route.js';
 import { principalLabel } from '../auth/model.js';
 import { idempotencyKeyOf, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency.js';
+import { resubmitRequest } from './resubmit-request.js';
 import { ErrorSchema, KeyParams, literalUnion, ODATA_BODY, Integer } from '../http/schemas.js';
 
 export interface BulkImportRouteDeps {
@@ -72,9 +73,18 @@ const details = bulkImportRequests.containsOne({
     updatedCount: Integer(),
     skippedCount: Integer(),
     errorMessage: Type.String(),
+    resubmittedFrom: Type.Union([Type.String(), Type.Null()], {
+      description: 'The Failed or Cancelled request this one was resubmitted from (Microsoft.NAV.resubmit), or null',
+    }),
+    resubmittedAs: Type.Union([Type.String(), Type.Null()], {
+      description: 'The request this one was resubmitted as, or null',
+    }),
     errors: Type.Array(RecordErrorSchema),
   }),
 });
+
+/** The 202 of a submission (and of a resubmit): the new request's id, Pending, and when. */
+const AcceptedSchema = Type.Object({ requestId: Type.String(), status: Type.Literal('Pending'), submittedAt: Type.String() });
 
 const SubmitBody = Type.Object(
   {
@@ -109,7 +119,7 @@ export function bulkImportRoutes(deps: BulkImportRouteDeps): RoutePlugin {
             }),
             body: SubmitBody,
             response: {
-              202: Type.Object({ requestId: Type.String(), status: Type.Literal('Pending'), submittedAt: Type.String() }),
+              202: AcceptedSchema,
               400: ErrorSchema,
               409: ErrorSchema,
               413: ErrorSchema,
@@ -224,6 +234,35 @@ export function bulkImportRoutes(deps: BulkImportRouteDeps): RoutePlugin {
       },
       async (request) =>
         bulkImportRequests.entity(toApiRequest(await cancelRequest(db, bulkImportRequests.key(request.params.key), deps.clock))),
+    );
+
+    app.post(
+      bulkImportRequests.action('resubmit'),
+      {
+        config: bulkImportRequests.config('bulkImport'),
+        schema: {
+          summary: 'Resubmit a Failed or Cancelled request as a new request',
+          description:
+            "Creates a new Pending request with the same payload and integration, as the spec advises for a Failed request (never reuse its requestId), and answers its 202 like a submission. The new request's details name this one (resubmittedFrom) and this one's name the new (resubmittedAs); a request is resubmitted once (409 names the request it became).",
+          tags: ['Bulk Import API'],
+          params: KeyParams,
+          response: {
+            202: AcceptedSchema,
+            400: ErrorSchema,
+            404: ErrorSchema,
+            409: ErrorSchema,
+          },
+        },
+      },
+      async (request, reply) => {
+        const accepted = await resubmitRequest(db, bulkImportRequests.key(request.params.key), {
+          clock: deps.clock,
+          submittedBy: request.principal === undefined ? null : principalLabel(request.principal),
+          checkIntegration: (sortingOrder) => deps.submitter.integration(sortingOrder),
+        });
+        deps.wake?.();
+        return reply.status(202).header('location', bulkImportRequests.url(accepted.requestId)).send(accepted);
+      },
     );
 
     app.post(

@@ -1,5 +1,5 @@
 /**
- * `ifw submit` and `ifw status`: a client of a running service over HTTP. With `--wait` they poll the
+ * `ifw submit`, `ifw status` and `ifw requests …`: a client of a running service over HTTP. With `--wait` they poll the
  * request until it ends, as the spec advises a caller (poll.ts). The request id goes to stderr the
  * moment it is known, so a caller that stops waiting can resume with `ifw status <id> --wait`.
  *
@@ -211,5 +211,80 @@ export function addClientCommands(program: Command): void {
     const polled = await reach('GET', `${base}${API}/bulkImportRequests(${requestId})${flags.details === true ? '/details' : ''}`);
     print(polled.json);
     if (polled.status !== 200) process.exitCode = 1;
+  });
+
+  addRequestCommands(program);
+}
+
+/**
+ * `ifw requests list|show|cancel|reset|resubmit`: an operator's view of the Bulk Import API. Each prints
+ * the service's JSON answer; exit code 0 for a 2xx answer, 1 otherwise (`resubmit --wait`: as `submit --wait`).
+ */
+function addRequestCommands(program: Command): void {
+  const requests = program.command('requests').description('list and act on the bulk import requests of a running service');
+  const urlOption = ['--url <url>', 'service base URL (IFW_URL, default http://IFW_HOST:IFW_PORT)'] as const;
+  const answer = (res: Answer): void => {
+    print(res.json);
+    if (res.status < 200 || res.status > 299) process.exitCode = 1;
+  };
+
+  requests
+    .command('list')
+    .description('list requests, newest first (GET bulkImportRequests with $filter)')
+    .option('--status <status>', 'Pending, Processing, Completed, Failed or Cancelled')
+    .option('--integration <sortingOrder>', "the integration's Sorting Order")
+    .option('--since <time>', 'submitted at or after this time (ISO 8601, e.g. 2026-11-26T00:00:00Z)')
+    .option('--top <n>', 'at most this many (the service pages longer lists)')
+    .option(...urlOption)
+    .action(async (flags: { status?: string; integration?: string; since?: string; top?: string; url?: string }) => {
+      const filter = [
+        flags.status === undefined ? undefined : `status eq '${flags.status.replace(/'/g, "''")}'`,
+        flags.integration === undefined ? undefined : `integrationSortingOrder eq ${flags.integration}`,
+        flags.since === undefined ? undefined : `submittedAt ge ${flags.since}`,
+      ].filter((f) => f !== undefined);
+      const query = new URLSearchParams({ $orderby: 'submittedAt desc' });
+      if (filter.length > 0) query.set('$filter', filter.join(' and '));
+      if (flags.top !== undefined) query.set('$top', flags.top);
+      answer(await reach('GET', `${baseUrl(flags.url)}${API}/bulkImportRequests?${query.toString()}`));
+    });
+
+  requests
+    .command('show')
+    .description('show a request with its counts and per-record errors (GET …/details)')
+    .argument('<requestId>')
+    .option(...urlOption)
+    .action(async (requestId: string, flags: { url?: string }) => {
+      answer(await reach('GET', `${baseUrl(flags.url)}${API}/bulkImportRequests(${requestId})/details`));
+    });
+
+  for (const [verb, what] of [
+    ['cancel', 'cancel a Pending or Processing request'],
+    ['reset', 'put a request stuck in Processing back to Pending'],
+  ] as const) {
+    requests
+      .command(verb)
+      .description(`${what} (Microsoft.NAV.${verb})`)
+      .argument('<requestId>')
+      .option(...urlOption)
+      .action(async (requestId: string, flags: { url?: string }) => {
+        answer(await reach('POST', `${baseUrl(flags.url)}${API}/bulkImportRequests(${requestId})/Microsoft.NAV.${verb}`));
+      });
+  }
+
+  withWaitOptions(
+    requests
+      .command('resubmit')
+      .description('submit the payload of a Failed or Cancelled request again, as a new request (Microsoft.NAV.resubmit)')
+      .argument('<requestId>')
+      .option(...urlOption),
+  ).action(async (requestId: string, flags: WaitFlags & { url?: string }) => {
+    const base = baseUrl(flags.url);
+    if (flags.wait === true) scheduleOf(flags);
+    const res = await reach('POST', `${base}${API}/bulkImportRequests(${requestId})/Microsoft.NAV.resubmit`);
+    answer(res);
+    if (res.status !== 202) return;
+    const created = (res.json as { requestId: string }).requestId;
+    say(`request ${requestId} resubmitted as ${created}; follow it with: ifw status ${created}${flags.wait === true ? '' : ' --wait'}`);
+    if (flags.wait === true) await waitAndReport(base, created, flags, false);
   });
 }

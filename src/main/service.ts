@@ -143,7 +143,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
         authenticator,
         pages: [
           dashboardPages({ db, clock }),
-          bulkImportPages({ db: db.kysely, clock, wake }),
+          bulkImportPages({ db: db.kysely, clock, wake, checkIntegration: (sortingOrder) => submitter.integration(sortingOrder) }),
           integrationPages({ db, clock }),
           tryPayloadPages(db),
           tablePages({ db, clock }),

@@ -13,7 +13,7 @@ import {
   m009_payload_chunks,
   m010_session_identity,
 } from './migrations/007-010-sessions-chunks.js';
-import { m011_idempotency_keys } from './migrations/011-idempotency-keys.js';
+import { m011_idempotency_keys, m012_resubmitted_requests } from './migrations/011-012-idempotency-resubmit.js';
 
 /** The list, by name; the names are the ids in `ifw_migration` of every existing database: never rename one. */
 export const migrations = (dialect: Dialect): Record<string, Migration> => ({
@@ -28,6 +28,7 @@ export const migrations = (dialect: Dialect): Record<string, Migration> => ({
   '009_payload_chunks': m009_payload_chunks(dialect),
   '010_session_identity': m010_session_identity,
   '011_idempotency_keys': m011_idempotency_keys,
+  '012_resubmitted_requests': m012_resubmitted_requests,
 });
 
 export const migrationProvider = (dialect: Dialect): MigrationProvider => ({

@@ -64,6 +64,10 @@ export interface BulkImportRequestRow {
   payload_chunks: Generated<number>;
   /** The payload's length in characters; null for requests stored before chunks existed. */
   payload_length: number | null;
+  /** The Failed or Cancelled request this one was resubmitted from. */
+  resubmitted_from: string | null;
+  /** The request this one was resubmitted as. */
+  resubmitted_as: string | null;
 }
 
 /** A piece of a large payload: its UTF-8 bytes, in order of `seq` (0, 1, …). */

@@ -93,3 +93,30 @@ describe('a request’s page', () => {
     expect(page.text).toMatch(/<dd>99 <span class="muted">\(deleted\)<\/span><\/dd>/);
   });
 });
+
+describe('resubmit on a request’s page', () => {
+  it('offers Resubmit on a Failed request only, and makes a new request that names the old one', async () => {
+    const console_ = await c.as('SUPER');
+    const failed = await seedRequest(c.t, { status: 'Failed', submittedBy: 'user:admin' });
+    const pending = await seedRequest(c.t, { status: 'Pending' });
+    const failedPage = (await console_.get(`/requests/${failed}`)).text;
+    expect(failedPage).toMatch(new RegExp(`<form[^>]*action="/requests/${failed}/resubmit"`));
+    expect((await console_.get(`/requests/${pending}`)).text).toContain('Only a Failed or Cancelled request can be resubmitted.');
+
+    const answer = await console_.post(`/requests/${failed}/resubmit`, { _csrf: console_.csrf });
+    expect(answer.status).toBe(303);
+    const created = /\/requests\/([0-9a-f-]{36})$/.exec(answer.headers.get('location') ?? '')?.[1];
+    expect(created).toBeDefined();
+    expect(created).not.toBe(failed);
+    const newPage = (await console_.get(`/requests/${created}`)).text;
+    expect(newPage).toContain(`<a href="/requests/${failed}"><code>${failed}</code></a>`);
+    const oldPage = (await console_.get(`/requests/${failed}`)).text;
+    expect(oldPage).toContain(`<a href="/requests/${created}"><code>${created}</code></a>`);
+    expect(oldPage).toContain('This request was already resubmitted; open the new request.');
+    const details = await c.t.inject({
+      method: 'GET',
+      url: `/api/vendor/integrationFramework/v1.0/bulkImportRequests(${created})/details`,
+    });
+    expect(details.json()).toMatchObject({ resubmittedFrom: failed, submittedBy: 'user:pages-super', status: 'Pending' });
+  });
+});

@@ -41,6 +41,7 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
             '009_payload_chunks',
             '010_session_identity',
             '011_idempotency_keys',
+            '012_resubmitted_requests',
           ]);
           expect(await migrate(db)).toEqual([]);
           const entries = await db.kysely.selectFrom('ifw_job_queue_entry').select(['id', 'recurrence_seconds']).orderBy('id').execute();

@@ -1,4 +1,4 @@
-/** Migration 011: the Idempotency-Key of submissions. Released migrations are never edited (see ../migrations.ts). */
+/** Migrations 011 and 012: Idempotency-Key of submissions, resubmitted requests. Released migrations are never edited (see ../migrations.ts). */
 import type { Kysely, Migration } from 'kysely';
 
 /**
@@ -20,5 +20,16 @@ export const m011_idempotency_keys: Migration = {
       .addPrimaryKeyConstraint('ifw_idempotency_key_pk', ['caller', 'idempotency_key'])
       .execute();
     await db.schema.createIndex('ifw_idempotency_key_expires_ix').on('ifw_idempotency_key').column('expires_at').execute();
+  },
+};
+
+/**
+ * Resubmitted requests (src/bulk-import/resubmit-request.ts): a new request made from a Failed or
+ * Cancelled one names it (`resubmitted_from`), and the old one names the new (`resubmitted_as`).
+ */
+export const m012_resubmitted_requests: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('ifw_bulk_import_request').addColumn('resubmitted_from', 'text').execute();
+    await db.schema.alterTable('ifw_bulk_import_request').addColumn('resubmitted_as', 'text').execute();
   },
 };
