@@ -6,11 +6,14 @@
  * `…/Microsoft.NAV.<name>` a bound action, with its body's properties as parameters.
  *
  * A route schema does not say which property the key in parentheses is: the entity set's declaration
- * does (entity-set.ts), and its routes carry it in their config (`odataKey`). An empty key is an open
- * entity type whose properties are not known in advance (the rows of a target table, keyed by its own
- * primary key): it is declared abstract and open. Building the model fails, and so the server does not
- * start, when an entity set or sub-resource has no declared key or its key is not a required,
- * non-null, primitive property.
+ * does (entity-set.ts), and its routes carry it in their config (`odataKey`). A sub-resource declared
+ * with an empty key (the rows of a target table: each table has its own columns and primary key, and no
+ * route addresses one row) is not an entity: it is a property of its parent whose type is an open
+ * complex type (a collection of them for a list), served at `<set>(<key>)/<name>` and left out of the
+ * parent's own answer (OData lets a service answer a default set of properties). Clients then query it
+ * as a collection property, with `$filter`, `$top`, … and `@odata.nextLink`, and never look for a key.
+ * Building the model fails, and so the server does not start, when an entity set has no declared key,
+ * an empty one, or a key that is not a required, non-null, primitive property.
  */
 
 export const NAMESPACE = 'Microsoft.NAV';
@@ -97,10 +100,12 @@ export function singular(name: string): string {
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
-/** Properties of an object schema that describe data (not `@odata.*` annotations). */
+/** Properties of an object schema that describe data: not `@odata.*` annotations, nor a former name still accepted (`deprecated`). */
 function dataProperties(schema: Schema): [string, Schema][] {
   if (!isSchema(schema.properties)) return [];
-  return Object.entries(schema.properties).filter((e): e is [string, Schema] => !e[0].startsWith('@') && isSchema(e[1]));
+  return Object.entries(schema.properties).filter(
+    (e): e is [string, Schema] => !e[0].startsWith('@') && isSchema(e[1]) && e[1].deprecated !== true,
+  );
 }
 
 const requiredOf = (schema: Schema): ReadonlySet<string> =>
@@ -317,7 +322,7 @@ function unionOfSchemas(schemas: readonly Schema[]): Schema {
 
 function entityType(builder: ModelBuilder, typeName: string, path: string, resource: Resource): StructuredType {
   const { key } = resource;
-  if (key === undefined)
+  if (key === undefined || key.length === 0)
     throw new Error(`$metadata: no key is declared for ${path}; declare it with entitySet() in src/http/entity-set.ts`);
   const { properties, open } = builder.structure(unionOfSchemas(resource.entitySchemas), typeName);
   for (const name of key) {
@@ -325,15 +330,13 @@ function entityType(builder: ModelBuilder, typeName: string, path: string, resou
     if (property === undefined || property.nullable || property.collection || !property.type.startsWith('Edm.'))
       throw new Error(`$metadata: the key ${name} of ${path} is not a required, non-null, primitive property of its answers`);
   }
-  return {
-    kind: 'EntityType',
-    name: typeName,
-    key,
-    abstract: key.length === 0,
-    open: open || key.length === 0,
-    properties,
-    navigation: [],
-  };
+  return { kind: 'EntityType', name: typeName, key, abstract: false, open, properties, navigation: [] };
+}
+
+/** A sub-resource without a key of its own: an open complex type, the type of a property of its parent. */
+function keylessType(builder: ModelBuilder, typeName: string, resource: Resource): StructuredType {
+  const { properties } = builder.structure(unionOfSchemas(resource.entitySchemas), typeName);
+  return { kind: 'ComplexType', name: typeName, key: [], abstract: false, open: true, properties, navigation: [] };
 }
 
 const sameNames = (a: readonly Property[], b: readonly string[]): boolean => a.length === b.length && a.every((p) => b.includes(p.name));
@@ -349,15 +352,17 @@ export function buildCsdl(base: string, routes: readonly RouteShape[]): Csdl {
     const typeName = singular(setName);
     const entity = entityType(builder, typeName, setName, set.entity);
     const navigation: NavigationProperty[] = [];
+    const subProperties: Property[] = [];
     for (const [subName, sub] of set.subResources) {
       if (entity.properties.some((p) => p.name === subName))
         throw new Error(`$metadata: ${setName}/${subName} is both a property and a sub-resource`);
       const subTypeName = `${typeName}${capitalized(sub.collection ? singular(subName) : subName)}`;
-      const subType = entityType(builder, subTypeName, `${setName}/${subName}`, sub);
-      builder.add(subType);
-      navigation.push({ name: subName, type: qualified(subTypeName), collection: sub.collection, nullable: false });
+      const path = `${setName}/${subName}`;
+      const keyless = sub.key !== undefined && sub.key.length === 0;
+      const type = builder.add(keyless ? keylessType(builder, subTypeName, sub) : entityType(builder, subTypeName, path, sub));
+      (keyless ? subProperties : navigation).push({ name: subName, type, collection: sub.collection, nullable: false });
     }
-    const complete = { ...entity, navigation };
+    const complete = { ...entity, properties: [...entity.properties, ...subProperties], navigation };
     builder.add(complete);
     entities.set(setName, complete);
     entitySets.push({ name: setName, entityType: qualified(typeName) });
@@ -384,12 +389,7 @@ export function buildCsdl(base: string, routes: readonly RouteShape[]): Csdl {
 }
 
 /** An action answering an entity of a set returns that entity type; any other answer is a complex type of its own. */
-function returnTypeOf(
-  builder: ModelBuilder,
-  entities: ReadonlyMap<string, StructuredType>,
-  action: string,
-  response: unknown,
-): TypeRef | undefined {
+function returnTypeOf(builder: ModelBuilder, entities: ReadonlyMap<string, StructuredType>, action: string, response: unknown) {
   if (!isSchema(response) || response.type !== 'object') return undefined;
   const names = dataProperties(response).map(([name]) => name);
   for (const entity of entities.values())

@@ -130,7 +130,10 @@ export interface KeyedMany<P extends TProperties, K extends KeyType, O extends r
   readonly listOptions?: O;
 }
 
-/** A sub-resource of open items without a key of their own (the rows of a target table). */
+/**
+ * A sub-resource of open items without a key of their own (the rows of a target table): `$metadata`
+ * declares it as a collection property of an open complex type, not as entities (csdl.ts).
+ */
 export interface OpenMany<P extends TProperties, O extends readonly ListOption[]> {
   readonly name: string;
   readonly key: null;

@@ -71,5 +71,29 @@ export function queryMap(query: Readonly<Record<string, string>> | undefined, at
   return { ...query };
 }
 
+/** The property names of the query parameters: `queryParameters`, and `query`, its former name, still accepted on input. */
+export type QueryNames = {
+  readonly queryParameters?: Readonly<Record<string, string>> | undefined;
+  readonly query?: Readonly<Record<string, string>> | undefined;
+};
+
+/**
+ * The query parameters an input sends, under either name (not both), checked by `queryMap`, with the
+ * path of the name it used (for the messages of later rules).
+ */
+export function queryParametersOf(input: QueryNames, at: string): { readonly query: Record<string, string>; readonly at: string } {
+  if (input.queryParameters !== undefined && input.query !== undefined)
+    throw invalidAt(pathOf(at, 'query'), 'is the former name of queryParameters; send one of them, not both');
+  const where = pathOf(at, input.query === undefined ? 'queryParameters' : 'query');
+  return { query: queryMap(input.queryParameters ?? input.query, where), at: where };
+}
+
+/** A stored input with a patch on top: a patch that sends the query parameters under either name replaces them. */
+export function withPatch<T extends QueryNames>(base: T, patch: Partial<T>): T {
+  if (patch.query === undefined && patch.queryParameters === undefined) return { ...base, ...patch };
+  const { query: _query, queryParameters: _parameters, ...rest } = base;
+  return { ...rest, ...patch } as T;
+}
+
 export const findKey = (map: Readonly<Record<string, string>>, name: string, ignoreCase: boolean): string | undefined =>
   Object.keys(map).find((k) => (ignoreCase ? k.toLowerCase() === name.toLowerCase() : k === name));

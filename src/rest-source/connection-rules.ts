@@ -14,7 +14,7 @@ import {
   headerMap,
   intIn,
   oneOf,
-  queryMap,
+  queryParametersOf,
   required,
   validateCode,
 } from './common-rules.js';
@@ -46,7 +46,7 @@ function httpUrl(value: string, at: string, baseOnly: boolean): string {
     throw invalidAt(at, `must be an http or https URL, not ${url.protocol.slice(0, -1)}`);
   if (url.username !== '' || url.password !== '')
     throw invalidAt(at, 'must not carry credentials (user:password@); set them in the authentication settings');
-  if (baseOnly && url.search !== '') throw invalidAt(at, 'must not carry a query; put query parameters in "query"');
+  if (baseOnly && url.search !== '') throw invalidAt(at, 'must not carry a query; put query parameters in "queryParameters"');
   if (url.hash !== '') throw invalidAt(at, 'must not carry a fragment (#…)');
   return text;
 }
@@ -88,7 +88,7 @@ export function validateConnection(input: ConnectionInput, stored: ConnectionSec
   }
 
   const headers = headerMap(input.headers, pathOf(at, 'headers'));
-  const query = queryMap(input.query, pathOf(at, 'query'));
+  const { query, at: queryAt } = queryParametersOf(input, at);
   let auth: Pick<ConnectionSettings, AuthSettingName> = {
     username: null,
     apiKeyName: null,
@@ -153,7 +153,7 @@ export function validateConnection(input: ConnectionInput, stored: ConnectionSec
       } else {
         const clash = findKey(query, apiKeyName, false);
         if (clash !== undefined)
-          throw invalidAt(pathOf(pathOf(at, 'query'), clash), `the API key is sent in query parameter ${apiKeyName}; remove it from query`);
+          throw invalidAt(pathOf(queryAt, clash), `the API key is sent in query parameter ${apiKeyName}; remove it from ${queryAt}`);
       }
       auth = { ...auth, apiKeyName, apiKeyIn };
       break;

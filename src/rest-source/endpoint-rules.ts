@@ -4,7 +4,7 @@
  * connection's authentication), the schedule, and the Pagination section (pagination-rules.ts).
  */
 import { invalidAt, pathOf } from '../core/validation.js';
-import { CONTROL, URL_LIMIT, findKey, headerMap, intIn, oneOf, queryMap, validateCode } from './common-rules.js';
+import { CONTROL, URL_LIMIT, findKey, headerMap, intIn, oneOf, queryParametersOf, validateCode } from './common-rules.js';
 import { HTTP_METHODS, type HttpMethod } from './model.js';
 import { paginationTypeOf, validatePagination } from './pagination-rules.js';
 import { LIMITS, type EndpointInput } from './schemas.js';
@@ -106,7 +106,7 @@ export function validateEndpoint(input: EndpointInput, context: EndpointContext,
         `connection "${connection.code}" sends its API key in header ${connection.apiKeyName}; remove it from headers`,
       );
   }
-  const query = queryMap(input.query, pathOf(at, 'query'));
+  const { query, at: queryAt } = queryParametersOf(input, at);
   if (
     connection.authType === 'apiKey' &&
     connection.apiKeyIn === 'query' &&
@@ -114,8 +114,8 @@ export function validateEndpoint(input: EndpointInput, context: EndpointContext,
     Object.hasOwn(query, connection.apiKeyName)
   ) {
     throw invalidAt(
-      pathOf(pathOf(at, 'query'), connection.apiKeyName),
-      `connection "${connection.code}" sends its API key in query parameter ${connection.apiKeyName}; remove it from query`,
+      pathOf(queryAt, connection.apiKeyName),
+      `connection "${connection.code}" sends its API key in query parameter ${connection.apiKeyName}; remove it from ${queryAt}`,
     );
   }
 

@@ -38,12 +38,21 @@ export const restApiConnections = entitySet({
     clientSecretIsSet: Type.Boolean(),
     scope: nullable(Type.String()),
     headers: StringMap,
-    query: StringMap,
+    queryParameters: StringMap,
     timeoutMs: Integer(),
     maxRetries: Integer(),
     initialDelayMs: Integer(),
   }),
 });
+/**
+ * A connection or endpoint as answers show it: its query parameters named `queryParameters` (`query`
+ * would be a property of the same name as the query method of generated OData clients).
+ */
+export const answered = <T extends { readonly query: Readonly<Record<string, string>> }>({
+  query,
+  ...rest
+}: T): Omit<T, 'query'> & { queryParameters: Record<string, string> } => ({ ...rest, queryParameters: { ...query } });
+
 export const RECORDS_FOUND_BY =
   "Read-only, ignored on input: which setting finds a page's records (the integration's records path, else Response Data Path, else the response root) and why that one";
 /** An answer may be sent back as it is (GET, change, PATCH): its read-only property is accepted there and ignored. */
@@ -52,7 +61,10 @@ export const withoutReadOnly = <T extends { recordsFoundBy?: string }>({
   recordsFoundBy: _ignored,
   ...input
 }: T): Omit<T, 'recordsFoundBy'> => input;
-export type EndpointAnswer = EndpointView & { readonly recordsFoundBy: string };
+export type EndpointAnswer = Omit<EndpointView, 'query'> & {
+  readonly queryParameters: Record<string, string>;
+  readonly recordsFoundBy: string;
+};
 
 export const restApiEndpoints = entitySet({
   name: 'restApiEndpoints',
@@ -65,7 +77,7 @@ export const restApiEndpoints = entitySet({
     path: Type.String(),
     method: Type.String(),
     headers: StringMap,
-    query: StringMap,
+    queryParameters: StringMap,
     body: nullable(Type.String()),
     integrationSortingOrder: Integer(),
     paginationType: Type.String(),

@@ -56,6 +56,7 @@ import {
   probe,
   restApiConnections as connections,
   restApiEndpoints as endpoints,
+  answered,
   tags,
   withoutReadOnly,
 } from './route-schemas.js';
@@ -82,7 +83,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
   }
   /** The endpoint as answers show it, with the sentence saying which setting finds its records. */
   const answerOf = (endpoint: EndpointSettings, recordsPath: string | undefined): EndpointAnswer => ({
-    ...endpointViewOf(endpoint),
+    ...answered(endpointViewOf(endpoint)),
     recordsFoundBy: recordsFoundBy(enginePagination(endpoint.pagination).responseDataPath, recordsPath ?? ''),
   });
   async function endpointAnswer(endpoint: EndpointSettings): Promise<EndpointAnswer> {
@@ -101,7 +102,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
     app.get(
       connections.path,
       { config: connections.config('read'), schema: { summary: 'List REST API connections', tags, response: { 200: connections.List } } },
-      async () => connections.list(await listConnections(db)),
+      async () => connections.list((await listConnections(db)).map(answered)),
     );
 
     app.get(
@@ -110,7 +111,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
         config: connections.config('read'),
         schema: { summary: 'Read a REST API connection', tags, params: KeyParams, response: connectionResponses },
       },
-      async (request) => connections.entity(await readConnection(connections.key(request.params.key))),
+      async (request) => connections.entity(answered(await readConnection(connections.key(request.params.key)))),
     );
 
     app.post(
@@ -120,7 +121,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
         schema: {
           summary: 'Create a REST API connection',
           description:
-            'Defaults: authType none, headers {}, query {}, timeoutMs 30000, maxRetries 3, initialDelayMs 500. Secrets (password, token, apiKey, clientSecret) are write-only: answers carry …IsSet flags.',
+            'Defaults: authType none, headers {}, queryParameters {}, timeoutMs 30000, maxRetries 3, initialDelayMs 500. Secrets (password, token, apiKey, clientSecret) are write-only: answers carry …IsSet flags.',
           tags,
           body: Type.Object(ConnectionProperties, ODATA_BODY),
           response: { ...connectionResponses, 201: connections.Entity },
@@ -128,7 +129,10 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
       },
       async (request, reply) => {
         const connection = await createConnection(db, request.body, clock, secrets);
-        return reply.status(201).header('location', connections.url(connection.code)).send(connections.entity(connection));
+        return reply
+          .status(201)
+          .header('location', connections.url(connection.code))
+          .send(connections.entity(answered(connection)));
       },
     );
 
@@ -146,7 +150,8 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
           response: connectionResponses,
         },
       },
-      async (request) => connections.entity(await updateConnection(db, connections.key(request.params.key), request.body, clock, secrets)),
+      async (request) =>
+        connections.entity(answered(await updateConnection(db, connections.key(request.params.key), request.body, clock, secrets))),
     );
 
     app.delete(

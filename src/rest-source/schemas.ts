@@ -27,6 +27,13 @@ const nullableString = (description: string) => Type.Optional(Type.Union([Type.S
 const secret = (usedBy: string) =>
   nullableString(`${usedBy}. Write-only: answers show <name>IsSet instead; omitted keeps the stored value, null clears it`);
 const stringMap = (description: string) => Type.Optional(Type.Record(Type.String(), Type.String(), { description }));
+/** Answers say `queryParameters` (`query` is a method of generated OData clients); the former name is still read. */
+const formerQuery = Type.Optional(
+  Type.Record(Type.String(), Type.String(), {
+    description: 'Former name of queryParameters, still accepted (not both); answers say queryParameters',
+    deprecated: true,
+  }),
+);
 const { timeoutMs: T, maxRetries: R, initialDelayMs: D, pageSize: P, maxPages: M, scheduleSeconds: S } = LIMITS;
 
 export const ConnectionProperties = {
@@ -46,7 +53,8 @@ export const ConnectionProperties = {
   clientSecret: secret('oauth2ClientCredentials: the client secret'),
   scope: nullableString('oauth2ClientCredentials: optional scope'),
   headers: stringMap('Headers sent with every request of the connection'),
-  query: stringMap('Query parameters added to every request of the connection'),
+  queryParameters: stringMap('Query parameters added to every request of the connection'),
+  query: formerQuery,
   timeoutMs: Type.Optional(Integer({ description: `Per request, ${T.min} to ${T.max}; default ${T.default}` })),
   maxRetries: Type.Optional(
     Integer({ description: `Retries for 429, 5xx and network errors, ${R.min} to ${R.max}; default ${R.default}` }),
@@ -64,7 +72,8 @@ export const EndpointProperties = {
   path: Type.String({ description: "Relative to the connection's base URL, or absolute on the connection's origin; may carry a query" }),
   method: Type.Optional(Type.String({ description: `One of ${HTTP_METHODS.join(', ')}; default GET` })),
   headers: stringMap('Headers added to (or overriding) the connection headers'),
-  query: stringMap('Query parameters added to (or overriding) the connection query'),
+  queryParameters: stringMap("Query parameters added to (or overriding) the connection's"),
+  query: formerQuery,
   body: nullableString('POST only: a JSON text sent with every page request'),
   integrationSortingOrder: Integer({ description: 'The integration the records are imported through' }),
   paginationType: Type.Optional(

@@ -31,6 +31,7 @@ import {
   toConnectionSettings,
   type ConnectionView,
 } from './store.js';
+import { withPatch } from './common-rules.js';
 import { validateConnection } from './connection-rules.js';
 import { validateEndpoint, type EndpointContext } from './endpoint-rules.js';
 import { restConnectionOf, restEndpointOf } from './runtime-forms.js';
@@ -176,7 +177,7 @@ export async function updateConnection(
     // A new auth type starts from none of the old type's settings.
     if (patch.authType !== undefined && patch.authType !== current.authType)
       base = { ...base, ...Object.fromEntries(AUTH_SETTING_NAMES.map((n) => [n, null])) };
-    const merged: ConnectionInput = { ...base, ...patch, code };
+    const merged: ConnectionInput = { ...withPatch(base, patch), code };
     const stored = keptSecrets(row, merged, box);
     const next = validateConnection(merged, stored ?? {});
     requireSecretsForNewDestination(current, next.settings, patch);
@@ -239,7 +240,7 @@ export async function checkNewEndpoint(db: Db, input: EndpointInput): Promise<En
 function mergeEndpoint(current: EndpointSettings, patch: EndpointPatch, code: string): EndpointInput {
   let base = endpointInputOf(current);
   if (patch.method !== undefined && patch.method !== current.method && patch.body === undefined) base = { ...base, body: null };
-  return { ...base, ...patch, code };
+  return { ...withPatch(base, patch), code };
 }
 
 /** Everything `updateEndpoint` checks, without writing: the settings before and after, or its refusal. */

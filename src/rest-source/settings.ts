@@ -61,7 +61,8 @@ export interface ValidConnection {
 
 /** The input that reproduces stored settings (secrets aside): the base of a PATCH. */
 export function connectionInputOf(settings: ConnectionSettings): ConnectionInput {
-  return { ...settings, headers: { ...settings.headers }, query: { ...settings.query } };
+  const { query, ...rest } = settings;
+  return { ...rest, headers: { ...settings.headers }, queryParameters: { ...query } };
 }
 
 // ---- endpoints -----------------------------------------------------------------------------
@@ -124,5 +125,6 @@ export function endpointViewOf(settings: EndpointSettings): EndpointView {
 /** The input that reproduces stored settings (kept ones included): the base of a PATCH. */
 export function endpointInputOf(settings: EndpointSettings): EndpointInput {
   const view = endpointViewOf(settings);
-  return { ...view, headers: { ...view.headers }, query: { ...view.query } };
+  const { query, ...rest } = view;
+  return { ...rest, headers: { ...view.headers }, queryParameters: { ...query } };
 }

@@ -191,6 +191,12 @@ describe('$metadata', () => {
       users: ['userName'],
       applications: ['clientId'],
     });
+    // Every entity type has a key, so that a client can address its entities (odata2ts generates code that needs one).
+    const keyless = Object.entries(model as Record<string, { kind?: string; key?: string[] }>)
+      .filter(([, type]) => type.kind === 'EntityType' && type.key!.length === 0)
+      .map(([name]) => name);
+    expect(keyless).toEqual([]);
+    expect(model.targetTable!.members.rows).toBe('Property Collection(Microsoft.NAV.targetTableRow) not null');
     expect(model.bulkImportRequest!.members).toMatchObject({
       requestId: 'Property Edm.Guid not null',
       integrationSortingOrder: 'Property Edm.Int64 not null',
@@ -231,6 +237,10 @@ describe('$metadata', () => {
     ["fetch's and curl's default", '*/*'],
     ['a browser', 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8'],
     ['Power Query', 'application/xml'],
+    [
+      "an OData feed reader's JSON-first header, XML at a lower q",
+      'application/json;odata.metadata=minimal;q=1.0,application/json;odata=minimalmetadata;q=0.9,application/atomsvc+xml;q=0.8,application/atom+xml;q=0.8,application/xml;q=0.7,text/plain;q=0.7',
+    ],
     ['JSON preferred but XML named', 'application/xml;q=0.5, application/json'],
     ['JSON and any application type', 'application/json, application/*'],
   ])('answers CSDL XML, OData-Version 4.0, to %s', async (_, accept) => {
@@ -293,6 +303,7 @@ describe('the service document', () => {
 describe('every answer of the API against $metadata', () => {
   type Answer = Json & { '@odata.context'?: string; value?: Json[] };
   interface TypeInfo {
+    kind: string;
     key: string[];
     open: boolean;
     members: Record<string, CsdlMember>;
@@ -310,7 +321,12 @@ describe('every answer of the API against $metadata', () => {
     for (const [name, element] of Object.entries(schema)) {
       if (Array.isArray(element) || (element.$Kind !== 'EntityType' && element.$Kind !== 'ComplexType')) continue;
       const members = Object.fromEntries(Object.entries(element).filter(([k]) => !k.startsWith('$'))) as Record<string, CsdlMember>;
-      types[`Microsoft.NAV.${name}`] = { key: (element.$Key as string[] | undefined) ?? [], open: element.$OpenType === true, members };
+      types[`Microsoft.NAV.${name}`] = {
+        kind: element.$Kind,
+        key: (element.$Key as string[] | undefined) ?? [],
+        open: element.$OpenType === true,
+        members,
+      };
     }
     const container = schema.default!;
     sets = Object.fromEntries(
@@ -323,11 +339,24 @@ describe('every answer of the API against $metadata', () => {
   const literal = (value: unknown) => (typeof value === 'string' ? `'${value.replace(/'/g, "''")}'` : String(value));
   const keyOf = (type: TypeInfo, entity: Json) => `(${type.key.map((k) => literal(entity[k])).join(',')})`;
 
+  /**
+   * The collections of complex values an entity's answer leaves out (OData's default set of properties):
+   * sub-resources without a key of their own (the rows of a table), each served at `<entity>/<name>`.
+   */
+  const servedApart = (type: TypeInfo, entity: Json): string[] =>
+    Object.entries(type.members)
+      .filter(
+        ([name, m]) =>
+          m.$Kind !== 'NavigationProperty' && m.$Collection === true && types[m.$Type!]?.kind === 'ComplexType' && !(name in entity),
+      )
+      .map(([name]) => name);
+
   /** The entity has exactly the declared structural properties (more only where the type is open), non-null where declared so. */
   function checkEntity(typeName: string, entity: Json, where: string): void {
     const type = types[typeName]!;
     const data = Object.keys(entity).filter((k) => !k.startsWith('@'));
-    const structural = Object.entries(type.members).filter(([, m]) => m.$Kind !== 'NavigationProperty');
+    const apart = servedApart(type, entity);
+    const structural = Object.entries(type.members).filter(([name, m]) => m.$Kind !== 'NavigationProperty' && !apart.includes(name));
     if (!type.open) for (const k of data) expect(type.members[k], `${where}: ${k} is not declared on ${typeName}`).toBeDefined();
     for (const [name, m] of structural) {
       if (m.$Nullable === true) continue;
@@ -354,11 +383,18 @@ describe('every answer of the API against $metadata', () => {
       for (const item of list.value!) checkEntity(typeName, item, set);
       const first = list.value![0]!;
       const entityUrl = `${set}${keyOf(type, first)}`;
-      checkEntity(typeName, await get(entityUrl), entityUrl);
+      const entity = await get(entityUrl);
+      checkEntity(typeName, entity, entityUrl);
       visited.add(`GET ${set}/:`);
+      // Every property an entity leaves out of its answer must be served on its own.
+      for (const name of servedApart(type, entity)) {
+        // The rows of the table `customer`: open complex values (each table has its own columns), no key.
+        const sub = await get(`${entityUrl}/${name}`);
+        visited.add(`GET ${set}/:/${name}`);
+        for (const item of sub.value!) checkEntity(type.members[name]!.$Type!, item, `${entityUrl}/${name}`);
+      }
       for (const [name, nav] of Object.entries(type.members).filter(([, m]) => m.$Kind === 'NavigationProperty')) {
         const target = types[nav.$Type!]!;
-        // The rows of the table `customer`; its type is open (each table has its own columns).
         const sub = await get(`${entityUrl}/${name}`);
         visited.add(`GET ${set}/:/${name}`);
         if (nav.$Collection !== true) {
@@ -407,7 +443,11 @@ describe('every answer of the API against $metadata', () => {
       const set = m?.[1];
       const type = set === undefined || sets[set] === undefined ? undefined : types[sets[set]];
       const nav = m?.[2];
-      if (type === undefined || (nav !== undefined && type.members[nav]?.$Kind !== 'NavigationProperty')) unresolved.push(context);
+      // A navigation property, or a collection of complex values served apart (`targetTables('customer')/rows`).
+      const member = nav === undefined ? undefined : type?.members[nav];
+      const addressable =
+        member?.$Kind === 'NavigationProperty' || (member?.$Collection === true && types[member.$Type!]?.kind === 'ComplexType');
+      if (type === undefined || (nav !== undefined && !addressable)) unresolved.push(context);
     }
     expect(unresolved).toEqual([]);
   });

@@ -91,7 +91,7 @@ describe('restApiConnections', () => {
       clientSecretIsSet: false,
       scope: null,
       headers: {},
-      query: {},
+      queryParameters: {},
       timeoutMs: 30000,
       maxRetries: 3,
       initialDelayMs: 500,
@@ -254,7 +254,7 @@ describe('restApiEndpoints', () => {
       path: 'customers',
       method: 'GET',
       headers: {},
-      query: {},
+      queryParameters: {},
       body: null,
       integrationSortingOrder: 10,
       paginationType: 'pageNumber',
@@ -448,6 +448,39 @@ describe('restApiEndpoints', () => {
     const refused = await call('DELETE', "restApiEndpoints('crm.customers')");
     expect(refused).toMatchObject({ status: 409, body: { error: { code: 'conflict' } } });
     expect(refused.body.error.message).toBe(`REST API endpoint 'crm.customers' has an import run Queued (${run.runId}); let it end first.`);
+  });
+
+  it('answers the query parameters as queryParameters and still takes their former name query, not both', async () => {
+    expect((await call('POST', 'restApiConnections', { ...crm, code: 'crm2', queryParameters: { tenant: 'a' } })).body).toMatchObject({
+      queryParameters: { tenant: 'a' },
+    });
+    const created = await call('POST', 'restApiEndpoints', { ...customers, query: { sort: 'id' } });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ queryParameters: { sort: 'id' } });
+    expect(created.body).not.toHaveProperty('query');
+    // A PATCH under either name replaces them.
+    const patched = await call('PATCH', "restApiEndpoints('crm.customers')", { query: { sort: 'name' } });
+    expect(patched.body).toMatchObject({ queryParameters: { sort: 'name' } });
+    const renamed = await call('PATCH', "restApiEndpoints('crm.customers')", { queryParameters: {} });
+    expect(renamed.body).toMatchObject({ queryParameters: {} });
+    const both = await call('PATCH', "restApiEndpoints('crm.customers')", { query: { a: '1' }, queryParameters: { a: '1' } });
+    expect(both.status).toBe(400);
+    expect(both.body).toEqual({
+      error: { code: 'invalidRequest', message: 'query: is the former name of queryParameters; send one of them, not both' },
+    });
+    // The API key clash names the property the caller used.
+    const keyed = {
+      ...crm,
+      code: 'keyed',
+      authType: 'apiKey',
+      username: undefined,
+      password: undefined,
+      apiKeyName: 'k',
+      apiKeyIn: 'query',
+      apiKey: 'v',
+    };
+    const clash = await call('POST', 'restApiConnections', { ...keyed, queryParameters: { k: '1' } });
+    expect(clash.body.error.message).toBe('queryParameters.k: the API key is sent in query parameter k; remove it from queryParameters');
   });
 
   it('answers 404 for unknown codes', async () => {

@@ -155,7 +155,7 @@ describe('connection validation', () => {
     [
       'a base URL with a query',
       { ...basic, baseUrl: 'https://api.example.com/?key=1' },
-      'baseUrl: must not carry a query; put query parameters in "query"',
+      'baseUrl: must not carry a query; put query parameters in "queryParameters"',
     ],
     ['a code with a space', { ...basic, code: 'my crm' }, 'code: "my crm" is not a valid code'],
     ['a code of 51 characters', { ...basic, code: 'a'.repeat(51) }, 'code: "aaaa'],

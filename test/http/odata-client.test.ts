@@ -1,0 +1,200 @@
+/**
+ * A typed OData client made as a user makes one (docs/odata-clients.md), against the service started
+ * on a real socket: odata2ts reads `$metadata` with its own default headers (axios's
+ * `application/json, text/plain, *\/*`) and Basic credentials, generates the whole client (models,
+ * query objects, services) into a temp folder, and the TypeScript compiler checks it under `strict`
+ * with no error. The generated client, on odata2ts's fetch HTTP client, then lists with `$filter` and
+ * `$top`, follows `@odata.nextLink`, reads by key, runs the bound actions cancel and reset, and queries
+ * the rows of a target table. The generator's steps are those its CLI runs for a `sourceUrl`
+ * (download, parse, generate), called in-process.
+ */
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import ts from 'typescript';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API, startTestService, type TestService } from '../helpers/service.js';
+
+const require = createRequire(import.meta.url);
+const { downloadMetadata } = require('@odata2ts/odata2ts/lib/download/index.js') as {
+  downloadMetadata: (url: string, config: { username: string; password: string }) => Promise<string>;
+};
+const { runApp } = require('@odata2ts/odata2ts/lib/app.js') as { runApp: (metadata: unknown, options: unknown) => Promise<void> };
+const { evaluateConfigOptions } = require('@odata2ts/odata2ts/lib/evaluateConfig.js') as {
+  evaluateConfigOptions: (cli: Record<string, unknown>, file: Record<string, unknown>) => Record<string, unknown>[];
+};
+const { Modes, EmitModes } = require('@odata2ts/odata2ts') as { Modes: { all: number }; EmitModes: { ts: string } };
+const { parseStringPromise } = require('xml2js') as { parseStringPromise: (xml: string) => Promise<unknown> };
+const { FetchClient } = require('@odata2ts/http-client-fetch') as { FetchClient: new (config: object) => HttpClient };
+const { QStringPath } = require('@odata2ts/odata-query-objects') as {
+  QStringPath: new (path: string) => { eq: (value: string) => unknown };
+};
+
+// ---- what the test uses of the generated client (its types are only known once it is generated) ----
+
+interface QueryBuilder {
+  filter(expression: unknown): QueryBuilder;
+  top(n: number): QueryBuilder;
+}
+interface Answer<T> {
+  readonly data: T;
+}
+interface ListAnswer<T> {
+  readonly value: T[];
+  readonly '@odata.nextLink'?: string;
+}
+interface Collection<T, Q = unknown> {
+  query(queryFn?: (builder: QueryBuilder, q: Q) => void): Promise<Answer<ListAnswer<T>>>;
+}
+interface Request {
+  readonly requestId: string;
+  readonly status: string;
+  readonly integrationSortingOrder: number;
+}
+interface Row {
+  readonly no: string;
+}
+interface GeneratedService {
+  bulkImportRequests(): Collection<Request, { status: { eq(value: string): unknown } }>;
+  bulkImportRequests(id: string): {
+    query(): Promise<Answer<Request>>;
+    cancel(): Promise<Answer<Request>>;
+    reset(): Promise<Answer<Request>>;
+  };
+  targetTables(name: string): { query(): Promise<Answer<{ name: string }>>; rows(): Collection<Row> };
+}
+interface HttpClient {
+  get<T>(url: string): Promise<Answer<T>>;
+}
+
+const USER = { userName: 'odata-client', password: 'a-long-enough-password' };
+const basic = `Basic ${Buffer.from(`${USER.userName}:${USER.password}`).toString('base64')}`;
+
+let t: TestService;
+let serviceUrl: string;
+let dir: string;
+const pending: string[] = [];
+
+beforeAll(async () => {
+  // Pages of 2, so that a list of 4 comes in two answers linked by @odata.nextLink.
+  t = await startTestService({ workers: false, config: { maxPageSize: 2 } });
+  const created = await t.inject({
+    method: 'POST',
+    url: `${API}/users`,
+    payload: { ...USER, permissionSets: ['VENDOR IF ALL'] },
+  });
+  expect(created.statusCode).toBe(201);
+  for (let i = 0; i < 5; i++) {
+    const res = await t.inject({
+      method: 'POST',
+      url: `${API}/bulkImportRequests`,
+      payload: { integrationSortingOrder: 10, payload: `[{"no":"C${i}","name":"Customer ${i}"}]` },
+    });
+    pending.push(res.json<{ requestId: string }>().requestId);
+  }
+  serviceUrl = `${await t.service.listen()}${API}`;
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-odata2ts-'));
+  // The generated code imports the odata2ts runtime, as it would in the user's project.
+  fs.symlinkSync(path.resolve(import.meta.dirname, '../../node_modules'), path.join(dir, 'node_modules'), 'dir');
+});
+
+afterAll(async () => {
+  await t?.cleanup();
+  if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** The generated client, compiled to CommonJS by the same program that type-checked it. */
+let generated: { MicrosoftNavService: new (client: HttpClient, basePath: string) => GeneratedService } | undefined;
+
+describe('a client generated by odata2ts from $metadata', () => {
+  it('generates from the $metadata its default request reads, and the generated code compiles with no error', async () => {
+    const xml = await downloadMetadata(serviceUrl, { username: USER.userName, password: USER.password });
+    expect(xml).toMatch(/^<\?xml [^>]*>\s*<edmx:Edmx Version="4.0"/);
+    const source = path.join(dir, 'metadata.xml');
+    fs.writeFileSync(source, xml);
+
+    const output = path.join(dir, 'generated');
+    fs.mkdirSync(output);
+    const [options] = evaluateConfigOptions(
+      { source, output },
+      { mode: Modes.all, emitMode: EmitModes.ts, tsconfig: path.resolve(import.meta.dirname, '../../tsconfig.json') },
+    );
+    await runApp(await parseStringPromise(xml), options);
+    const files = fs.readdirSync(output).map((f) => path.join(output, f));
+    expect(files.map((f) => path.basename(f)).sort()).toEqual(['MicrosoftNavModel.ts', 'MicrosoftNavService.ts', 'QMicrosoftNav.ts']);
+
+    const program = ts.createProgram(files, {
+      strict: true,
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.CommonJS,
+      moduleResolution: ts.ModuleResolutionKind.Node10,
+      lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
+      types: [],
+      skipLibCheck: true,
+      outDir: path.join(dir, 'js'),
+    });
+    const errors = ts
+      .getPreEmitDiagnostics(program)
+      .map(
+        (d) =>
+          `${d.file === undefined ? '' : `${path.basename(d.file.fileName)}: `}${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`,
+      );
+    expect(errors).toEqual([]);
+    expect(program.emit().emitSkipped).toBe(false);
+    generated = require(path.join(dir, 'js', 'MicrosoftNavService.js')) as typeof generated;
+  });
+
+  it('lists with $filter and $top, follows @odata.nextLink, reads by key, cancels and resets a bulk import request', async () => {
+    expect(generated, 'the client of the test before').toBeDefined();
+    const client = new FetchClient({ headers: { authorization: basic } });
+    const service = new generated!.MicrosoftNavService(client, serviceUrl);
+
+    const first = await service.bulkImportRequests().query((builder, q) => builder.filter(q.status.eq('Pending')).top(4));
+    const firstPage = first.data;
+    expect(firstPage.value).toHaveLength(2);
+    expect(firstPage.value.every((r) => r.status === 'Pending' && r.integrationSortingOrder === 10)).toBe(true);
+    expect(firstPage['@odata.nextLink']).toContain('$top=2');
+    const second = (await client.get<ListAnswer<Request>>(firstPage['@odata.nextLink']!)).data;
+    expect(second.value).toHaveLength(2);
+    expect(second['@odata.nextLink']).toBeUndefined();
+    const listed = [...firstPage.value, ...second.value].map((r) => r.requestId);
+    expect(new Set(listed).size).toBe(4);
+    expect(listed.every((id) => pending.includes(id))).toBe(true);
+
+    const [toCancel, toReset] = pending as [string, string];
+    const read = await service.bulkImportRequests(toCancel).query();
+    expect(read.data).toMatchObject({ requestId: toCancel, status: 'Pending' });
+
+    const cancelled = await service.bulkImportRequests(toCancel).cancel();
+    expect(cancelled.data).toMatchObject({ requestId: toCancel, status: 'Cancelled' });
+
+    // A request left Processing by a worker that died: an administrator resets it to Pending.
+    await sql`update ifw_bulk_import_request set status = 'Processing' where request_id = ${toReset}`.execute(t.service.db.kysely);
+    const reset = await service.bulkImportRequests(toReset).reset();
+    expect(reset.data).toMatchObject({ requestId: toReset, status: 'Pending' });
+  });
+
+  it("queries a target table's rows as a collection without a key: $filter on a column, $top, @odata.nextLink", async () => {
+    expect(generated, 'the client of the first test').toBeDefined();
+    await sql`insert into customer (no, name, city) values ('L1', 'One', 'Lyon'), ('L2', 'Two', 'Lyon'), ('P1', 'Three', 'Paris')`.execute(
+      t.service.db.kysely,
+    );
+    const client = new FetchClient({ headers: { authorization: basic } });
+    const service = new generated!.MicrosoftNavService(client, serviceUrl);
+    const table = await service.targetTables('customer').query();
+    expect(table.data).toMatchObject({ name: 'customer', primaryKey: ['no'] });
+    // A row type is open (each table has its own columns): a column is named by its path.
+    const city = new QStringPath('city');
+    const rows = service.targetTables('customer').rows();
+    const lyon = await rows.query((builder) => builder.filter(city.eq('Lyon')).top(1));
+    expect(lyon.data.value).toEqual([{ no: 'L1', name: 'One', email: null, city: 'Lyon', country: null }]);
+    // Pages of 2: the third row comes through @odata.nextLink.
+    const first = await rows.query((builder) => builder.top(3));
+    expect(first.data.value.map((r) => r.no)).toEqual(['L1', 'L2']);
+    expect(first.data['@odata.nextLink']).toContain('$top=1');
+    const rest = await client.get<ListAnswer<Row>>(first.data['@odata.nextLink']!);
+    expect(rest.data.value.map((r) => r.no)).toEqual(['P1']);
+  });
+});
