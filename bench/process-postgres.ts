@@ -5,6 +5,7 @@
  * baseline's time includes writing the rows as COPY text (as any loader must) and its COMMIT, as the
  * import's includes parsing, mapping, staging, applying and its COMMIT.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
@@ -24,10 +25,23 @@ const { createTableSql } = (await built('tables/ddl.js')) as typeof Ddl;
 
 const adminUrl = process.env.IFW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
+/** Wall time of a run, and the CPU time it took: this process's and the PostgreSQL server process's. */
+export interface Timed {
+  readonly ms: number;
+  readonly nodeCpuMs: number;
+  readonly serverCpuMs: number;
+}
+
 export interface PostgresRuns {
-  readonly baseline: number;
-  readonly measured: number;
-  readonly chunked: number;
+  readonly baseline: Timed;
+  readonly measured: Timed;
+  readonly chunked: Timed;
+}
+
+/** CPU time (user + system) of a process of this machine, in ms (clock ticks of 10 ms). */
+function processCpuMs(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** Runs one round of each (baseline, whole text, 1 MB chunks) per call of `round`, on one client. */
@@ -58,15 +72,21 @@ export async function openPostgresBench(
     const { rows } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM "${table.name}"`);
     if (Number(rows[0]!.n) !== records) throw new Error(`${what}: expected ${records} rows, found ${rows[0]!.n}`);
   };
-  const timed = async (what: string, work: () => Promise<void>): Promise<number> => {
+  const { rows: backend } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+  const serverPid = backend[0]!.pid;
+  const timed = async (what: string, work: () => Promise<void>): Promise<Timed> => {
     await reset();
+    const nodeCpu = process.cpuUsage();
+    const serverCpu = processCpuMs(serverPid);
     const started = performance.now();
     await client.query('BEGIN');
     await work();
     await client.query('COMMIT');
     const ms = performance.now() - started;
+    const { user, system } = process.cpuUsage(nodeCpu);
+    const serverCpuMs = processCpuMs(serverPid) - serverCpu;
     await verify(what);
-    return ms;
+    return { ms, nodeCpuMs: (user + system) / 1000, serverCpuMs };
   };
   const importOnce = async (payload: ImportInput['payload']): Promise<void> => {
     const { committed, outcome } = await importPayloadPg(client, { plan, tables, payload }, () => true);

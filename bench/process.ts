@@ -17,7 +17,7 @@ import type * as Importer from '../src/table-writer/sqlite/importer.js';
 import type { IntegrationField, IntegrationMapping, IntegrationPlan } from '../src/integrations/model.js';
 import type * as Dialect from '../src/storage/sqlite/dialect.js';
 import type { TargetTable } from '../src/tables/model.js';
-import { openPostgresBench } from './process-postgres.js';
+import { openPostgresBench, type Timed } from './process-postgres.js';
 
 const built = (module: string): Promise<unknown> => import(pathToFileURL(path.resolve(import.meta.dirname, '../dist', module)).href);
 const { importPayload } = (await built('table-writer/sqlite/importer.js')) as typeof Importer;
@@ -180,14 +180,13 @@ async function mainPostgres(payload: string, bytes: Buffer, rows: readonly (stri
   const bench = await openPostgresBench(table, plan, RECORDS);
   try {
     const runs = { baseline: [] as number[], measured: [] as number[], chunked: [] as number[] };
+    const cpu = (t: Timed): string => `${t.ms.toFixed(0)} ms (CPU: node ${t.nodeCpuMs.toFixed(0)}, server ${t.serverCpuMs.toFixed(0)})`;
     for (let run = 1; run <= RUNS; run++) {
       const r = await bench.round(payload, bytes, rows);
-      console.log(
-        `postgres run ${run}: baseline ${r.baseline.toFixed(0)} ms, importPayloadPg ${r.measured.toFixed(0)} ms, in 1 MB chunks ${r.chunked.toFixed(0)} ms`,
-      );
-      runs.baseline.push(r.baseline);
-      runs.measured.push(r.measured);
-      runs.chunked.push(r.chunked);
+      console.log(`postgres run ${run}: baseline ${cpu(r.baseline)}, importPayloadPg ${cpu(r.measured)}, in 1 MB chunks ${cpu(r.chunked)}`);
+      runs.baseline.push(r.baseline.ms);
+      runs.measured.push(r.measured.ms);
+      runs.chunked.push(r.chunked.ms);
     }
     const baselineRate = rate(median(runs.baseline));
     const chunkedRate = rate(median(runs.chunked));
