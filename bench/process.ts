@@ -4,7 +4,9 @@
  * table shape. Both run in one transaction on a file opened like the service's (WAL, synchronous=FULL).
  * JSON.parse of the payload counts as processing. The importer is the built one (`dist/`, as the
  * service runs it: `npm run bench:process` builds first); runs alternate, and the medians are compared.
- * Last line: `process records/s ratio=… target=0.7`.
+ * Then the same on PostgreSQL (bench/process-postgres.ts): importPayloadPg against a raw COPY FROM STDIN.
+ * BENCH_BACKENDS (sqlite,postgres) picks which run. Last line: `process records/s ratio=… target=0.7`
+ * (SQLite's; PostgreSQL's is the line before it).
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import fs from 'node:fs';
@@ -15,6 +17,7 @@ import type * as Importer from '../src/table-writer/sqlite/importer.js';
 import type { IntegrationField, IntegrationMapping, IntegrationPlan } from '../src/integrations/model.js';
 import type * as Dialect from '../src/storage/sqlite/dialect.js';
 import type { TargetTable } from '../src/tables/model.js';
+import { openPostgresBench, type Timed } from './process-postgres.js';
 
 const built = (module: string): Promise<unknown> => import(pathToFileURL(path.resolve(import.meta.dirname, '../dist', module)).href);
 const { importPayload } = (await built('table-writer/sqlite/importer.js')) as typeof Importer;
@@ -169,14 +172,48 @@ function runMeasuredChunked(db: BetterSqlite3.Database, payload: Buffer): number
   return ms;
 }
 
-function main(): void {
+const backends = (process.env.BENCH_BACKENDS ?? 'sqlite,postgres').split(',');
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const rate = (ms: number): number => RECORDS / (ms / 1000);
+
+async function mainPostgres(payload: string, bytes: Buffer, rows: readonly (string | number)[][]): Promise<void> {
+  const bench = await openPostgresBench(table, plan, RECORDS);
+  try {
+    const runs = { baseline: [] as number[], measured: [] as number[], chunked: [] as number[] };
+    const cpu = (t: Timed): string => `${t.ms.toFixed(0)} ms (CPU: node ${t.nodeCpuMs.toFixed(0)}, server ${t.serverCpuMs.toFixed(0)})`;
+    for (let run = 1; run <= RUNS; run++) {
+      const r = await bench.round(payload, bytes, rows);
+      console.log(`postgres run ${run}: baseline ${cpu(r.baseline)}, importPayloadPg ${cpu(r.measured)}, in 1 MB chunks ${cpu(r.chunked)}`);
+      runs.baseline.push(r.baseline.ms);
+      runs.measured.push(r.measured.ms);
+      runs.chunked.push(r.chunked.ms);
+    }
+    const baselineRate = rate(median(runs.baseline));
+    const chunkedRate = rate(median(runs.chunked));
+    console.log(`postgres baseline (raw COPY FROM STDIN of the prepared rows): ${Math.round(baselineRate)} records/s`);
+    console.log(
+      `postgres importPayloadPg in 1 MB chunks: ${Math.round(chunkedRate)} records/s, ratio=${(chunkedRate / baselineRate).toFixed(2)}`,
+    );
+    const measuredRate = rate(median(runs.measured));
+    console.log(`process postgres records/s ${Math.round(measuredRate)} ratio=${(measuredRate / baselineRate).toFixed(2)} target=0.7`);
+  } finally {
+    await bench.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const { payload, rows } = generate();
+  const bytes = Buffer.from(payload);
+  if (backends.includes('postgres')) await mainPostgres(payload, bytes, rows);
+  if (backends.includes('sqlite')) mainSqlite(payload, bytes, rows);
+}
+
+function mainSqlite(payload: string, bytes: Buffer, rows: readonly (string | number)[][]): void {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-bench-process-'));
   const baselineDb = openSqliteFile(path.join(dir, 'baseline.db'), 5000);
   const measuredDb = openSqliteFile(path.join(dir, 'measured.db'), 5000);
   try {
-    const { payload, rows } = generate();
     console.log(`records: ${RECORDS}, payload: ${(payload.length / 1024 / 1024).toFixed(1)} MB, runs: ${RUNS} each (medians compared)`);
-    const bytes = Buffer.from(payload);
     const baselines: number[] = [];
     const measures: number[] = [];
     const chunkedMeasures: number[] = [];
@@ -189,7 +226,6 @@ function main(): void {
       measures.push(m);
       chunkedMeasures.push(c);
     }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const baseline = median(baselines);
     const measured = median(measures);
     const chunked = median(chunkedMeasures);
@@ -210,4 +246,4 @@ function main(): void {
   }
 }
 
-main();
+await main();

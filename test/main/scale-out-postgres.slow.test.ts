@@ -255,27 +255,36 @@ describe.skipIf(postgres.skip)('one API process and three worker processes on Po
     }
     expect(victim, `lease owner "${leaseOwner}" names none of the workers' pids (${workers.map((w) => w.pid).join(', ')})`).toBeDefined();
     // A moment into the import, not at its first statement: once its transaction has written rows to the
-    // table (it holds a write lock on it until it commits), or has ended after all (said just below).
-    await until(
+    // table (it holds a write lock on it until it commits) through the staging table that COPY fills
+    // (the last statement of a worker's connection names it), or has ended after all (said just below).
+    const atKill = await until(
       async () =>
         (
-          await db.query<{ status: string; writers: number }>(
+          await db.query<{ status: string; writers: number; staging: number }>(
             `select (select status from ifw_bulk_import_request where request_id = $1) as status,
                     (select count(*)::integer
                        from pg_locks l
                        join pg_class c on c.oid = l.relation
                       where l.database = (select oid from pg_database where datname = current_database())
-                        and c.relname = 'scale_row' and l.mode = 'RowExclusiveLock' and l.granted) as writers`,
+                        and c.relname = 'scale_row' and l.mode = 'RowExclusiveLock' and l.granted) as writers,
+                    (select count(*)::integer from pg_stat_activity
+                      where datname = current_database() and pid <> pg_backend_pid()
+                        and query like '%ifw_import_stage%') as staging`,
             [requestId],
           )
         ).rows[0]!,
-      { holds: (row) => row.writers > 0 || row.status !== 'Processing', what: 'the import writing to scale_row' },
+      {
+        holds: (row) => (row.writers > 0 && row.staging > 0) || row.status !== 'Processing',
+        what: 'the import writing to scale_row from its staging table',
+      },
     );
     const { rows: before } = await db.query<{ status: string; lease_owner: string | null }>(
       'select status, lease_owner from ifw_bulk_import_request where request_id = $1',
       [requestId],
     );
     expect(before[0], 'the import finished before the kill: raise BIG_RECORDS').toEqual({ status: 'Processing', lease_owner: leaseOwner });
+    // Killed in the middle of a COPY import: rows staged and applied, the transaction not committed.
+    expect(atKill.staging, 'the import was not staging its rows with COPY').toBeGreaterThan(0);
     victim!.child.kill('SIGKILL');
     const killedAt = Date.now();
     expect(await victim!.closed).toBeNull();

@@ -2,43 +2,75 @@
  * One chunk of records (a few thousand) on PostgreSQL, judged exactly as the SQLite importer judges
  * records one statement at a time, but written with a few statements:
  *
- * 1. Map every record. Relation values not already known to exist are collected, not asked one by one.
- * 2. Ask the database once per relation, and once for the chunk's primary keys (lookups.ts). Insert
- *    mode skips the key question until the database refuses the chunk: a bulk load into new keys,
- *    the usual case, then costs no lookup (a fifth of the time of a 100 000-record load).
+ * 1. Map every record, and stream the mapped rows into the import's staging table with COPY
+ *    (staging.ts). Relation values not already known to exist are noted, not asked one by one.
+ * 2. Ask the database once per relation, and once for the chunk's primary keys, each a set-based
+ *    query over the staged rows. Insert mode skips the key question until the database refuses the
+ *    chunk: a bulk load into new keys, the usual case, then costs no lookup.
  * 3. Judge the records in order, in memory: a relation holds if its key was found or was written by an
  *    earlier record of this chunk; a key is taken if it was found or was written earlier. That gives
  *    each record's verdict (errors, `already exists`, `does not exist`, inserted, updated) in order.
- * 4. Write the accepted rows with one statement per segment, under a savepoint. A segment ends where a
- *    key repeats (update and upsert), because one statement must not touch a row twice; rows of a
- *    segment go in one statement, so a row may refer to a row inserted in the same statement (foreign
- *    keys are checked at the end of the statement).
+ * 4. Apply the accepted staged rows to the target with one statement per segment (insert; update by
+ *    primary key; upsert with ON CONFLICT … DO UPDATE), under a savepoint: the usual chunk is one
+ *    segment and one statement. A segment ends where a key repeats (update and upsert), because one
+ *    statement must not touch a row twice; rows of a segment go in one statement, so a row may refer to
+ *    a row inserted in the same statement (foreign keys are checked at the end of the statement).
+ *
+ * A chunk holding a NUL character (which PostgreSQL text cannot hold, so neither can COPY) is not
+ * staged: steps 2 and 4 then pass the rows as one array parameter per column, read through `unnest`
+ * (sql.ts, lookups.ts), and that value is refused by the write, as any other value the database refuses.
  *
  * The database may still refuse a row the declaration allowed (a CHECK constraint added by hand, a NUL
- * character in a text, a row inserted or deleted meanwhile by another transaction). Then the chunk is
- * rolled back to its savepoint and written again one record at a time, each under its own savepoint,
- * judging every record against what was really written: the same outcome as SQLite's, record by
- * record, at the price of three round trips per record for that chunk only. Either way a refused
- * statement never leaves the caller's transaction aborted.
+ * character in a text, a row inserted or deleted meanwhile by another transaction). A set-based
+ * statement does not say which row it refused, so then the chunk is rolled back to its savepoint and
+ * written again one record at a time, each under its own savepoint, judging every record against what
+ * was really written: the same outcome as SQLite's, record by record, at the price of three round trips
+ * per record for that chunk only. Either way a refused statement never leaves the caller's transaction
+ * aborted.
  */
 import type { WriteMode } from '../../integrations/model.js';
 import type { SqlValue } from '../../mapping/convert.js';
 import { mapRecord, type CompiledMapping, type FieldViolation, type RelationExists } from '../../mapping/engine.js';
 import { keyErrorFactory, Tally } from '../tally.js';
 import { isRecordLevelPgError, pgRefusal, release, rollbackAndRelease, savepoint, type PgClient } from './client.js';
-import { existingKeys, KEY_SEPARATOR, keyText, relationLookups, type RelationLookup } from './lookups.js';
+import { existingKeys, existingStagedKeys, KEY_SEPARATOR, keyText, relationLookups, type RelationLookup } from './lookups.js';
 import { buildImportSql } from './sql.js';
+import { copyPieces, type Stage } from './staging.js';
 
 type Written = 'inserted' | 'updated';
 type Verdict = readonly FieldViolation[] | 'keyExists' | 'keyMissing' | Written;
 
-/** Writes one chunk, adding its counts and errors to `tally`; `firstRecordNo` numbers its first record. */
-export type ChunkWriter = (records: readonly unknown[], firstRecordNo: number, tally: Tally) => Promise<void>;
+/** A chunk's records mapped (and written as COPY text), ready to be written. */
+export interface MappedChunk {
+  readonly records: readonly unknown[];
+  readonly firstRecordNo: number;
+  readonly rows: SqlValue[][];
+  readonly violations: (FieldViolation[] | null)[];
+  /** 1: a relation value of the record was unknown while mapping; it is judged again in step 3. */
+  readonly asked: Uint8Array;
+  /** The rows as COPY text (staging.ts copyPieces); null: not staged. */
+  readonly pieces: string[] | null;
+}
+
+/**
+ * `map` maps a chunk; `write` writes a mapped one, adding its counts and errors to `tally`, and calls
+ * `meanwhile` once while the database applies the chunk (so that the next chunk is mapped then: the two
+ * overlap, on two cores), or at the end when there is nothing to apply. `meanwhile` must not use the
+ * client: it is busy.
+ */
+export interface ChunkWriter {
+  readonly map: (records: readonly unknown[], firstRecordNo: number) => MappedChunk;
+  readonly write: (chunk: MappedChunk, tally: Tally, meanwhile: () => void) => Promise<void>;
+}
+
+/** Segments of a chunk written from the staging table at most; beyond, from array parameters. */
+const MAX_STAGED_SEGMENTS = 8;
 
 /** An update matched fewer rows than judged: a key was deleted meanwhile. Handled like a refused row. */
 class RowCountMismatch extends Error {}
 
-export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: WriteMode): ChunkWriter {
+/** `stage`: the import's staging table (null: every chunk is written through `unnest`). */
+export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: WriteMode, stage: Stage | null): ChunkWriter {
   const width = mapping.columns.length;
   const { keyColumns, table } = mapping;
   const sql = buildImportSql(mapping, mode);
@@ -64,13 +96,11 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
     else tally.updated++;
   };
 
-  return async (records, firstRecordNo, tally) => {
+  const map = (records: readonly unknown[], firstRecordNo: number): MappedChunk => {
     const n = records.length;
     const rows = new Array<SqlValue[]>(n);
     const violations = new Array<FieldViolation[] | null>(n);
-    /** 1: a relation value of the record was unknown while mapping; it is judged again in step 3. */
     const asked = new Uint8Array(n);
-
     let current = 0;
     const provisional: RelationExists = (column, value) => {
       const lookup = lookups[column]!;
@@ -86,14 +116,29 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
       violations[i] = mapRecord(mapping, records[i], row, provisional);
       rows[i] = row;
     }
+    return { records, firstRecordNo, rows, violations, asked, pieces: stage === null ? null : copyPieces(rows) };
+  };
 
-    for (const lookup of distinctLookups) await lookup.resolve(client);
+  const write = async (chunk: MappedChunk, tally: Tally, meanwhile: () => void): Promise<void> => {
+    const { records, firstRecordNo, rows, violations, asked, pieces } = chunk;
+    const n = rows.length;
+    let waited = false;
+    const wait = (): void => {
+      if (waited) return;
+      waited = true;
+      meanwhile();
+    };
+    const staged = pieces !== null;
+    if (staged) await stage!.load(pieces);
+    for (const lookup of distinctLookups) await (staged ? lookup.resolveStaged(client) : lookup.resolve(client));
     // Records with errors already have them whatever the answers are; only the others are written.
     const candidates = rows.filter((_, i) => violations[i] === null);
     const askKeys = (): Promise<Set<string>> =>
       sql.existingKeys === null || candidates.length === 0
         ? Promise.resolve(new Set())
-        : existingKeys(client, sql.existingKeys, keyColumns, candidates);
+        : staged
+          ? existingStagedKeys(client, stage!.sql.existingKeys!)
+          : existingKeys(client, sql.existingKeys, keyColumns, candidates);
     // Insert mode first assumes that no key is taken (the usual bulk load into new keys) and asks only
     // when the database refuses the chunk; update and upsert need the answer to count.
     const assumeNewKeys = mode === 'insert';
@@ -158,13 +203,54 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
       return { judged, segments };
     };
 
+    /**
+     * The usual chunk: every staged row accepted, one segment: its savepoint, statement, and release
+     * with the emptying of the staging table, while the next chunk is mapped.
+     */
+    const applyAllStaged = async (): Promise<boolean> => {
+      const applying = (async (): Promise<{ refused: unknown } | null> => {
+        await savepoint(client, 'ifw_import_chunk');
+        try {
+          await client.query(stage!.sql.writeAll);
+        } catch (err) {
+          if (!isRecordLevelPgError(err)) throw err;
+          return { refused: err };
+        }
+        await client.query(stage!.releaseAndEmpty('ifw_import_chunk'));
+        return null;
+      })();
+      // Settled at once, so that a failure is not an unhandled rejection while the next chunk is mapped.
+      const settled = applying.then(
+        (refused) => ({ refused }),
+        (err: unknown) => ({ err }),
+      );
+      wait();
+      const answer = await settled;
+      if ('err' in answer) throw answer.err;
+      if (answer.refused === null) {
+        stage!.emptied();
+        return true;
+      }
+      await rollbackAndRelease(client, 'ifw_import_chunk');
+      return false;
+    };
+
     /** False: the database refused a row, and the chunk's writes were rolled back. */
     const writeSegments = async (segments: readonly number[][]): Promise<boolean> => {
       if (segments.length === 0) return true;
+      // (Not in update mode: a row count short of the rows must still be undone under the savepoint.)
+      if (staged && !sql.countsRows && segments.length === 1 && segments[0]!.length === n) return applyAllStaged();
       await savepoint(client, 'ifw_import_chunk');
       try {
+        // Each staged segment's statement reads the whole staging table: many segments (a key repeated
+        // often in one chunk) are written from array parameters instead, as an unstaged chunk is.
+        const fromStage = staged && segments.length <= MAX_STAGED_SEGMENTS;
         for (const indices of segments) {
-          const result = await client.query(sql.write, params(indices));
+          const result = !fromStage
+            ? await client.query(sql.write, params(indices))
+            : indices.length === n
+              ? await client.query(stage!.sql.writeAll)
+              : await client.query(stage!.sql.write, [indices]);
           if (sql.countsRows && result.rowCount !== indices.length) throw new RowCountMismatch();
         }
         await release(client, 'ifw_import_chunk');
@@ -185,6 +271,7 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
     }
     if (done) {
       tally.merge(fast.judged);
+      wait();
       return;
     }
 
@@ -215,5 +302,8 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
       count(exact, verdict);
     }
     tally.merge(exact);
+    wait();
   };
+
+  return { map, write };
 }

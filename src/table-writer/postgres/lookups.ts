@@ -12,6 +12,7 @@ import type { CompiledMapping } from '../../mapping/engine.js';
 import type { PgClient } from './client.js';
 import { perRelation } from '../target-sql.js';
 import { relationLookupSql } from './sql.js';
+import { stagedRelationSql } from './staging.js';
 
 /**
  * PostgreSQL text cannot hold NUL, and asking for such a value fails the whole query (22021). It cannot
@@ -31,8 +32,15 @@ export class RelationLookup {
   private readonly hits = new Set<string>();
   private readonly asked = new Set<SqlValue>();
   private readonly sql: string;
+  /** The columns relating to this key (set by relationLookups). */
+  readonly columns: number[] = [];
+  private stagedSql: string | undefined;
 
-  constructor(table: string, field: string, type: Parameters<typeof relationLookupSql>[2]) {
+  constructor(
+    private readonly table: string,
+    private readonly field: string,
+    private readonly type: Parameters<typeof relationLookupSql>[2],
+  ) {
     this.sql = relationLookupSql(table, field, type);
   }
 
@@ -52,15 +60,35 @@ export class RelationLookup {
     const found = await client.query<[string]>({ text: this.sql, values: [values], rowMode: 'array' });
     for (const [value] of found.rows) this.hits.add(value);
   }
+
+  /** The same question asked of the staged rows (staging.ts), set-based: every staged value of the columns at once. */
+  async resolveStaged(client: PgClient): Promise<void> {
+    if (this.asked.size === 0) return;
+    this.asked.clear();
+    this.stagedSql ??= stagedRelationSql(this.columns, this.table, this.field, this.type);
+    const found = await client.query<[string]>({ text: this.stagedSql, rowMode: 'array' });
+    for (const [value] of found.rows) this.hits.add(value);
+  }
 }
 
 /** One lookup per distinct related table and field, indexed by column (undefined: no relation). */
-export const relationLookups = (mapping: CompiledMapping): readonly (RelationLookup | undefined)[] =>
+export function relationLookups(mapping: CompiledMapping): readonly (RelationLookup | undefined)[] {
   // Related fields have a compatible type (text and code are both text here), so the column's own type fits.
-  perRelation(mapping, ({ table, field }, column) => new RelationLookup(table, field, column.field.type));
+  const lookups = perRelation(mapping, ({ table, field }, column) => new RelationLookup(table, field, column.field.type));
+  lookups.forEach((lookup, c) => lookup?.columns.push(c));
+  return lookups;
+}
 
 /** Joins a composite key's parts; NUL cannot occur in a PostgreSQL text value, so the join is unambiguous. */
 export const KEY_SEPARATOR = '\u0000';
+
+/** Which staged rows' keys are in the table now (staging.ts existingKeys), joined as keyOf joins them. */
+export async function existingStagedKeys(client: PgClient, sql: string): Promise<Set<string>> {
+  const result = await client.query<string[]>({ text: sql, rowMode: 'array' });
+  const found = new Set<string>();
+  for (const parts of result.rows) found.add(parts.join(KEY_SEPARATOR));
+  return found;
+}
 
 /** Which of `rows`' keys (by `keyOf`) are in the table now: one query with one array per key column. */
 export async function existingKeys(

@@ -9,8 +9,9 @@ import type { OnRecordError, WriteMode } from '../../integrations/model.js';
 import type { CompiledMapping } from '../../mapping/engine.js';
 import type { ImportOutcome } from '../model.js';
 import { Tally } from '../tally.js';
-import { chunkWriter } from './chunk.js';
+import { chunkWriter, type MappedChunk } from './chunk.js';
 import type { PgClient } from './client.js';
+import { buildStagedSql, Stage } from './staging.js';
 
 /**
  * Records per chunk, at least. Each chunk costs a handful of round trips and one subtransaction (its
@@ -45,23 +46,47 @@ export async function writeRecordsPg(
   const tally = new Tally();
   // A function is asked once the first batch is in (an estimate of the number of records needs it).
   let size = typeof chunkRecords === 'number' ? chunkRecords : undefined;
-  const write = chunkWriter(client, mapping, writeMode);
-  let chunk: unknown[] = [];
+  const stage = new Stage(client, buildStagedSql(mapping, writeMode));
+  const writer = chunkWriter(client, mapping, writeMode, stage);
+  const source = Symbol.asyncIterator in batches ? batches[Symbol.asyncIterator]() : batches[Symbol.iterator]();
+  let batch: readonly unknown[] = [];
+  let taken = 0;
   let firstRecordNo = 1;
-  const flush = async (): Promise<void> => {
-    await write(chunk, firstRecordNo, tally);
-    firstRecordNo += chunk.length;
-    chunk = [];
-  };
-  for await (const records of batches) {
-    size ??= (chunkRecords as () => number)();
-    for (let start = 0; start < records.length;) {
-      const take = Math.min(size - chunk.length, records.length - start);
-      for (let i = start; i < start + take; i++) chunk.push(records[i]);
-      start += take;
-      if (chunk.length === size) await flush();
+  /** The next chunk's records; empty when all are read. Reading may use the client (a payload stored in PostgreSQL). */
+  const nextRecords = async (): Promise<unknown[]> => {
+    const chunk: unknown[] = [];
+    for (;;) {
+      if (taken === batch.length) {
+        const next = await source.next();
+        if (next.done === true) break;
+        batch = next.value;
+        taken = 0;
+        size ??= (chunkRecords as () => number)();
+      }
+      const take = Math.min(size! - chunk.length, batch.length - taken);
+      for (let i = taken; i < taken + take; i++) chunk.push(batch[i]);
+      taken += take;
+      if (chunk.length === size) break;
     }
+    return chunk;
+  };
+  const map = (records: readonly unknown[]): MappedChunk | null => {
+    if (records.length === 0) return null;
+    const mapped = writer.map(records, firstRecordNo);
+    firstRecordNo += records.length;
+    return mapped;
+  };
+  // One chunk ahead: the next one is read before a chunk is written, and mapped while the database
+  // applies it.
+  let current = map(await nextRecords());
+  while (current !== null) {
+    const records = await nextRecords();
+    let next = null as MappedChunk | null;
+    await writer.write(current, tally, () => {
+      next = map(records);
+    });
+    current = next;
   }
-  if (chunk.length > 0) await flush();
+  await stage.drop();
   return tally.outcome(onRecordError);
 }
