@@ -24,6 +24,7 @@ import { authorizeRequests } from './authorize.js';
 import { enforcePermissions } from './permissions.js';
 import { AppError } from '../core/errors.js';
 import { findNul, NUL_REASON } from '../core/bounds.js';
+import { SHARED_COMPILERS } from './compilers.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling, MAX_PATH_PARAM_LENGTH } from './errors.js';
 import { API_BASE, formatOf, rewriteODataUrl } from './odata.js';
 import { documentedRoute, OPENAPI_DOCUMENT } from './openapi.js';
@@ -251,6 +252,8 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     // verbose: each schema error carries its schema and the value, so that errors.ts can say what is
     // allowed and what was sent.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, verbose: true } },
+    // Compiled once per process, whatever the number of servers built in it (compilers.ts).
+    schemaController: { compilersFactory: SHARED_COMPILERS },
     return503OnClosing: true,
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     frameworkErrors,
