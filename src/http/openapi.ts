@@ -143,6 +143,19 @@ const SHARED: Readonly<Record<string, { readonly name: string; readonly descript
   },
 };
 
+/** What each feature's tag covers, for API portals that show them. */
+const TAGS: Readonly<Record<string, { description: string }>> = {
+  Health: { description: 'Liveness and readiness, without credentials.' },
+  'Bulk Import API': { description: 'Submit payloads, poll them, read their record errors; cancel and reset.' },
+  'Target tables': { description: 'The SQL tables records are written to, and their rows.' },
+  Integrations: { description: 'How records become rows: fields, mappings, write mode.' },
+  'Job Queue': { description: 'The entries that run in the background: on hold, ready, run now.' },
+  'REST API': { description: 'Connections and paginated endpoints of REST APIs to import from; test and preview.' },
+  'Import Runs': { description: 'Runs of REST API endpoints, their pages and outcome.' },
+  'Users and applications': { description: 'Service users (Basic), registered OAuth 2.0 applications, the development key set.' },
+  OData: { description: 'The service document and the CSDL `$metadata`.' },
+};
+
 /** The document with the shared answers (SHARED) declared once and referenced from every operation. */
 export function withSharedResponses<D extends { paths?: Record<string, unknown>; components?: Record<string, unknown> }>(document: D): D {
   const responses = Object.fromEntries(
@@ -166,7 +179,16 @@ export function withSharedResponses<D extends { paths?: Record<string, unknown>;
     ]),
   );
   const schemas = { ...(document.components?.schemas as object | undefined), Error: { ...ErrorSchema, description: 'Every error answer' } };
-  return { ...document, paths, components: { ...document.components, schemas, responses } };
+  // The tags the operations name, in the order they first appear: API portals group operations by them.
+  const tags = [
+    ...new Set(Object.values(paths).flatMap((item) => Object.values(item).flatMap((op) => (op as { tags?: string[] }).tags ?? []))),
+  ];
+  return {
+    ...document,
+    tags: tags.map((name) => ({ name, ...TAGS[name] })),
+    paths,
+    components: { ...document.components, schemas, responses },
+  };
 }
 
 /** The document's own parts: what it is, servers, license, contact, and the security schemes operations name. */
