@@ -3,8 +3,9 @@
  * that it cannot drift from what they do: how a caller authenticates (HTTP Basic and OAuth 2.0 bearer
  * tokens, with the permission and the permission sets that grant it), every status the service's own
  * checks can answer (401, 403 and 429 before any route runs; 400 for a query or body the route's
- * schemas refuse; 413 and 415 for a body; 404 for a key), a unique operationId, the servers, license
- * and contact. The console's HTML pages are not API and are left out.
+ * schemas refuse; 413 for a body; 415, on any operation, for a body that is not plain JSON; 404 for a
+ * key), a unique operationId, the servers, license and contact. The console's HTML pages are not API
+ * and are left out.
  */
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { FastifySchema } from 'fastify';
@@ -42,7 +43,9 @@ const CHECKS = {
   403: error("The caller's permission sets do not grant the permission this operation needs."),
   404: error('Nothing has that key.'),
   413: error('The body is larger than this operation accepts; split the data into smaller requests.'),
-  415: error('The body is not JSON, or is compressed (Content-Encoding); send uncompressed application/json.'),
+  415: error(
+    'The body is not JSON, or is compressed (Content-Encoding); send uncompressed application/json (or no body where the operation takes none).',
+  ),
   429: error('Too many failed sign-ins for this user from this address; wait for the seconds Retry-After gives.'),
 } as const;
 
@@ -93,7 +96,8 @@ export function documentedRoute(schema: FastifySchema | undefined, url: string, 
   add(403, permission !== 'public');
   add(404, /\/:[A-Za-z]+/.test(url));
   add(413, body);
-  add(415, body);
+  // Any request that carries a body (or a Content-Encoding) fastify cannot read as JSON, with or without a body schema.
+  add(415, true);
   add(429, permission !== 'public');
   const security: { [scheme: string]: readonly string[] }[] = permission === 'public' ? [] : [{ basicAuth: [] }, { bearerAuth: [] }];
   const description =
