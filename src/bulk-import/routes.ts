@@ -1,4 +1,5 @@
 /** The Bulk Import API (spec section 4) and its administrator actions, as OData-style routes. */
+import { SUBMIT_EXAMPLES } from './body-examples.js';
 import { Type } from 'typebox';
 import type { Clock } from '../core/clock.js';
 import { notFound } from '../core/errors.js';
@@ -104,7 +105,7 @@ export function bulkImportRoutes(deps: BulkImportRouteDeps): RoutePlugin {
       scope.post(
         bulkImportRequests.path,
         {
-          config: bulkImportRequests.config('bulkImport'),
+          config: { ...bulkImportRequests.config('bulkImport'), bodyExamples: SUBMIT_EXAMPLES },
           schema: {
             summary: 'Submit a bulk import request',
             description:

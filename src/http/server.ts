@@ -27,7 +27,7 @@ import { findNul, NUL_REASON } from '../core/bounds.js';
 import { SHARED_COMPILERS } from './compilers.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandling, MAX_PATH_PARAM_LENGTH } from './errors.js';
 import { API_BASE, formatOf, rewriteODataUrl } from './odata.js';
-import { documentedRoute, OPENAPI_DOCUMENT } from './openapi.js';
+import { documentedRoute, OPENAPI_DOCUMENT, withSharedResponses } from './openapi.js';
 import { metadataRoutes, recordRouteShapes } from './metadata.js';
 
 export type App = FastifyInstance<
@@ -295,7 +295,9 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     openapi: OPENAPI_DOCUMENT,
     transform: ({ schema, url, route }) => documentedRoute(schema, url, route),
     transformObject: (documentObject) =>
-      ('openapiObject' in documentObject ? documentODataKeys(documentObject.openapiObject) : documentObject.swaggerObject) as never,
+      ('openapiObject' in documentObject
+        ? withSharedResponses(documentODataKeys(documentObject.openapiObject))
+        : documentObject.swaggerObject) as never,
   });
   await plain.register(swaggerUi, { routePrefix: '/docs' });
 

@@ -3,6 +3,7 @@
  * CRUD. POST and PATCH also take the fields and mappings inline, as `ifw apply` does. The rules live in
  * `src/integrations`; this file only speaks HTTP.
  */
+import { INTEGRATION_EXAMPLES } from './body-examples.js';
 import { Type } from 'typebox';
 import type { Clock } from '../core/clock.js';
 import { notFound } from '../core/errors.js';
@@ -147,7 +148,7 @@ export function integrationRoutes(deps: { db: Db; clock: Clock }): RoutePlugin {
     app.post(
       integrations.path,
       {
-        config: integrations.config('configure'),
+        config: { ...integrations.config('configure'), bodyExamples: INTEGRATION_EXAMPLES },
         schema: {
           summary: 'Create an integration, optionally with its fields and mappings',
           description:

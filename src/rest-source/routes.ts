@@ -11,6 +11,7 @@
  * then `{"ok":false,"error":{"pageNo","url","message","status"}}`; a configuration that is not valid
  * is a 400 like on save.
  */
+import { CONNECTION_EXAMPLES, ENDPOINT_EXAMPLES } from './body-examples.js';
 import { Type } from 'typebox';
 import type { Clock } from '../core/clock.js';
 import { notFound } from '../core/errors.js';
@@ -117,7 +118,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
     app.post(
       connections.path,
       {
-        config: connections.config('configureConnections'),
+        config: { ...connections.config('configureConnections'), bodyExamples: CONNECTION_EXAMPLES },
         schema: {
           summary: 'Create a REST API connection',
           description:
@@ -235,7 +236,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
     app.post(
       endpoints.path,
       {
-        config: endpoints.config('configureRest'),
+        config: { ...endpoints.config('configureRest'), bodyExamples: ENDPOINT_EXAMPLES },
         schema: {
           summary: 'Create a REST API endpoint',
           description: `Defaults: method GET, paginationType none, maxPages ${LIMITS.maxPages.default}, scheduleSeconds null. ${titlesWhere('counted')} need pageSize and a responseDataPath that is set: a path, or "" (also "$") when the records are the response root or where the integration's records path says. A setting of another pagination type is refused.`,

@@ -16,6 +16,7 @@ import type { PermissionSetName } from '../../src/auth/permission-sets.js';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { registerTestApplications, type Headers } from './auth.js';
 import { copySqliteTemplate } from './databases.js';
+import { checkAnswers } from './openapi-answers.js';
 
 export const API = '/api/vendor/integrationFramework/v1.0';
 export const EXAMPLE_CONFIG = path.resolve(import.meta.dirname, '../../examples/customers.yaml');
@@ -27,14 +28,30 @@ export interface TestService {
   /** Bearer headers of a registered SUPER application (development token issuer). */
   readonly headers: Headers;
   headersFor(set: PermissionSetName): Promise<Headers>;
+  /**
+   * The answers so far that the OpenAPI document does not describe (openapi-answers.ts), once their
+   * checks are done; `cleanup()` fails with them. Always empty with `checkAnswers: false`.
+   */
+  answerProblems(): Promise<string[]>;
   /** `service.app.inject` with the SUPER application's credentials (headers given win). */
   inject(options: InjectOptions): Promise<LightMyRequestResponse>;
   cleanup(): Promise<void>;
 }
 
-export async function startTestService(
-  options: { workers?: boolean; clock?: Clock; config?: Partial<Config>; applyExample?: boolean; databaseUrl?: string } = {},
-): Promise<TestService> {
+export interface TestServiceOptions {
+  workers?: boolean;
+  clock?: Clock;
+  config?: Partial<Config>;
+  applyExample?: boolean;
+  databaseUrl?: string;
+  /**
+   * Check every answer against the OpenAPI document (default true). Off only where a test sends what
+   * the document cannot describe; such a test says why.
+   */
+  checkAnswers?: boolean;
+}
+
+export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-test-'));
   // The service migrates at start: on a copy of the migrated template there is nothing left to do.
   if (options.databaseUrl === undefined && options.config?.database === undefined) copySqliteTemplate(path.join(dir, 'ifw.db'));
@@ -52,6 +69,8 @@ export async function startTestService(
     },
   );
   const service = await createService(config, { clock: options.clock ?? systemClock, logger: createLogger(config) });
+  const checks = options.checkAnswers === false ? undefined : checkAnswers(service.app);
+  const answerProblems = async (): Promise<string[]> => (checks === undefined ? [] : checks.settled());
   if (options.applyExample !== false) await applyConfigFile(service.db, EXAMPLE_CONFIG, options.clock ?? systemClock);
   const headersFor =
     service.devIssuer === undefined ? undefined : await registerTestApplications(service.accounts, service.devIssuer, options.clock);
@@ -61,6 +80,7 @@ export async function startTestService(
     dir,
     config,
     headers,
+    answerProblems,
     headersFor(set) {
       if (headersFor === undefined) throw new Error('the development token issuer is off in this test service');
       return headersFor(set);
@@ -69,6 +89,9 @@ export async function startTestService(
     async cleanup() {
       await service.close();
       fs.rmSync(dir, { recursive: true, force: true });
+      const problems = await answerProblems();
+      if (problems.length > 0)
+        throw new Error(`answers the OpenAPI document does not describe (test/helpers/openapi-answers.ts):\n${problems.join('\n')}`);
     },
   };
 }

@@ -11,6 +11,7 @@ import { API, startTestService, type TestService } from '../helpers/service.js';
 interface Operation {
   readonly operationId?: string;
   readonly summary?: string;
+  readonly tags?: readonly string[];
   readonly security?: readonly Record<string, unknown>[];
   readonly responses: Record<string, unknown>;
   readonly requestBody?: unknown;
@@ -18,6 +19,7 @@ interface Operation {
 interface Document {
   readonly paths: Record<string, Record<string, Operation>>;
   readonly servers?: readonly unknown[];
+  readonly tags?: readonly { readonly name: string }[];
   readonly components: { readonly securitySchemes?: Record<string, { type: string; scheme?: string }> };
 }
 
@@ -61,12 +63,18 @@ describe('the OpenAPI document', () => {
       if (!open) expect(Object.keys(op.responses), `${method} ${path}`).toEqual(expect.arrayContaining(['400', '401', '403', '429']));
       if (op.requestBody !== undefined)
         expect(Object.keys(op.responses), `${method} ${path}`).toEqual(expect.arrayContaining(['413', '415']));
+      // What any request can get before a route runs: declared once, referenced everywhere.
+      expect(op.responses['431'], `${method} ${path}`).toEqual({ $ref: '#/components/responses/HeadersTooLarge' });
+      if (path.includes('{')) expect(op.responses['414'], `${method} ${path}`).toEqual({ $ref: '#/components/responses/KeyTooLong' });
+      expect(Object.keys(op.responses), `${method} ${path}`).toEqual(expect.arrayContaining(['400', '408', '417', '503']));
     }
   });
 
-  it('gives every operation a summary and a unique operationId', () => {
+  it('gives every operation a summary, a unique operationId and one tag of the document (its feature)', () => {
+    const tags = (document.tags ?? []).map((tag) => tag.name);
     const ids = operations().map(([path, method, op]) => {
       expect(op.summary, `${method} ${path}`).toBeTruthy();
+      expect(op.tags?.length === 1 && tags.includes(op.tags[0]!), `${method} ${path}`).toBe(true);
       return op.operationId;
     });
     expect(ids.every((id) => typeof id === 'string' && /^[a-z][A-Za-z0-9]*$/.test(id))).toBe(true);
