@@ -6,6 +6,7 @@
  * synchronous=FULL, and submissions that arrive together share one commit (group commit). A batch
  * is flushed on the next turn of the event loop, so a lone request waits for nothing but its fsync.
  */
+import type { Metrics } from '../core/metrics.js';
 import { sql } from 'kysely';
 import type { Clock } from '../core/clock.js';
 import { AppError, badRequest } from '../core/errors.js';
@@ -214,7 +215,15 @@ export interface Submitter {
   drain(): Promise<void>;
 }
 
-export function createSubmitter(db: Db, options: { clock: Clock; store?: RequestStore; onCommitted?: () => void }): Submitter {
+export interface SubmitterOptions {
+  readonly clock: Clock;
+  readonly store?: RequestStore;
+  readonly onCommitted?: () => void;
+  /** Counts the accepted requests by integration (`ifw_requests_submitted_total`). */
+  readonly metrics?: Pick<Metrics, 'requestsSubmitted'>;
+}
+
+export function createSubmitter(db: Db, options: SubmitterOptions): Submitter {
   const lookup = memoizeForOneTurn(prepareIntegrationLookup(db));
   const store = options.store ?? kyselyRequestStore(db);
   let waiting: Waiting[] = [];
@@ -255,6 +264,7 @@ export function createSubmitter(db: Db, options: { clock: Clock; store?: Request
       waiting.push({ row, resolve, reject });
       schedule();
     });
+    options.metrics?.requestsSubmitted.inc({ integration: String(row.integrationSortingOrder) });
     return { requestId: row.requestId, status: 'Pending', submittedAt: row.submittedAt };
   }
 

@@ -25,6 +25,7 @@ const EXPECTED: Record<Permission, Record<PermissionSetName | 'no set', boolean>
   runImports: { 'VENDOR IF ALL': Y, 'VENDOR IF STANDARD': Y, SUPER: Y, 'no set': N },
   jobQueue: { 'VENDOR IF ALL': Y, 'VENDOR IF STANDARD': N, SUPER: Y, 'no set': N },
   administer: { 'VENDOR IF ALL': N, 'VENDOR IF STANDARD': N, SUPER: Y, 'no set': N },
+  metrics: { 'VENDOR IF ALL': N, 'VENDOR IF STANDARD': N, SUPER: Y, 'no set': N },
 };
 
 const cases = PERMISSIONS.flatMap((permission) =>

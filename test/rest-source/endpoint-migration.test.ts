@@ -35,6 +35,7 @@ const LATER = [
   '008_request_list_indexes',
   '009_payload_chunks',
   '010_session_identity',
+  '011_workers',
 ];
 const clock = manualClock('2025-01-01T00:00:00Z');
 const box = createSecretBox({ secretKey: 'migration-test', dataDir: os.tmpdir() });
@@ -466,6 +467,7 @@ describe.each(BACKENDS)('pagination storage migration on $name', (backend) => {
         '008_request_list_indexes',
         '009_payload_chunks',
         '010_session_identity',
+        '011_workers',
       ]);
 
       expect(await storedPagination(db, 'blank')).toEqual({ ...link, responseDataPath: null });
