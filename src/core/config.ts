@@ -67,6 +67,11 @@ export interface Config {
    */
   readonly pendingAlarmSeconds: number;
   /**
+   * Count requests, records, runs and HTTP answers for `/metrics` (IFW_METRICS). Off: `/metrics` answers
+   * only the figures it reads from the database (queue, entries, workers, alarms).
+   */
+  readonly metrics: boolean;
+  /**
    * How long users and applications are remembered for authentication, in milliseconds: changes made
    * by another process (the CLI, another node) reach this one within that time (IFW_DIRECTORY_CACHE_MS).
    */
@@ -271,6 +276,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     workerDeadSeconds: int(env, 'IFW_WORKER_DEAD_SECONDS', 60, 2, 86_400),
     workerForgetHours: int(env, 'IFW_WORKER_FORGET_HOURS', 24, 1, 8760),
     pendingAlarmSeconds: int(env, 'IFW_PENDING_ALARM_SECONDS', 120, 1, 86_400),
+    metrics: bool(env, 'IFW_METRICS', true),
     directoryCacheMs: int(env, 'IFW_DIRECTORY_CACHE_MS', 5_000, 0, 600_000),
     consoleIdleMinutes: int(env, 'IFW_CONSOLE_IDLE_MINUTES', 30, 1, 1440),
     consoleSessionHours: int(env, 'IFW_CONSOLE_SESSION_HOURS', 12, 1, 720),

@@ -37,7 +37,7 @@ setInterval(() => {
 
 function start(): QueueHost {
   const db = target.kind === 'postgres' ? openWorkerPool(config, target, logger) : openDatabase(target, { busyTimeoutMs: 10_000 });
-  return startLoopHost({ config, db, jobs, logger, clock: systemClock, closeTimeoutMs, activity, metrics });
+  return startLoopHost({ config, db, jobs, logger, clock: systemClock, closeTimeoutMs, activity, ...(config.metrics ? { metrics } : {}) });
 }
 
 const queue = start();

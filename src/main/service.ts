@@ -95,7 +95,9 @@ export async function createService(config: Config, options: ServiceOptions = {}
   });
 
   const metrics = createMetrics();
-  const queue = config.workers ? await startJobQueue(config, { logger, clock, db, metrics }) : undefined;
+  // What the hot paths count into; nothing when IFW_METRICS is off.
+  const counting = config.metrics ? { metrics } : {};
+  const queue = config.workers ? await startJobQueue(config, { logger, clock, db, ...counting }) : undefined;
   // On PostgreSQL the workers may be other processes: a wake is also a NOTIFY, sent after the commit.
   const notify = db.dialect === 'postgres' ? createNotifier(db, logger) : undefined;
   const wake = (): void => {
@@ -104,7 +106,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   };
   // On SQLite the commit (and its fsync) of accepted submissions happens on a writer thread.
   const writer = config.database.kind === 'sqlite' ? createRequestWriter(config.database.file, logger) : undefined;
-  const submitter = createSubmitter(db.kysely, { clock, store: writer, onCommitted: wake, metrics });
+  const submitter = createSubmitter(db.kysely, { clock, store: writer, onCommitted: wake, ...counting });
   const alarmSettings = { pendingAlarmSeconds: config.pendingAlarmSeconds, workerDeadSeconds: config.workerDeadSeconds };
   const scrape = createScrape({ db, clock, metrics, alarms: alarmSettings, threads: () => queue?.metrics() ?? Promise.resolve([]) });
 
@@ -126,7 +128,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     bodyLimitBytes: config.bodyLimitBytes,
     authenticator,
     trustProxy: config.trustProxy,
-    metrics,
+    ...counting,
     connections: {
       requestTimeoutMs: config.requestTimeoutSeconds * 1000,
       idleTimeoutMs: config.idleTimeoutSeconds * 1000,
