@@ -84,6 +84,8 @@ export function metricsRoutes(scrape: () => Promise<{ contentType: string; text:
         schema: {
           summary: 'Prometheus metrics of this process and, read at the scrape, of the queue in the database',
           tags: ['Health'],
+          // Prometheus's text format, documented in docs/operations.md; the OpenAPI document is the JSON API's.
+          hide: true,
         },
       },
       async (_request, reply) => {
