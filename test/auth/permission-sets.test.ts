@@ -43,8 +43,10 @@ describe('the permission sets', () => {
     expect(Object.keys(PERMISSION_SETS).sort()).toEqual(['SUPER', 'VENDOR IF ALL', 'VENDOR IF STANDARD']);
   });
 
-  it('give VENDOR IF ALL every permission except public and administer', () => {
-    expect([...PERMISSION_SETS['VENDOR IF ALL']].sort()).toEqual(PERMISSIONS.filter((p) => p !== 'public' && p !== 'administer').sort());
+  it('give VENDOR IF ALL every permission except public, administer and metrics', () => {
+    expect([...PERMISSION_SETS['VENDOR IF ALL']].sort()).toEqual(
+      PERMISSIONS.filter((p) => p !== 'public' && p !== 'administer' && p !== 'metrics').sort(),
+    );
   });
 
   it('give SUPER every permission except public (which needs no grant)', () => {
