@@ -26,6 +26,7 @@ const GRANTS = {
     runImports: true,
     jobQueue: true,
     administer: false,
+    metrics: false,
   },
   /**
    * REST API endpoints and their pagination on the connections an administrator set up; test those
@@ -40,6 +41,7 @@ const GRANTS = {
     runImports: true,
     jobQueue: false,
     administer: false,
+    metrics: false,
   },
   /** Administer users and applications, plus everything else. */
   SUPER: {
@@ -51,6 +53,7 @@ const GRANTS = {
     runImports: true,
     jobQueue: true,
     administer: true,
+    metrics: true,
   },
 } as const satisfies Record<PermissionSetName, Record<GrantablePermission, boolean>>;
 

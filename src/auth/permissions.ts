@@ -22,7 +22,9 @@ export const PERMISSIONS = [
   'runImports',
   /** Control job queue entries (Ready / On Hold, interval). */
   'jobQueue',
-  /** Administer users and applications. */
+  /** Administer users and applications; see the workers list. */
   'administer',
+  /** Scrape the Prometheus metrics at `/metrics` (nothing else: the permission for a monitoring system's credentials). */
+  'metrics',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];

@@ -26,6 +26,8 @@ interface ClaimedRow {
   attempts: number;
   lease_owner: string;
   lease_expires_at: string;
+  submitted_at: string;
+  started_at: string;
 }
 
 export async function claimNextRequest(db: Db, { owner, now, leaseMs }: ClaimRequestArgs): Promise<ClaimedRequest | undefined> {
@@ -43,9 +45,8 @@ export async function claimNextRequest(db: Db, { owner, now, leaseMs }: ClaimReq
                           limit 1
                           ${claimLock(db)})
        and status = 'Pending'
-    returning request_id, integration_sorting_order, payload, payload_chunks, payload_length, attempts, lease_owner, lease_expires_at`.execute(
-    db,
-  );
+    returning request_id, integration_sorting_order, payload, payload_chunks, payload_length, attempts, lease_owner, lease_expires_at,
+              submitted_at, started_at`.execute(db);
   const row = rows[0];
   if (row === undefined) return undefined;
   return {
@@ -57,5 +58,7 @@ export async function claimNextRequest(db: Db, { owner, now, leaseMs }: ClaimReq
     attempts: row.attempts,
     leaseOwner: row.lease_owner,
     leaseExpiresAt: row.lease_expires_at,
+    submittedAt: row.submitted_at,
+    startedAt: row.started_at,
   };
 }

@@ -59,4 +59,7 @@ export interface ClaimedRequest {
   readonly attempts: number;
   readonly leaseOwner: string;
   readonly leaseExpiresAt: string;
+  readonly submittedAt: string;
+  /** When this claim took it. */
+  readonly startedAt: string;
 }

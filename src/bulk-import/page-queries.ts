@@ -109,3 +109,35 @@ export async function recordsPerMinute(db: Db, since: string): Promise<MinuteCou
     .execute();
   return rows.map((r) => ({ minute: r.minute, count: Number(r.n ?? 0) }));
 }
+
+/** The queue now: Pending and Processing requests, and when the oldest Pending one was submitted (null: none). */
+export async function queueDepth(db: Db): Promise<{ pending: number; processing: number; oldestPendingAt: string | null }> {
+  const [counts, oldest] = await Promise.all([
+    db
+      .selectFrom('ifw_bulk_import_request')
+      .select(['status', (eb) => eb.fn.countAll<number | string>().as('n')])
+      .where('status', 'in', ['Pending', 'Processing'])
+      .groupBy('status')
+      .execute(),
+    db
+      .selectFrom('ifw_bulk_import_request')
+      .select('submitted_at')
+      .where('status', '=', 'Pending')
+      .orderBy('submitted_at')
+      .limit(1)
+      .executeTakeFirst(),
+  ]);
+  const n = (status: string): number => Number(counts.find((c) => c.status === status)?.n ?? 0);
+  return { pending: n('Pending'), processing: n('Processing'), oldestPendingAt: oldest?.submitted_at ?? null };
+}
+
+/** Pending requests submitted before `before`. */
+export async function countPendingBefore(db: Db, before: string): Promise<number> {
+  const row = await db
+    .selectFrom('ifw_bulk_import_request')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('status', '=', 'Pending')
+    .where('submitted_at', '<', before)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

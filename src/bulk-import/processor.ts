@@ -21,6 +21,7 @@ import { importRequestOnSqlite } from './sqlite/import-request.js';
 import type { ClaimedRequest } from './model.js';
 import { reapExpiredLeases } from './reap-expired-requests.js';
 import type { WorkerContext } from '../job-queue/worker-context.js';
+import type { Metrics } from '../core/metrics.js';
 
 export type { ImportFn, ImportFnPg } from './import-job.js';
 
@@ -57,7 +58,10 @@ export async function processPendingRequests(ctx: ProcessorContext, now?: Date):
     if (!first && ctx.keepGoing !== undefined && !(await ctx.keepGoing())) break;
     const claimed = await claimNextRequest(ctx.db, { owner: ctx.owner, now: time(), leaseMs: ctx.leaseMs });
     if (claimed === undefined) break;
-    counts[await processRequest(ctx, claimed, time)] += 1;
+    ctx.onClaim?.(`request ${claimed.requestId}`);
+    const result = await processRequest(ctx, claimed, time);
+    counts[result] += 1;
+    if (ctx.metrics !== undefined) countRequest(ctx.metrics, claimed, result, time());
     // Let a stop or wake message in between two requests: everything above may complete synchronously.
     await nextTurn();
   }
@@ -110,6 +114,7 @@ async function processRequest(ctx: ProcessorContext, claimed: ClaimedRequest, ti
     }
     const { outcome } = imported;
     const ms = Date.now() - started;
+    if (outcome.ok) ctx.metrics?.recordsWritten.inc({ source: 'bulk' }, outcome.recordCount);
     if (outcome.ok) log.info({ records: outcome.recordCount, skipped: outcome.skipped, ms }, 'bulk import request completed');
     else log.info({ errors: outcome.errorCount, ms, errorMessage: outcome.errorMessage }, 'bulk import request failed');
     return outcome.ok ? 'completed' : 'failed';
@@ -123,6 +128,20 @@ async function processRequest(ctx: ProcessorContext, claimed: ClaimedRequest, ti
       return 'lost';
     }
   }
+}
+
+/** The request's end in the metrics: counters and two observations, nothing else on the hot path. */
+function countRequest(metrics: Metrics, claimed: ClaimedRequest, result: RequestResult, now: Date): void {
+  if (result === 'lost') return;
+  const integration = String(claimed.integrationSortingOrder);
+  const ended = now.getTime();
+  metrics.processingSeconds.observe({ integration }, (ended - Date.parse(claimed.startedAt)) / 1000);
+  if (result === 'failed') {
+    metrics.requestsFailed.inc({ integration });
+    return;
+  }
+  metrics.requestsCompleted.inc({ integration });
+  metrics.submitToCompletedSeconds.observe({ integration }, (ended - Date.parse(claimed.submittedAt)) / 1000);
 }
 
 function importInTransaction(ctx: ProcessorContext, job: ImportJob): Imported | Promise<Imported> {

@@ -6,6 +6,7 @@
  * synchronous=FULL, and submissions that arrive together share one commit (group commit). A batch
  * is flushed on the next turn of the event loop, so a lone request waits for nothing but its fsync.
  */
+import type { Metrics } from '../core/metrics.js';
 import { sql } from 'kysely';
 import type { Clock } from '../core/clock.js';
 import { AppError, badRequest } from '../core/errors.js';
@@ -239,6 +240,8 @@ export interface SubmitterOptions {
   readonly onCommitted?: () => void;
   /** How long an Idempotency-Key holds (default 24 h). */
   readonly idempotencyWindowMs?: number;
+  /** Counts the accepted requests by integration (`ifw_requests_submitted_total`). */
+  readonly metrics?: Pick<Metrics, 'requestsSubmitted'>;
 }
 
 const DEFAULT_IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
@@ -315,6 +318,7 @@ export function createSubmitter(db: Db, options: SubmitterOptions): Submitter {
       if (reservation !== undefined) await releaseIdempotencyKey(db, reservation).catch(() => undefined);
       throw err;
     }
+    options.metrics?.requestsSubmitted.inc({ integration: String(row.integrationSortingOrder) });
     return { requestId: row.requestId, status: 'Pending', submittedAt: row.submittedAt };
   }
 

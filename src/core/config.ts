@@ -57,6 +57,22 @@ export interface Config {
   readonly maxPageSize: number;
   /** How often the job queue scheduler looks for due entries, in milliseconds. */
   readonly schedulerTickMs: number;
+  /** How often a process that runs workers writes its heartbeat to the workers list (IFW_WORKER_HEARTBEAT_SECONDS). */
+  readonly workerHeartbeatSeconds: number;
+  /** A worker whose last heartbeat is older than this is shown dead (IFW_WORKER_DEAD_SECONDS). */
+  readonly workerDeadSeconds: number;
+  /** A dead worker is removed from the list this many hours after its last heartbeat (IFW_WORKER_FORGET_HOURS). */
+  readonly workerForgetHours: number;
+  /**
+   * A Pending request older than this many seconds while no live worker runs bulk imports raises the
+   * "job queue processor not running" alarm (IFW_PENDING_ALARM_SECONDS).
+   */
+  readonly pendingAlarmSeconds: number;
+  /**
+   * Count requests, records, runs and HTTP answers for `/metrics` (IFW_METRICS). Off: `/metrics` answers
+   * only the figures it reads from the database (queue, entries, workers, alarms).
+   */
+  readonly metrics: boolean;
   /**
    * How long users and applications are remembered for authentication, in milliseconds: changes made
    * by another process (the CLI, another node) reach this one within that time (IFW_DIRECTORY_CACHE_MS).
@@ -259,6 +275,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     idempotencyHours: int(env, 'IFW_IDEMPOTENCY_HOURS', 24, 1, 720),
     maxPageSize: int(env, 'IFW_MAX_PAGE_SIZE', 100, 1, 10_000),
     schedulerTickMs: int(env, 'IFW_SCHEDULER_TICK_MS', 1000, 10, 60_000),
+    workerHeartbeatSeconds: int(env, 'IFW_WORKER_HEARTBEAT_SECONDS', 10, 1, 3600),
+    workerDeadSeconds: int(env, 'IFW_WORKER_DEAD_SECONDS', 60, 2, 86_400),
+    workerForgetHours: int(env, 'IFW_WORKER_FORGET_HOURS', 24, 1, 8760),
+    pendingAlarmSeconds: int(env, 'IFW_PENDING_ALARM_SECONDS', 120, 1, 86_400),
+    metrics: bool(env, 'IFW_METRICS', true),
     directoryCacheMs: int(env, 'IFW_DIRECTORY_CACHE_MS', 5_000, 0, 600_000),
     consoleIdleMinutes: int(env, 'IFW_CONSOLE_IDLE_MINUTES', 30, 1, 1440),
     consoleSessionHours: int(env, 'IFW_CONSOLE_SESSION_HOURS', 12, 1, 720),

@@ -16,6 +16,8 @@ export interface HealthInput {
   readonly runsWithWarnings?: number;
   /** The job queue entries: what they are called and their status. */
   readonly entries: readonly { readonly description: string; readonly status: string }[];
+  /** The alarms that hold now, besides the entries On Hold or in Error (alarms.ts): critical ones are red. */
+  readonly alarms?: readonly { readonly severity: 'critical' | 'warning'; readonly symptom: string }[];
 }
 
 export interface Health {
@@ -31,6 +33,7 @@ const total = (byStatus: ReadonlyMap<string, number> | undefined): number => [..
 export function healthOf(input: HealthInput): Health {
   const red: string[] = [];
   const amber: string[] = [];
+  for (const a of input.alarms ?? []) (a.severity === 'critical' ? red : amber).push(a.symptom);
   const failedRequests = count(input.requests, 'Failed');
   if (failedRequests > 0) red.push(`${plural(failedRequests, 'request')} Failed in the last 24 h`);
   const failedRuns = count(input.runs, 'Failed');

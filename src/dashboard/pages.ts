@@ -17,11 +17,14 @@ import { nextRun } from '../job-queue/next-run.js';
 import type { Database } from '../storage/database.js';
 import type { Db } from '../storage/db.js';
 import { minuteKeys, perMinuteChart, type Series } from './chart.js';
+import { currentAlarms, type Alarm, type AlarmSettings } from './alarms.js';
 import { healthOf, type Health } from './health.js';
 
 export interface DashboardDeps {
   readonly db: Database;
   readonly clock: Clock;
+  /** When the alarms speak (alarms.ts). */
+  readonly alarms: AlarmSettings;
 }
 
 const DAY_MS = 24 * 60 * 60_000;
@@ -95,6 +98,22 @@ function jobQueueWarning(troubled: readonly JobQueueEntry[], ctx: ConsoleContext
   </div>`;
 }
 
+/** The alarms other than an entry On Hold or in Error (those have their own box, as before): symptom, cause, what to do. */
+function alarmBox(alarms: readonly Alarm[], ctx: ConsoleContext): Html {
+  return html`<div class="warning" role="alert" id="alarms">
+    <strong>Alarms</strong>
+    <ul>
+      ${alarms.map(
+        (a) =>
+          html`<li data-alarm="${a.alarmId}">
+            <strong>${a.symptom}.</strong> Cause: ${a.cause}. What to do: ${a.remedy}.
+            ${a.kind === 'processorNotRunning' && ctx.can('administer') ? html`(<a href="/workers">Workers</a>)` : ''}
+          </li>`,
+      )}
+    </ul>
+  </div>`;
+}
+
 /** What the dashboard shows of bulk import requests, to a user who may see them. */
 async function requestFigures(db: Db, since: string, chartSince: string) {
   const [byStatus, perMinute, records] = await Promise.all([
@@ -105,12 +124,13 @@ async function requestFigures(db: Db, since: string, chartSince: string) {
   return { byStatus, perMinute, records };
 }
 
-async function panel(db: Db, database: Database, now: Date, ctx: ConsoleContext): Promise<Html> {
+async function panel(db: Db, database: Database, now: Date, ctx: ConsoleContext, settings: AlarmSettings): Promise<Html> {
   const since = new Date(now.getTime() - DAY_MS).toISOString();
   const chartSince = new Date(now.getTime() - CHART_MINUTES * 60_000).toISOString().slice(0, 16);
   const keys = minuteKeys(now, CHART_MINUTES);
   const seesRequests = ctx.can('bulkImport');
-  const [entries, runsByStatus, runsWithWarnings, runRecords, requests] = await Promise.all([
+  const [alarms, entries, runsByStatus, runsWithWarnings, runRecords, requests] = await Promise.all([
+    currentAlarms(database, now, settings),
     listEntries(database),
     countRunsByStatus(db, since),
     countRunsWithWarnings(db, since),
@@ -118,11 +138,19 @@ async function panel(db: Db, database: Database, now: Date, ctx: ConsoleContext)
     seesRequests ? requestFigures(db, since, chartSince) : undefined,
   ]);
   const troubled = entries.filter((e) => e.status === 'On Hold' || e.status === 'Error');
+  const others = alarms.filter((a) => a.kind !== 'entryOnHold' && a.kind !== 'entryInError');
   const parts: Html[] = [
     healthLine(
-      healthOf({ runs: runsByStatus, runsWithWarnings, entries, ...(requests === undefined ? {} : { requests: requests.byStatus }) }),
+      healthOf({
+        runs: runsByStatus,
+        runsWithWarnings,
+        entries,
+        alarms: others,
+        ...(requests === undefined ? {} : { requests: requests.byStatus }),
+      }),
     ),
   ];
+  if (others.length > 0) parts.push(alarmBox(others, ctx));
   if (troubled.length > 0) parts.push(jobQueueWarning(troubled, ctx));
   if (requests !== undefined)
     parts.push(
@@ -176,7 +204,7 @@ export function dashboardPages(deps: DashboardDeps): ConsolePages {
   return (router) => {
     router.section({ label: 'Dashboard', href: '/', permission: 'read', order: 10 });
     router.get('/', 'read', async (_request, ctx) => {
-      const body = await panel(deps.db.kysely, deps.db, deps.clock(), ctx);
+      const body = await panel(deps.db.kysely, deps.db, deps.clock(), ctx, deps.alarms);
       return ctx.partial ? body : ctx.page('Dashboard', body);
     });
   };

@@ -1,4 +1,8 @@
-/** Liveness (the process answers) and readiness (the database answers and the job queue runs; on PostgreSQL also whether wake-ups arrive). */
+/**
+ * Liveness (the process answers), readiness (the database answers and this process's job queue runs;
+ * on PostgreSQL also whether wake-ups arrive), and the queue check (`/health/queue`): whether requests
+ * are being processed by any process, 503 while the "job queue processor not running" alarm holds.
+ */
 import { sql } from 'kysely';
 import { Type } from 'typebox';
 import type { Db } from '../storage/db.js';
@@ -8,6 +12,8 @@ export interface HealthDeps {
   readonly db: Db;
   /** undefined when this process runs no workers. */
   readonly queue: { readonly healthy: boolean; readonly listening?: boolean } | undefined;
+  /** The "job queue processor not running" alarm's words while it holds (dashboard/alarms.ts); undefined otherwise. */
+  readonly processorAlarm: () => Promise<string | undefined>;
 }
 
 const Check = Type.Object({ status: Type.String(), checks: Type.Optional(Type.Record(Type.String(), Type.String())) });
@@ -60,6 +66,32 @@ export function healthRoutes(deps: HealthDeps): RoutePlugin {
         },
       },
       ready,
+    );
+    app.get(
+      '/health/queue',
+      {
+        config: { permission: 'public' },
+        schema: {
+          summary: 'Queue: requests are being processed somewhere (503 while Pending requests wait and no live worker runs bulk imports)',
+          description:
+            'About the whole deployment, not this process: 503 while a Pending request is older than IFW_PENDING_ALARM_SECONDS and no ' +
+            'process that runs bulk import workers has written a heartbeat within IFW_WORKER_DEAD_SECONDS. For monitors; a load ' +
+            'balancer keeps routing API calls by /health/ready.',
+          tags: ['Health'],
+          response: { 200: Check, 503: Check },
+        },
+      },
+      async (_req, reply) => {
+        let processor: string;
+        try {
+          processor = (await deps.processorAlarm()) ?? 'ok';
+        } catch (err) {
+          processor = `unknown: the database does not answer: ${(err as Error).message}`;
+        }
+        const ok = processor === 'ok';
+        reply.status(ok ? 200 : 503);
+        return { status: ok ? 'ok' : 'unavailable', checks: { processor } };
+      },
     );
     app.get(
       '/health',

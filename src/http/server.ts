@@ -4,6 +4,7 @@
  * at /docs, and the OData `$metadata` document derived from the routes. Feature folders contribute their
  * routes as plugins; the composition root passes them in.
  */
+import type { Metrics } from '../core/metrics.js';
 import { isUtf8 } from 'node:buffer';
 import { Socket } from 'node:net';
 import Fastify, {
@@ -70,6 +71,8 @@ export interface ServerOptions {
    * proxy-addr's names (loopback, …), or a hop count; false (the default): none, the connection is the client.
    */
   readonly trustProxy?: false | number | readonly string[];
+  /** Counts the answers by route pattern and status (`ifw_http_requests_total`). */
+  readonly metrics?: Pick<Metrics, 'httpRequests'>;
 }
 
 /**
@@ -289,6 +292,15 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     );
     done();
   });
+
+  const counter = options.metrics?.httpRequests;
+  if (counter !== undefined) {
+    // By the route's pattern, never the URL: the label values stay few (a 404 has no route).
+    app.addHook('onResponse', (request, reply, done) => {
+      counter.inc({ route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) });
+      done();
+    });
+  }
 
   const plain = app as unknown as FastifyInstance;
   await plain.register(swagger, {

@@ -1,5 +1,6 @@
 /** What the console's dashboard reads about import runs. */
 import type { MinuteCount } from '../bulk-import/page-queries.js';
+import { sql } from 'kysely';
 import type { Db } from '../storage/db.js';
 
 /** Runs queued since `since`, per status. */
@@ -38,4 +39,27 @@ export async function countRunsWithWarnings(db: Db, since: string): Promise<numb
     .where('warnings', '<>', '[]')
     .executeTakeFirst();
   return Number(row?.n ?? 0);
+}
+
+/**
+ * The endpoints whose last `n` ended runs all Failed, with the last failure's time and message:
+ * something keeps failing there, not once.
+ */
+export async function endpointsFailingRepeatedly(
+  db: Db,
+  n: number,
+): Promise<{ endpointCode: string; lastEndedAt: string; lastError: string }[]> {
+  const { rows } = await sql<{ endpoint_code: string; status: string; ended_at: string; error_message: string; rn: number | string }>`
+    select endpoint_code, status, ended_at, error_message, rn
+      from (select endpoint_code, status, ended_at, error_message,
+                   row_number() over (partition by endpoint_code order by ended_at desc, run_id desc) as rn
+              from ifw_import_run
+             where status in ('Completed', 'Failed') and ended_at is not null) ranked
+     where rn <= ${n}
+     order by endpoint_code, rn`.execute(db);
+  const byEndpoint = new Map<string, typeof rows>();
+  for (const row of rows) byEndpoint.set(row.endpoint_code, [...(byEndpoint.get(row.endpoint_code) ?? []), row]);
+  return [...byEndpoint.values()]
+    .filter((runs) => runs.length === n && runs.every((r) => r.status === 'Failed'))
+    .map((runs) => ({ endpointCode: runs[0]!.endpoint_code, lastEndedAt: runs[0]!.ended_at, lastError: runs[0]!.error_message }));
 }

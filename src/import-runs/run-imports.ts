@@ -7,6 +7,7 @@
  * what differs (the connection, how staging and the import transaction are held) is in run-store.ts.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { Metrics } from '../core/metrics.js';
 import type { Logger } from 'pino';
 import { AppError } from '../core/errors.js';
 import type { IntegrationPlan } from '../integrations/model.js';
@@ -63,7 +64,10 @@ export async function runQueuedImports(ctx: ImportRunContext): Promise<RunDrainR
     if (!first && ctx.keepGoing !== undefined && !(await ctx.keepGoing())) break;
     const run = await claimNextRun(ctx.db, { owner: ctx.owner, now: ctx.clock(), leaseMs: ctx.leaseMs });
     if (run === undefined) break;
-    counts[await executeRun(ctx, run)] += 1;
+    ctx.onClaim?.(`import run ${run.runId} (${run.endpointCode})`);
+    const result = await executeRun(ctx, run);
+    counts[result] += 1;
+    if (result !== 'lost') ctx.metrics?.importRuns.inc({ outcome: result });
     await nextTurn();
   }
   return { ...counts, requeued: reaped.requeued.length, interrupted: reaped.failed.length };
@@ -150,7 +154,11 @@ async function fetchAndStage(ctx: ImportRunContext, run: ClaimedRun, loaded: Loa
         const added = buffer.add({ pageNo: page.pageNo, url: page.url, records });
         return typeof added === 'boolean' ? staged(added) : added.then(staged);
       },
-      { recordsPath, ...(ctx.signal === undefined ? {} : { signal: ctx.signal }) },
+      {
+        recordsPath,
+        ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
+        ...(ctx.metrics === undefined ? {} : { onRetry: retriesOf(ctx.metrics) }),
+      },
     );
     return (await buffer.flush()) ? { summary, origins } : LEASE_LOST_WHILE_FETCHING;
   } catch (err) {
@@ -167,6 +175,11 @@ async function fetchAndStage(ctx: ImportRunContext, run: ClaimedRun, loaded: Loa
     await buffer.close();
   }
 }
+
+const retriesOf =
+  (metrics: Metrics) =>
+  (status: string): void =>
+    metrics.remoteRetries.inc({ status });
 
 /** Runs one claimed run to its end: Completed, Failed, or lost (the lease went to someone else, or this worker stops). */
 export async function executeRun(ctx: ImportRunContext, run: ClaimedRun): Promise<RunResult> {
@@ -246,6 +259,8 @@ async function runOn(ctx: ImportRunContext, run: ClaimedRun, store: RunStore, lo
       return 'lost';
     }
     const outcome = origins.locatedOutcome(imported);
+    ctx.metrics?.pagesFetched.inc(summary.pagesFetched);
+    if (outcome.ok) ctx.metrics?.recordsWritten.inc({ source: 'rest' }, outcome.recordCount);
     const details = { pages: summary.pagesFetched, stopReason, stopDetail, warnings, importMs: Date.now() - started };
     if (outcome.ok) log.info({ ...details, written: outcome.recordCount, skipped: outcome.skipped }, 'import run completed');
     else log.info({ ...details, errors: outcome.errorCount, errorMessage: outcome.errorMessage }, 'import run failed');

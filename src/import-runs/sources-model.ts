@@ -19,7 +19,7 @@ export interface ImportSources {
     connection: RestConnection,
     endpoint: RestEndpoint,
     onPage: (page: FetchedPage) => void | Promise<void>,
-    options?: { readonly signal?: AbortSignal; readonly recordsPath?: string },
+    options?: { readonly signal?: AbortSignal; readonly recordsPath?: string; readonly onRetry?: (status: string) => void },
   ): Promise<FetchSummary>;
   /** The run's error message for an error thrown by fetchPages (page, URL and why); undefined when it is not a fetch failure. */
   describeFetchError(err: unknown): string | undefined;

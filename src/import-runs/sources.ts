@@ -15,9 +15,10 @@ export function defaultImportSources(box: () => SecretBox, outbound: OutboundPol
   return {
     loadEndpoint,
     loadConnection: (db, code) => loadConnection(db, code, box()),
-    fetchPages: (connection, endpoint, onPage, { signal, recordsPath } = {}) =>
+    fetchPages: (connection, endpoint, onPage, { signal, recordsPath, onRetry } = {}) =>
       fetchPages(connection, endpoint, onPage, {
         outbound,
+        ...(onRetry === undefined ? {} : { onRetry }),
         ...(signal === undefined ? {} : { signal }),
         ...(recordsPath === undefined ? {} : { recordsPath }),
       }),

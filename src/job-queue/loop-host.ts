@@ -11,6 +11,8 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
+import type { Metrics } from '../core/metrics.js';
+import type { Activity } from './activity.js';
 import type { Database } from '../storage/database.js';
 import { capabilitiesOf } from '../storage/db.js';
 import type { QueueHost } from './host.js';
@@ -26,12 +28,20 @@ export interface LoopHostOptions {
   readonly logger: Logger;
   readonly clock: Clock;
   readonly closeTimeoutMs: number;
+  /** Where the lanes say what they run now (the workers list). */
+  readonly activity?: Activity;
+  /** The thread's metrics, handed to the kinds. */
+  readonly metrics?: Metrics;
 }
 
 /** The loops start at once; close() stops them and closes the database handle. */
 export function startLoopHost(options: LoopHostOptions): QueueHost {
   const { config, db, clock } = options;
   const logger = options.logger.child({ component: 'job-queue-host' });
+  const extras = {
+    ...(options.activity === undefined ? {} : { activity: options.activity }),
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+  };
   const concurrent = (job: JobKind) => capabilitiesOf(db).skipLocked && job.concurrent !== undefined && job.wakes !== undefined;
   const loops = options.jobs.flatMap((job) =>
     !concurrent(job)
@@ -44,11 +54,13 @@ export function startLoopHost(options: LoopHostOptions): QueueHost {
             logger: options.logger.child({ component: job.kind }),
             entry: job.wakes!,
             drain: job.concurrent!,
+            lane: job.lane,
+            ...extras,
           }),
         ],
   );
   const runners = [...lanesOf(options.jobs.filter((job) => !concurrent(job)))].map(([lane, jobs]) =>
-    createQueueRunner({ db, config, clock, logger: options.logger.child({ lane }), jobs, onlyTheseKinds: true }),
+    createQueueRunner({ db, config, clock, logger: options.logger.child({ lane }), jobs, onlyTheseKinds: true, ...extras }),
   );
   const wakeAll = (): void => {
     for (const l of loops) l.wake();
@@ -98,6 +110,8 @@ export function startLoopHost(options: LoopHostOptions): QueueHost {
     get healthy() {
       return closing === undefined;
     },
+    activity: () => options.activity?.snapshot() ?? [],
+    metrics: () => Promise.resolve([]),
     close() {
       closing ??= close();
       return closing;

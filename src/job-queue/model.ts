@@ -29,3 +29,7 @@ export interface ClaimedEntry {
 export const claimLock = (db: Db): RawBuilder<unknown> => (capabilitiesOf(db).skipLocked ? sql`for update skip locked` : sql``);
 
 export const addMs = (date: Date, ms: number): string => new Date(date.getTime() + ms).toISOString();
+
+/** A worker process is Alive while its heartbeat is recent, Dead once it is older than IFW_WORKER_DEAD_SECONDS. */
+export const WORKER_STATUSES = ['Alive', 'Dead'] as const;
+export type WorkerStatus = (typeof WORKER_STATUSES)[number];

@@ -9,6 +9,8 @@ import { threadId } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
+import type { Metrics } from '../core/metrics.js';
+import type { Activity } from './activity.js';
 import type { Database } from '../storage/database.js';
 import { claimNextDueEntry } from './claim-entry.js';
 import { holdsEntry } from './entries.js';
@@ -34,6 +36,10 @@ export interface QueueRunnerOptions {
    * kind nobody declared goes into Error, where an administrator sees it.
    */
   readonly onlyTheseKinds?: boolean;
+  /** Where the runner says what it runs now (the workers list), under its lane's name. */
+  readonly activity?: Activity;
+  /** The thread's metrics, handed to the kinds. */
+  readonly metrics?: Metrics;
 }
 
 export interface QueueRunner {
@@ -63,6 +69,8 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
   const woken = jobs.flatMap((job) => (job.wakes === undefined ? [] : [job.wakes]));
   // Aborts work that waits on the outside world (an import run's page fetch) when the runner stops.
   const stopSignal = new AbortController();
+  const lane = jobs[0]?.lane ?? 'all';
+  const { activity } = options;
 
   // Between two work items: stop when asked to, or when the entry was put On Hold (its lease
   // cleared). The lease is renewed once half of it has passed; until then reading it is enough (no commit).
@@ -83,11 +91,27 @@ export function createQueueRunner(options: QueueRunnerOptions): QueueRunner {
       const job = byKind.get(entry.kind);
       if (job === undefined) throw new Error(`unknown job kind "${entry.kind}"`);
       const keepGoing = keepGoingFor(entry);
-      await job.run({ db, clock, logger, owner, leaseMs, maxAttempts: config.maxAttempts, entry, keepGoing, signal: stopSignal.signal });
+      activity?.claimed(lane, entry.id);
+      const onClaim = activity === undefined ? undefined : (what: string) => activity.claimed(lane, `${entry.id}: ${what}`);
+      await job.run({
+        db,
+        clock,
+        logger,
+        owner,
+        leaseMs,
+        maxAttempts: config.maxAttempts,
+        entry,
+        keepGoing,
+        signal: stopSignal.signal,
+        ...(onClaim === undefined ? {} : { onClaim }),
+        ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+      });
       await finishEntryRun(db, { ...base, now: clock() });
     } catch (err) {
       logger.error({ err, entry: entry.id }, 'job queue entry failed; it is retried at its next run time');
       await failEntryRun(db, { ...base, now: clock(), error: message(err) });
+    } finally {
+      activity?.idle(lane);
     }
   }
 

@@ -16,6 +16,8 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Config } from '../core/config.js';
+import type { MetricsJson } from '../core/metrics.js';
+import type { LaneActivity } from './activity.js';
 import type { QueueHost } from './host.js';
 import type { HostMessage, WorkerData, WorkerMessage } from './thread-messages.js';
 
@@ -55,6 +57,9 @@ export const QUEUE_THREAD_YOUNG_MB = 16;
  */
 const STOP_GRACE_MS = 5000;
 
+/** A thread that does not answer a metrics request within this long is left out of that scrape. */
+const METRICS_TIMEOUT_MS = 2000;
+
 const RESTART_BASE_MS = 1000;
 const RESTART_MAX_MS = 30_000;
 const STABLE_AFTER_MS = 60_000;
@@ -74,6 +79,10 @@ export async function startThreadHost(options: ThreadHostOptions): Promise<Queue
     get healthy() {
       return lanes.every((l) => l.healthy);
     },
+    activity: () => lanes.flatMap((l) => l.activity()),
+    async metrics() {
+      return (await Promise.all(lanes.map((l) => l.metrics()))).flat();
+    },
     async close() {
       await Promise.all(lanes.map((l) => l.close()));
     },
@@ -88,6 +97,9 @@ async function startLane(lane: string | null, options: ThreadHostOptions): Promi
   let closing = false;
   let restarts = 0;
   let restartTimer: NodeJS.Timeout | undefined;
+  let activity: readonly LaneActivity[] = [];
+  let nextMetricsId = 0;
+  const metricsWaiting = new Map<number, (json: readonly MetricsJson[]) => void>();
 
   function spawn(): Promise<void> {
     const data: WorkerData = { config, lane, closeTimeoutMs };
@@ -100,6 +112,14 @@ async function startLane(lane: string | null, options: ThreadHostOptions): Promi
     return new Promise<void>((resolve, reject) => {
       let ready = false;
       w.on('message', (message: WorkerMessage) => {
+        if (message.type === 'activity') {
+          activity = message.lanes;
+          return;
+        }
+        if (message.type === 'metrics') {
+          metricsWaiting.get(message.id)?.([message.json]);
+          return;
+        }
         if (message.type !== 'ready' || ready) return;
         if (closing) {
           // close() came while this (re)start was under way: it found no worker to stop.
@@ -159,6 +179,22 @@ async function startLane(lane: string | null, options: ThreadHostOptions): Promi
     },
     get healthy() {
       return healthy;
+    },
+    activity: () => activity,
+    metrics() {
+      const w = worker;
+      if (w === undefined || closing) return Promise.resolve([]);
+      const id = ++nextMetricsId;
+      return new Promise<readonly MetricsJson[]>((resolve) => {
+        const timer = setTimeout(() => answer([]), METRICS_TIMEOUT_MS);
+        function answer(json: readonly MetricsJson[]): void {
+          clearTimeout(timer);
+          metricsWaiting.delete(id);
+          resolve(json);
+        }
+        metricsWaiting.set(id, answer);
+        w.postMessage({ type: 'metrics', id } satisfies HostMessage);
+      });
     },
     async close() {
       if (closing) return;

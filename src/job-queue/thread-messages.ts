@@ -1,5 +1,7 @@
 /** What the thread host and a job queue worker thread say to each other. */
 import type { Config } from '../core/config.js';
+import type { MetricsJson } from '../core/metrics.js';
+import type { LaneActivity } from './activity.js';
 
 export interface WorkerData {
   readonly config: Config;
@@ -12,6 +14,15 @@ export interface WorkerData {
   readonly closeTimeoutMs: number;
 }
 
-export type HostMessage = { readonly type: 'wake' } | { readonly type: 'stop' };
+export type HostMessage =
+  | { readonly type: 'wake' }
+  | { readonly type: 'stop' }
+  /** Asks for the thread's metrics, answered with a `metrics` message of the same id. */
+  | { readonly type: 'metrics'; readonly id: number };
 
-export type WorkerMessage = { readonly type: 'ready' } | { readonly type: 'stopped' };
+export type WorkerMessage =
+  | { readonly type: 'ready' }
+  | { readonly type: 'stopped' }
+  /** What the thread's lanes run now; sent after a change, at most every few hundred milliseconds. */
+  | { readonly type: 'activity'; readonly lanes: readonly LaneActivity[] }
+  | { readonly type: 'metrics'; readonly id: number; readonly json: MetricsJson };

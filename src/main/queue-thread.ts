@@ -9,6 +9,9 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { systemClock } from '../core/clock.js';
 import { createLogger } from '../core/logger.js';
+import { createMetrics } from '../core/metrics.js';
+import { createActivity } from '../job-queue/activity.js';
+import { lanesOf } from '../job-queue/jobs.js';
 import { startLoopHost } from '../job-queue/loop-host.js';
 import { openWorkerPool } from '../job-queue/postgres/in-process-host.js';
 import type { QueueHost } from '../job-queue/host.js';
@@ -23,10 +26,18 @@ const target = config.database;
 const jobs = jobKinds(config).filter((job) => lane === null || job.lane === lane);
 const logger = createLogger(config, { thread: 'job-queue', kinds: jobs.map((job) => job.kind) });
 const send = (message: WorkerMessage) => port.postMessage(message);
+const metrics = createMetrics();
+const activity = createActivity(systemClock, [...lanesOf(jobs).keys()]);
+
+/** What the lanes run now reaches the heartbeat on the thread that started this one: after a change, at most this often. */
+const ACTIVITY_EVERY_MS = 250;
+setInterval(() => {
+  if (activity.changed) send({ type: 'activity', lanes: activity.snapshot() });
+}, ACTIVITY_EVERY_MS).unref();
 
 function start(): QueueHost {
   const db = target.kind === 'postgres' ? openWorkerPool(config, target, logger) : openDatabase(target, { busyTimeoutMs: 10_000 });
-  return startLoopHost({ config, db, jobs, logger, clock: systemClock, closeTimeoutMs });
+  return startLoopHost({ config, db, jobs, logger, clock: systemClock, closeTimeoutMs, activity, ...(config.metrics ? { metrics } : {}) });
 }
 
 const queue = start();
@@ -36,6 +47,9 @@ port.on('message', (message: HostMessage) => {
   switch (message.type) {
     case 'wake':
       queue.wake();
+      return;
+    case 'metrics':
+      void metrics.registry.getMetricsAsJSON().then((json) => send({ type: 'metrics', id: message.id, json }));
       return;
     case 'stop':
       stopping ??= queue

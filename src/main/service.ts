@@ -21,6 +21,12 @@ import { dashboardPages } from '../dashboard/pages.js';
 import { tryPayloadPages } from '../bulk-import/try-payload-page.js';
 import { integrationPages } from '../integrations/pages.js';
 import { jobQueuePages } from '../job-queue/pages.js';
+import { workerPages } from '../job-queue/workers-page.js';
+import { workerRoutes } from '../job-queue/workers-routes.js';
+import { createMetrics } from '../core/metrics.js';
+import { processorAlarm } from '../dashboard/alarms.js';
+import { createScrape, metricsRoutes } from '../dashboard/metrics.js';
+import { alarmRoutes } from '../dashboard/routes.js';
 import { tablePages } from '../tables/pages.js';
 import { importRunPages } from '../import-runs/pages.js';
 import { connectionPages } from '../rest-source/connection-pages.js';
@@ -88,7 +94,10 @@ export async function createService(config: Config, options: ServiceOptions = {}
     throw err;
   });
 
-  const queue = config.workers ? await startJobQueue(config, { logger, clock }) : undefined;
+  const metrics = createMetrics();
+  // What the hot paths count into; nothing when IFW_METRICS is off.
+  const counting = config.metrics ? { metrics } : {};
+  const queue = config.workers ? await startJobQueue(config, { logger, clock, db, ...counting }) : undefined;
   // On PostgreSQL the workers may be other processes: a wake is also a NOTIFY, sent after the commit.
   const notify = db.dialect === 'postgres' ? createNotifier(db, logger) : undefined;
   const wake = (): void => {
@@ -102,7 +111,10 @@ export async function createService(config: Config, options: ServiceOptions = {}
     store: writer,
     onCommitted: wake,
     idempotencyWindowMs: config.idempotencyHours * 3_600_000,
+    ...counting,
   });
+  const alarmSettings = { pendingAlarmSeconds: config.pendingAlarmSeconds, workerDeadSeconds: config.workerDeadSeconds };
+  const scrape = createScrape({ db, clock, metrics, alarms: alarmSettings, threads: () => queue?.metrics() ?? Promise.resolve([]) });
 
   const devIssuer = config.devTokenIssuer ? await loadDevIssuer(config.dataDir) : undefined;
   const authenticator = createAuthenticator({
@@ -122,6 +134,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     bodyLimitBytes: config.bodyLimitBytes,
     authenticator,
     trustProxy: config.trustProxy,
+    ...counting,
     connections: {
       requestTimeoutMs: config.requestTimeoutSeconds * 1000,
       idleTimeoutMs: config.idleTimeoutSeconds * 1000,
@@ -129,12 +142,19 @@ export async function createService(config: Config, options: ServiceOptions = {}
       maxConnections: config.maxConnections,
     },
     routes: [
-      healthRoutes({ db, queue }),
+      healthRoutes({
+        db,
+        queue,
+        processorAlarm: async () => (await processorAlarm(db, clock(), alarmSettings))?.symptom,
+      }),
+      metricsRoutes(scrape),
       bulkImportRoutes({ db, clock, submitter, bodyLimitBytes: config.bodyLimitBytes, maxPageSize: config.maxPageSize, wake }),
       targetTableRoutes({ db, clock }),
       targetTableRowRoutes({ db, maxPageSize: config.maxPageSize }),
       integrationRoutes({ db, clock }),
       jobQueueRoutes({ db, clock, queue: { wake } }),
+      workerRoutes({ db, clock, config }),
+      alarmRoutes({ db, clock, settings: alarmSettings }),
       restApiRoutes({ db, clock, secrets, outbound, activeRunOf: findActiveRun }),
       importRunRoutes({ db, clock, wake, maxPageSize: config.maxPageSize }),
       securityRoutes({ accounts, devIssuer }),
@@ -142,7 +162,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
         sessions,
         authenticator,
         pages: [
-          dashboardPages({ db, clock }),
+          dashboardPages({ db, clock, alarms: alarmSettings }),
           bulkImportPages({ db: db.kysely, clock, wake, checkIntegration: (sortingOrder) => submitter.integration(sortingOrder) }),
           integrationPages({ db, clock }),
           tryPayloadPages(db),
@@ -152,6 +172,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
           fromSamplePages({ db, clock, secrets, outbound }),
           importRunPages({ db, clock, wake }),
           jobQueuePages({ db, clock, wake }),
+          workerPages({ db, clock, config }),
           accountPages({ accounts }),
         ],
       }),

@@ -117,6 +117,8 @@ export interface HttpOptions {
   readonly random?: () => number;
   /** Cancels the fetch between and during requests. */
   readonly signal?: AbortSignal;
+  /** Told before each retry, with the status that caused it (`network` when there was no answer). */
+  readonly onRetry?: (status: string) => void;
 }
 
 export interface HttpDeps {
@@ -125,6 +127,7 @@ export interface HttpDeps {
   readonly clock: Clock;
   readonly random: () => number;
   readonly signal: AbortSignal | undefined;
+  readonly onRetry?: ((status: string) => void) | undefined;
 }
 
 const defaultSleep = (ms: number, signal?: AbortSignal): Promise<void> => delay(ms, undefined, signal === undefined ? {} : { signal });
@@ -147,6 +150,7 @@ export async function withHttp<T>(
     clock: options.clock ?? (() => new Date()),
     random: options.random ?? Math.random,
     signal: options.signal,
+    onRetry: options.onRetry,
   };
   try {
     return await use(deps);
@@ -254,6 +258,7 @@ export async function exchange(req: HttpRequest, policy: RetryPolicy, deps: Http
         ? { kind: 'answer', status: outcome.status, headers: outcome.headers, text: outcome.text, attempts }
         : { kind: 'noAnswer', reason: outcome.reason, attempts };
     }
+    deps.onRetry?.(outcome.kind === 'answer' ? String(outcome.status) : 'network');
     const retryAfter = outcome.kind === 'answer' ? headerValue(outcome.headers, 'retry-after') : null;
     await deps.sleep(computeBackoff(attempts, policy, retryAfter, deps.clock(), deps.random()), deps.signal);
   }

@@ -14,6 +14,7 @@ import {
   m010_session_identity,
 } from './migrations/007-010-sessions-chunks.js';
 import { m011_idempotency_keys, m012_resubmitted_requests } from './migrations/011-012-idempotency-resubmit.js';
+import { m013_workers } from './migrations/013-workers.js';
 
 /** The list, by name; the names are the ids in `ifw_migration` of every existing database: never rename one. */
 export const migrations = (dialect: Dialect): Record<string, Migration> => ({
@@ -29,6 +30,7 @@ export const migrations = (dialect: Dialect): Record<string, Migration> => ({
   '010_session_identity': m010_session_identity,
   '011_idempotency_keys': m011_idempotency_keys,
   '012_resubmitted_requests': m012_resubmitted_requests,
+  '013_workers': m013_workers,
 });
 
 export const migrationProvider = (dialect: Dialect): MigrationProvider => ({

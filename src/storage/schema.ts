@@ -116,6 +116,25 @@ export interface JobQueueEntryRow {
   updated_at: string;
 }
 
+/**
+ * A process that runs job queue workers (`ifw serve` with workers, `ifw worker`), as it last said in
+ * its heartbeat. `lanes` is JSON: per lane what it runs now and when it last claimed work.
+ */
+export interface WorkerRow {
+  worker_id: string;
+  host: string;
+  pid: number;
+  version: string;
+  started_at: string;
+  heartbeat_at: string;
+  /** JSON array of the lanes this process runs (its roles). */
+  roles: string;
+  concurrency: number;
+  /** JSON array of { lane, running, since, lastClaimAt }. */
+  lanes: string;
+  last_claim_at: string | null;
+}
+
 export interface RestConnectionRow {
   code: string;
   base_url: string;
@@ -249,6 +268,7 @@ export interface DB {
   ifw_bulk_import_error: BulkImportErrorRow;
   ifw_bulk_import_payload_chunk: BulkImportPayloadChunkRow;
   ifw_job_queue_entry: JobQueueEntryRow;
+  ifw_worker: WorkerRow;
   ifw_rest_connection: RestConnectionRow;
   ifw_rest_endpoint: RestEndpointRow;
   ifw_import_run: ImportRunRow;

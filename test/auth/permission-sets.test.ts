@@ -25,6 +25,7 @@ const EXPECTED: Record<Permission, Record<PermissionSetName | 'no set', boolean>
   runImports: { 'VENDOR IF ALL': Y, 'VENDOR IF STANDARD': Y, SUPER: Y, 'no set': N },
   jobQueue: { 'VENDOR IF ALL': Y, 'VENDOR IF STANDARD': N, SUPER: Y, 'no set': N },
   administer: { 'VENDOR IF ALL': N, 'VENDOR IF STANDARD': N, SUPER: Y, 'no set': N },
+  metrics: { 'VENDOR IF ALL': N, 'VENDOR IF STANDARD': N, SUPER: Y, 'no set': N },
 };
 
 const cases = PERMISSIONS.flatMap((permission) =>
@@ -42,8 +43,10 @@ describe('the permission sets', () => {
     expect(Object.keys(PERMISSION_SETS).sort()).toEqual(['SUPER', 'VENDOR IF ALL', 'VENDOR IF STANDARD']);
   });
 
-  it('give VENDOR IF ALL every permission except public and administer', () => {
-    expect([...PERMISSION_SETS['VENDOR IF ALL']].sort()).toEqual(PERMISSIONS.filter((p) => p !== 'public' && p !== 'administer').sort());
+  it('give VENDOR IF ALL every permission except public, administer and metrics', () => {
+    expect([...PERMISSION_SETS['VENDOR IF ALL']].sort()).toEqual(
+      PERMISSIONS.filter((p) => p !== 'public' && p !== 'administer' && p !== 'metrics').sort(),
+    );
   });
 
   it('give SUPER every permission except public (which needs no grant)', () => {

@@ -112,6 +112,7 @@ describe.runIf(available)('the console refuses framing and runs under its CSP', 
       '/rest',
       '/runs',
       '/job-queue',
+      '/workers',
       '/users',
     ]) {
       await page.goto(`${c.base}${path}`);

@@ -3,7 +3,7 @@
  * red badge, records imported by REST runs in the chart, an empty chart in words, and a held job queue
  * entry that shows no next run.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startConsolePages, seedRequest, seedRun, type ConsolePages } from '../helpers/console-pages.js';
 
 let c: ConsolePages;
@@ -14,10 +14,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await c?.cleanup();
 });
-afterEach(async () => {
+beforeEach(async () => {
   await c.t.service.db.kysely.deleteFrom('ifw_bulk_import_request').execute();
   await c.t.service.db.kysely.deleteFrom('ifw_import_run').execute();
-  await c.t.service.db.kysely.updateTable('ifw_job_queue_entry').set({ status: 'Ready' }).execute();
+  // This service runs no workers: its entries are made due now, so that none is overdue (an alarm) whatever the time since the template was made.
+  const now = new Date().toISOString();
+  await c.t.service.db.kysely.updateTable('ifw_job_queue_entry').set({ status: 'Ready', next_run_at: now, last_ended_at: now }).execute();
 });
 
 const dashboard = async (set: 'SUPER' | 'VENDOR IF STANDARD' = 'SUPER') => {

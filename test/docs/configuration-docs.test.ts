@@ -61,6 +61,10 @@ const read: Record<string, { env?: NodeJS.ProcessEnv; value: (c: Config) => numb
   IFW_RETENTION_DAYS: { value: (c) => c.retentionDays },
   IFW_MAX_PAGE_SIZE: { value: (c) => c.maxPageSize },
   IFW_SCHEDULER_TICK_MS: { value: (c) => c.schedulerTickMs },
+  IFW_WORKER_HEARTBEAT_SECONDS: { value: (c) => c.workerHeartbeatSeconds },
+  IFW_WORKER_DEAD_SECONDS: { value: (c) => c.workerDeadSeconds },
+  IFW_WORKER_FORGET_HOURS: { value: (c) => c.workerForgetHours },
+  IFW_PENDING_ALARM_SECONDS: { value: (c) => c.pendingAlarmSeconds },
   IFW_OAUTH_CLOCK_SKEW_SECONDS: { value: (c) => c.tokenClockSkewSeconds },
   IFW_DIRECTORY_CACHE_MS: { value: (c) => c.directoryCacheMs },
   IFW_CONSOLE_IDLE_MINUTES: { value: (c) => c.consoleIdleMinutes },
@@ -114,7 +118,13 @@ describe('docs/configuration.md: environment variables', () => {
   const booleans = rows.filter((r) => r.allowed.startsWith('true or false'));
 
   it('documents the yes/no variables config.ts reads as true or false', () => {
-    expect(booleans.map((r) => r.name).sort()).toEqual(['IFW_BASIC_AUTH', 'IFW_DEV_TOKEN_ISSUER', 'IFW_PRODUCTION', 'IFW_WORKERS']);
+    expect(booleans.map((r) => r.name).sort()).toEqual([
+      'IFW_BASIC_AUTH',
+      'IFW_DEV_TOKEN_ISSUER',
+      'IFW_METRICS',
+      'IFW_PRODUCTION',
+      'IFW_WORKERS',
+    ]);
   });
 
   it.each(booleans)('$name: takes true/false, 1/0, yes/no, on/off and refuses anything else', ({ name }) => {

@@ -35,6 +35,9 @@ const LATER = [
   '008_request_list_indexes',
   '009_payload_chunks',
   '010_session_identity',
+  '011_idempotency_keys',
+  '012_resubmitted_requests',
+  '013_workers',
 ];
 const clock = manualClock('2025-01-01T00:00:00Z');
 const box = createSecretBox({ secretKey: 'migration-test', dataDir: os.tmpdir() });
@@ -466,6 +469,9 @@ describe.each(BACKENDS)('pagination storage migration on $name', (backend) => {
         '008_request_list_indexes',
         '009_payload_chunks',
         '010_session_identity',
+        '011_idempotency_keys',
+  '012_resubmitted_requests',
+  '013_workers',
       ]);
 
       expect(await storedPagination(db, 'blank')).toEqual({ ...link, responseDataPath: null });

@@ -13,6 +13,8 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Clock } from '../../core/clock.js';
 import type { Config } from '../../core/config.js';
+import type { Metrics } from '../../core/metrics.js';
+import type { Activity } from '../activity.js';
 import type { Database } from '../../storage/database.js';
 import { entryOnHold } from '../entries.js';
 import type { ConcurrentDrain } from '../jobs.js';
@@ -26,6 +28,10 @@ export interface DrainLoopsOptions {
   /** The kind's entry: its On Hold stops the loops. */
   readonly entry: string;
   readonly drain: ConcurrentDrain;
+  /** The lane the loops belong to; each loop says what it runs as `<lane> #<n>`. */
+  readonly lane?: string;
+  readonly activity?: Activity;
+  readonly metrics?: Metrics;
 }
 
 export interface DrainLoops {
@@ -44,7 +50,9 @@ export function createDrainLoops(options: DrainLoopsOptions): DrainLoops {
   const token = randomUUID().slice(0, 8);
   const owners = Array.from({ length: config.workerConcurrency }, (_, i) => `${hostname()}:${process.pid}:loop${i + 1}:${token}`);
   const onHold = () => entryOnHold(db, options.entry);
-  const loops = owners.map((owner) => {
+  const { activity } = options;
+  const loops = owners.map((owner, i) => {
+    const name = `${options.lane ?? options.entry} #${i + 1}`;
     const ctx = {
       db,
       clock,
@@ -53,12 +61,16 @@ export function createDrainLoops(options: DrainLoopsOptions): DrainLoops {
       leaseMs: config.leaseSeconds * 1000,
       maxAttempts: config.maxAttempts,
       keepGoing: async () => !loop.stopping && !(await onHold()),
+      ...(activity === undefined ? {} : { onClaim: (what: string) => activity.claimed(name, what) }),
+      ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
     };
     const drainOnce = async (): Promise<void> => {
       try {
         if (!(await onHold())) await options.drain.drain(ctx);
       } catch (err) {
         logger.error({ err, owner }, 'drain failed; retried at the next wake or tick');
+      } finally {
+        activity?.idle(name);
       }
     };
     const loop: Loop = createLoop(drainOnce, config.schedulerTickMs, () => undefined);

@@ -50,6 +50,8 @@ export async function withWakeListener(host: QueueHost, target: PostgresTarget, 
     get listening() {
       return listener.listening;
     },
+    activity: () => host.activity(),
+    metrics: () => host.metrics(),
     async close() {
       await listener.close();
       await host.close();
