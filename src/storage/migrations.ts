@@ -13,6 +13,7 @@ import {
   m009_payload_chunks,
   m010_session_identity,
 } from './migrations/007-010-sessions-chunks.js';
+import { m011_response_actions_and_cookies } from './migrations/011-response-actions-cookies.js';
 
 /** The list, by name; the names are the ids in `ifw_migration` of every existing database: never rename one. */
 export const migrations = (dialect: Dialect): Record<string, Migration> => ({
@@ -26,6 +27,7 @@ export const migrations = (dialect: Dialect): Record<string, Migration> => ({
   '008_request_list_indexes': m008_request_list_indexes,
   '009_payload_chunks': m009_payload_chunks(dialect),
   '010_session_identity': m010_session_identity,
+  '011_response_actions_and_cookies': m011_response_actions_and_cookies,
 });
 
 export const migrationProvider = (dialect: Dialect): MigrationProvider => ({

@@ -35,6 +35,7 @@ const LATER = [
   '008_request_list_indexes',
   '009_payload_chunks',
   '010_session_identity',
+  '011_response_actions_and_cookies',
 ];
 const clock = manualClock('2025-01-01T00:00:00Z');
 const box = createSecretBox({ secretKey: 'migration-test', dataDir: os.tmpdir() });
@@ -71,6 +72,8 @@ const UNUSED = {
   offsetParameterName: null,
   limitParameterName: null,
   allowCrossOrigin: false,
+  responseActions: [] as never[],
+  sessionCookies: false,
 } as const;
 
 interface Case {
@@ -369,6 +372,8 @@ describe.each(BACKENDS)('pagination storage migration on $name', (backend) => {
           integrationSortingOrder,
           pagination: c.runs,
           scheduleSeconds,
+          responseActions: [],
+          sessionCookies: false,
         };
         expect(await loadEndpoint(db, c.code), c.code).toEqual(expected);
         expect(await storedPagination(db, c.code), c.code).toEqual(c.stored);
@@ -466,6 +471,7 @@ describe.each(BACKENDS)('pagination storage migration on $name', (backend) => {
         '008_request_list_indexes',
         '009_payload_chunks',
         '010_session_identity',
+        '011_response_actions_and_cookies',
       ]);
 
       expect(await storedPagination(db, 'blank')).toEqual({ ...link, responseDataPath: null });

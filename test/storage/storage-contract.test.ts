@@ -40,6 +40,7 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
             '008_request_list_indexes',
             '009_payload_chunks',
             '010_session_identity',
+            '011_response_actions_and_cookies',
           ]);
           expect(await migrate(db)).toEqual([]);
           const entries = await db.kysely.selectFrom('ifw_job_queue_entry').select(['id', 'recurrence_seconds']).orderBy('id').execute();
