@@ -96,6 +96,8 @@ const endpoint = (path: string, pagination: PaginationSettings): RestEndpoint =>
   integrationSortingOrder: 1,
   pagination,
   scheduleSeconds: null,
+  responseActions: [],
+  sessionCookies: false,
 });
 
 const settings = {

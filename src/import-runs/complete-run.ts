@@ -5,7 +5,7 @@
  * are cleared in the same transaction.
  */
 import { sql } from 'kysely';
-import type { StopReason } from '../pagination/types.js';
+import type { RunStopReason } from '../rest-source/model.js';
 import type { Connection, PostgresConnection, SqliteConnection } from '../storage/connection.js';
 import { endRun } from './staged.js';
 
@@ -17,7 +17,7 @@ export interface CompleteRunArgs {
   readonly inserted: number;
   readonly updated: number;
   readonly skipped: number;
-  readonly stopReason: StopReason;
+  readonly stopReason: RunStopReason;
   readonly stopDetail: string;
   readonly warnings: readonly string[];
   /** Describes skipped records when the integration skips bad ones; '' otherwise. */

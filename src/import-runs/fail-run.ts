@@ -4,7 +4,7 @@
  * alone (a page that could not be fetched).
  */
 import { sql } from 'kysely';
-import type { StopReason } from '../pagination/types.js';
+import type { RunStopReason } from '../rest-source/model.js';
 import type { Connection, PostgresConnection, SqliteConnection } from '../storage/connection.js';
 import { endRun } from './staged.js';
 
@@ -15,7 +15,7 @@ export interface FailRunArgs {
   readonly durationMs: number;
   readonly errorMessage: string;
   /** Known when every page was fetched and the import itself failed. */
-  readonly stopReason?: StopReason | null;
+  readonly stopReason?: RunStopReason | null;
   readonly stopDetail?: string;
   readonly warnings?: readonly string[];
 }

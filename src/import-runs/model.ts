@@ -4,7 +4,7 @@
  * Cancelled is kept in the vocabulary for an administrator's action.
  */
 import type { Selectable } from 'kysely';
-import type { StopReason } from '../pagination/types.js';
+import type { RunStopReason } from '../rest-source/model.js';
 import type { ImportRunPageRow, ImportRunRow } from '../storage/schema.js';
 
 export const RUN_STATUSES = ['Queued', 'Running', 'Completed', 'Failed', 'Cancelled'] as const;
@@ -44,7 +44,7 @@ export interface ImportRun {
   readonly updatedCount: number;
   readonly skippedCount: number;
   /** Why fetching stopped; null while it has not (or when the run failed before it did). */
-  readonly stopReason: StopReason | null;
+  readonly stopReason: RunStopReason | null;
   /** Why fetching stopped, as a sentence ('' until it did). */
   readonly stopDetail: string;
   /** Plain sentences, each with its likely fix: why the run may have stopped short. */
@@ -124,7 +124,7 @@ export function toImportRun(row: RunSummaryRow): ImportRun {
     insertedCount: row.inserted_count,
     updatedCount: row.updated_count,
     skippedCount: row.skipped_count,
-    stopReason: row.stop_reason as StopReason | null,
+    stopReason: row.stop_reason as RunStopReason | null,
     stopDetail: row.stop_detail,
     warnings: parseWarnings(row.warnings),
     errorMessage: row.error_message,

@@ -20,6 +20,11 @@ import {
 } from '../pagination/index.js';
 import { HTTP_METHODS } from './model.js';
 import { LIMITS, type EndpointInput } from './schemas.js';
+import { parseResponseActions, responseActionsText } from './response-actions.js';
+
+/** The response actions as the form shows them: an answer's list as text, a refused form's text as typed. */
+const actionsText = (value: unknown): string =>
+  Array.isArray(value) ? responseActionsText(value as Parameters<typeof responseActionsText>[0]) : typeof value === 'string' ? value : '';
 
 /** What the form's selects offer. */
 export interface EndpointChoices {
@@ -41,6 +46,8 @@ export const EndpointBody = FormBody({
   pageSize: Optional(100),
   maxPages: Optional(100),
   responseDataPath: Optional(),
+  responseActions: Optional(2000),
+  sessionCookies: Optional(10),
   ...(Object.fromEntries(OWN_SETTINGS.map((o) => [o.setting.field, Optional()])) as Record<string, ReturnType<typeof Optional>>),
 });
 
@@ -58,6 +65,8 @@ export const ENDPOINT_PLACES: FormPlaces = {
     pageSize: { name: 'pageSize', label: COMMON_SETTINGS.pageSize.label },
     maxPages: { name: 'maxPages', label: COMMON_SETTINGS.maxPages.label },
     responseDataPath: { name: 'responseDataPath', label: COMMON_SETTINGS.responseDataPath.label },
+    responseActions: { name: 'responseActions', label: 'Response actions' },
+    sessionCookies: { name: 'sessionCookies', label: 'Session cookies' },
     ...Object.fromEntries(OWN_SETTINGS.map(({ setting }) => [setting.field, { name: setting.field, label: setting.label }])),
   },
 };
@@ -119,6 +128,7 @@ export function typedValues(form: URLSearchParams): Values {
   const values: Record<string, string | boolean> = Object.fromEntries([...form].filter(([name]) => name !== '_csrf'));
   const type = form.get('paginationType') ?? 'none';
   if (isType(type)) for (const { field, input } of ownSettings(type)) if (input === 'checkbox') values[field] = form.get(field) === 'on';
+  values.sessionCookies = form.get('sessionCookies') === 'on';
   return values;
 }
 
@@ -139,6 +149,8 @@ export function inputFrom(form: URLSearchParams, code: string): EndpointInput {
     pageSize: int('pageSize'),
     responseDataPath: form.get('responseDataPath') ?? '',
     scheduleSeconds: int('scheduleSeconds'),
+    responseActions: parseResponseActions(form.get('responseActions') ?? '', 'responseActions'),
+    sessionCookies: form.get('sessionCookies') === 'on',
   };
   const maxPages = int('maxPages');
   if (maxPages !== undefined && maxPages !== null) input.maxPages = maxPages;
@@ -248,6 +260,27 @@ export function endpointForm(
           ...at('paginationType'),
         })}
         <div id="pagination-fields" aria-live="polite">${paginationFields(type, v, errors)}</div>
+      </fieldset>
+      <fieldset>
+        <legend>Responses</legend>
+        ${field({
+          name: 'responseActions',
+          label: 'Response actions',
+          size: 40,
+          value: actionsText(v.responseActions),
+          disabled,
+          help: `Statuses that do not fail the run, each with what it means, e.g. "404 stop, 410 skip". stop: no more records (the pages before it are imported); skip: this page has no records and fetching goes on (Page Number and Offset/Limit only). A 2xx other than 200, or a 4xx other than 401, 403, 407, 408 and 429. Blank: every status fails the run as always.`,
+          ...at('responseActions'),
+        })}
+        ${field({
+          kind: 'checkbox',
+          name: 'sessionCookies',
+          label: 'Session cookies',
+          checked: v.sessionCookies === true || v.sessionCookies === 'on',
+          disabled,
+          help: "Keep the cookies the connection's origin sets during a run and send them back to it, for APIs that keep their paging state in a session cookie. A new jar per run; cookies never go to another origin and are never shown.",
+          ...at('sessionCookies'),
+        })}
       </fieldset>
       <div id="validation" aria-live="polite"></div>
       ${ctx.can('configureRest') ? html`<button type="submit">${isNew ? 'Create endpoint' : 'Save endpoint'}</button>` : ''}

@@ -7,6 +7,7 @@ import { invalidAt, pathOf } from '../core/validation.js';
 import { CONTROL, URL_LIMIT, findKey, headerMap, intIn, oneOf, queryParametersOf, validateCode } from './common-rules.js';
 import { HTTP_METHODS, type HttpMethod } from './model.js';
 import { paginationTypeOf, validatePagination } from './pagination-rules.js';
+import { validateResponseActions } from './response-actions.js';
 import { LIMITS, type EndpointInput } from './schemas.js';
 import type { PaginationFields } from '../pagination/index.js';
 import type { ConnectionSettings, EndpointSettings } from './settings.js';
@@ -141,6 +142,8 @@ export function validateEndpoint(input: EndpointInput, context: EndpointContext,
     taken.push([{ [connection.apiKeyName]: '' }, `connection "${connection.code}" as its API key parameter`]);
   }
   const pagination = validatePagination(input, paginationType, maxPages, taken, at);
+  const responseActions = validateResponseActions(input.responseActions, paginationType, pathOf(at, 'responseActions'));
+  const sessionCookies = input.sessionCookies ?? false;
 
   return {
     code,
@@ -154,5 +157,7 @@ export function validateEndpoint(input: EndpointInput, context: EndpointContext,
     pagination,
     keptPagination,
     scheduleSeconds,
+    responseActions,
+    sessionCookies,
   };
 }

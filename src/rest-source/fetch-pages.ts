@@ -6,7 +6,7 @@
  */
 import { parseJsonExact } from '../core/exact-json.js';
 import { createPaginator } from '../pagination/paginator.js';
-import type { PageRequest, PageResponse, Paginator } from '../pagination/types.js';
+import type { NextStep, PageRequest, PageResponse, Paginator } from '../pagination/types.js';
 import { isOnOrigin, originOf, setQueryParams } from '../pagination/url.js';
 import { watchWrites } from './request-written.js';
 import { AuthError, createAuthenticator, type Authenticator, type Credentials, type OAuthTokenCache } from './auth.js';
@@ -19,11 +19,14 @@ import {
   withHttp,
   type HttpDeps,
   type HttpOptions,
+  statusLine,
   type HttpOutcome,
 } from './http-client.js';
-import type { FetchedPage, FetchSummary, HttpMethod, RestConnection, RestEndpoint } from './model.js';
+import { cookieHint, runCookies, type RunCookies } from './cookies.js';
+import type { FetchedPage, FetchSummary, HttpMethod, ResponseAction, RestConnection, RestEndpoint, RunStopReason } from './model.js';
 import { findRecords, pageRecordsLocator, type PageFindings, type PageRecordsLocator } from './page-records.js';
 import { isSecretName, redactText, redactUrl } from './redact.js';
+import { actionFor } from './response-actions.js';
 
 export { FetchError } from './http-client.js';
 
@@ -72,6 +75,8 @@ export interface Session {
   readonly origin: string;
   /** The merged headers of the last request per side of the origin line: a run sends the same ones on every page. */
   readonly headerMemo: { sameOrigin?: MergedHeaders; otherOrigin?: MergedHeaders };
+  /** The fetch's cookie jar for the connection's origin (cookies.ts); off unless the endpoint keeps session cookies. */
+  readonly cookies: RunCookies;
 }
 
 interface MergedHeaders {
@@ -88,7 +93,13 @@ function chosenOrigins(connection: RestConnection): ReadonlySet<string> {
   return origins;
 }
 
-export function withSession<T>(connection: RestConnection, options: FetchOptions, use: (session: Session) => Promise<T>): Promise<T> {
+export function withSession<T>(
+  connection: RestConnection,
+  options: FetchOptions,
+  use: (session: Session) => Promise<T>,
+  sessionCookies = false,
+): Promise<T> {
+  const origin = originOf(connection.baseUrl);
   return withHttp(
     connection.timeoutMs,
     options,
@@ -97,8 +108,9 @@ export function withSession<T>(connection: RestConnection, options: FetchOptions
         connection,
         deps,
         auth: createAuthenticator(connection, deps, options.tokenCache),
-        origin: originOf(connection.baseUrl),
+        origin,
         headerMemo: {},
+        cookies: runCookies(origin, sessionCookies),
       }),
     chosenOrigins(connection),
   );
@@ -141,6 +153,14 @@ function headersFor(session: Session, out: Outgoing, credentials: Credentials | 
   return headers;
 }
 
+/** The jar's cookies after a configured Cookie header, if any (the headers stay as they are without cookies). */
+function withCookies(headers: Readonly<Record<string, string>>, cookies: string | null): Readonly<Record<string, string>> {
+  if (cookies === null) return headers;
+  const configured = Object.keys(headers).find((name) => name.toLowerCase() === 'cookie');
+  if (configured === undefined) return { ...headers, cookie: cookies };
+  return { ...headers, [configured]: `${headers[configured]}; ${cookies}` };
+}
+
 async function sendOnceWithCredentials(session: Session, out: Outgoing): Promise<Sent> {
   const { connection } = session;
   const credentials = isOnOrigin(out.url, session.origin) ? await session.auth.credentials() : null;
@@ -148,11 +168,12 @@ async function sendOnceWithCredentials(session: Session, out: Outgoing): Promise
   const request = {
     method: out.method,
     url,
-    headers: headersFor(session, out, credentials),
+    headers: withCookies(headersFor(session, out, credentials), session.cookies.cookieFor(out.url)),
     body: out.body,
     timeoutMs: connection.timeoutMs,
   };
   const outcome = await exchange(request, connection.retry, session.deps);
+  if (outcome.kind === 'answer') session.cookies.received(out.url, outcome.headers);
   return { outcome, shownUrl: redactUrl(url, session.auth.secrets().params) };
 }
 
@@ -183,8 +204,18 @@ export interface JsonPage {
   readonly body: unknown;
 }
 
-/** Fetches one page and parses it; throws FetchError for anything that is not a 2xx JSON answer. */
-export async function fetchJsonPage(session: Session, endpoint: RestEndpoint, request: PageRequest): Promise<JsonPage> {
+/** An answer whose status has a response action: it is not read as a page. */
+export interface ActedPage {
+  readonly status: number;
+  readonly shownUrl: string;
+  readonly action: ResponseAction;
+}
+
+/**
+ * Fetches one page: its parsed JSON, or the response action its status has (response-actions.ts);
+ * throws FetchError for anything else that is not a 2xx JSON answer.
+ */
+export async function fetchPage(session: Session, endpoint: RestEndpoint, request: PageRequest): Promise<JsonPage | ActedPage> {
   const out: Outgoing = {
     method: endpoint.method,
     url: request.url,
@@ -202,8 +233,12 @@ export async function fetchJsonPage(session: Session, endpoint: RestEndpoint, re
   const fail = (why: string, status: number | null = null): FetchError =>
     pageError(session, request.pageNo, out.method, shownUrl, why, status);
   if (outcome.kind === 'noAnswer') throw fail(`${outcome.reason}${afterAttempts(outcome.attempts)}`);
-  if (outcome.status < 200 || outcome.status >= 300)
-    throw fail(describeAnswer(outcome.status, outcome.text, outcome.attempts), outcome.status);
+  const action = actionFor(endpoint.responseActions, outcome.status);
+  if (action !== undefined) return { status: outcome.status, shownUrl, action };
+  if (outcome.status < 200 || outcome.status >= 300) {
+    const hint = outcome.status >= 400 && outcome.status < 500 ? cookieHint(session.cookies) : '';
+    throw fail(`${describeAnswer(outcome.status, outcome.text, outcome.attempts)}${hint}`, outcome.status);
+  }
   if (outcome.text.trim() === '') throw fail(`the service answered ${outcome.status} with an empty body, not JSON`, outcome.status);
   try {
     return { status: outcome.status, shownUrl, body: parseJsonExact(outcome.text) };
@@ -252,41 +287,88 @@ export function fetchPages(
   onPage: (page: FetchedPage) => Promise<void> | void,
   options: FetchPagesOptions = {},
 ): Promise<FetchSummary> {
-  return withSession(connection, options, async (session) => {
-    const { paginator, locator } = paginatorFor(session, endpoint, options.recordsPath ?? '');
-    const warnings = new Set<string>();
-    const writes = watchWrites();
-    let pagesFetched = 0;
-    let recordCount: number | null = 0;
-    let request = paginator.first;
-    try {
-      session.deps.signal?.throwIfAborted();
-      let arriving = fetchJsonPage(session, endpoint, request);
-      for (;;) {
-        const page = await arriving;
-        const found = findRecords(locator, page.body);
-        const step = paginator.next(request, pageResponse(locator, page.body, found));
-        pagesFetched++;
-        recordCount = recordCount === null || found.counted === null ? null : recordCount + found.counted.length;
-        if (step.kind === 'next') {
-          session.deps.signal?.throwIfAborted();
-          const { url } = step.request;
-          arriving = fetchJsonPage(session, endpoint, step.request);
-          // Awaited on the next turn of the loop; until then a failure must not count as unhandled.
-          arriving.catch(() => undefined);
-          await writes.written(isOnOrigin(url, session.origin) ? session.origin : originOf(url), arriving);
+  return withSession(
+    connection,
+    options,
+    async (session) => {
+      const { paginator, locator } = paginatorFor(session, endpoint, options.recordsPath ?? '');
+      const warnings = new Set<string>();
+      const skipped: ActedPage[] = [];
+      const writes = watchWrites();
+      let pagesFetched = 0;
+      let recordCount: number | null = 0;
+      let request = paginator.first;
+      try {
+        session.deps.signal?.throwIfAborted();
+        let arriving = fetchPage(session, endpoint, request);
+        for (;;) {
+          const page = await arriving;
+          const { body, found, step } =
+            'action' in page ? actedStep(paginator, endpoint, request, page, skipped) : readStep(paginator, locator, request, page);
+          pagesFetched++;
+          recordCount = recordCount === null || found.counted === null ? null : recordCount + found.counted.length;
+          if (step.kind === 'next') {
+            session.deps.signal?.throwIfAborted();
+            const { url } = step.request;
+            arriving = fetchPage(session, endpoint, step.request);
+            // Awaited on the next turn of the loop; until then a failure must not count as unhandled.
+            arriving.catch(() => undefined);
+            await writes.written(isOnOrigin(url, session.origin) ? session.origin : originOf(url), arriving);
+          }
+          const { records } = found;
+          const whyNoRecords = records === null ? redactText(locator.imported.explain(body), session.auth.secrets()) : null;
+          await onPage({ pageNo: request.pageNo, url: page.shownUrl, body, records, whyNoRecords });
+          if (step.kind === 'fail') throw pageError(session, request.pageNo, endpoint.method, page.shownUrl, step.error);
+          if (step.warning !== undefined) warnings.add(step.warning);
+          if (step.kind === 'stop') {
+            if (skipped.length > 0) warnings.add(skippedWarning(skipped));
+            return { pagesFetched, recordCount, stopReason: step.reason, stopDetail: step.detail, warnings: [...warnings] };
+          }
+          request = step.request;
         }
-        const { records } = found;
-        const whyNoRecords = records === null ? redactText(locator.imported.explain(page.body), session.auth.secrets()) : null;
-        await onPage({ pageNo: request.pageNo, url: page.shownUrl, body: page.body, records, whyNoRecords });
-        if (step.kind === 'fail') throw pageError(session, request.pageNo, endpoint.method, page.shownUrl, step.error);
-        if (step.warning !== undefined) warnings.add(step.warning);
-        if (step.kind === 'stop')
-          return { pagesFetched, recordCount, stopReason: step.reason, stopDetail: step.detail, warnings: [...warnings] };
-        request = step.request;
+      } finally {
+        writes.close();
       }
-    } finally {
-      writes.close();
-    }
-  });
+    },
+    endpoint.sessionCookies,
+  );
+}
+
+type LoopStep = NextStep | { readonly kind: 'stop'; readonly reason: RunStopReason; readonly detail: string; readonly warning?: string };
+interface Handled {
+  readonly body: unknown;
+  readonly found: PageFindings;
+  readonly step: LoopStep;
+}
+
+/** A page read as JSON: its records, and what the paginator makes of it. */
+function readStep(paginator: Paginator, locator: PageRecordsLocator, request: PageRequest, page: JsonPage): Handled {
+  const found = findRecords(locator, page.body);
+  return { body: page.body, found, step: paginator.next(request, pageResponse(locator, page.body, found)) };
+}
+
+const NOTHING_FOUND: PageFindings = { records: [], counted: [] };
+
+/**
+ * A page whose status has a response action: `stop` ends fetching there (the page is logged, without
+ * records); `skip` goes on as after a full page (only the types that count their pages may skip:
+ * response-actions.ts), so the paginator is shown Page Size records that are not there.
+ */
+function actedStep(paginator: Paginator, endpoint: RestEndpoint, request: PageRequest, page: ActedPage, skipped: ActedPage[]): Handled {
+  const said = `page ${request.pageNo} answered ${statusLine(page.status)}`;
+  if (page.action.action === 'stop') {
+    const last = request.pageNo === 1 ? 'there are no records' : `the last page was page ${request.pageNo - 1}`;
+    const detail = `${said}, which the endpoint's response actions say means no more records: ${last}`;
+    return { body: null, found: NOTHING_FOUND, step: { kind: 'stop', reason: 'responseAction', detail } };
+  }
+  skipped.push(page);
+  const full = new Array<null>(endpoint.pagination.pageSize ?? 0).fill(null);
+  return { body: null, found: NOTHING_FOUND, step: paginator.next(request, { body: null, records: full }) };
+}
+
+/** The warning of a run that skipped pages: which, and why (their records, if any, are not imported). */
+function skippedWarning(skipped: readonly ActedPage[]): string {
+  const statuses = [...new Set(skipped.map((p) => statusLine(p.status)))].join(', ');
+  const pages = skipped.length === 1 ? '1 page was' : `${skipped.length} pages were`;
+  return `${pages} skipped by the endpoint's response actions (${statuses}); whatever records they held are not imported`;
 }

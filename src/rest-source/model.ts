@@ -42,6 +42,21 @@ export interface RestConnection {
 }
 
 export const HTTP_METHODS = ['GET', 'POST'] as const;
+
+/**
+ * What an answer of a given HTTP status means for a run instead of failing it (response-actions.ts):
+ * `stop`, no more records (the pages before it are imported); `skip`, this page has none (fetching
+ * goes on with the next position).
+ */
+export const RESPONSE_ACTIONS = ['stop', 'skip'] as const;
+export type ResponseActionKind = (typeof RESPONSE_ACTIONS)[number];
+export interface ResponseAction {
+  readonly status: number;
+  readonly action: ResponseActionKind;
+}
+
+/** Why a fetch stopped: the paginator's reasons, or a response action's stop. */
+export type RunStopReason = StopReason | 'responseAction';
 export type HttpMethod = (typeof HTTP_METHODS)[number];
 
 export interface RestEndpoint {
@@ -59,6 +74,10 @@ export interface RestEndpoint {
   readonly pagination: PaginationSettings;
   /** Run on a schedule every N seconds; null: on demand only. */
   readonly scheduleSeconds: number | null;
+  /** Statuses that stop fetching or skip a page instead of failing the run; [] by default. */
+  readonly responseActions: readonly ResponseAction[];
+  /** A cookie jar per run, for the connection's origin only (cookies.ts); false by default. */
+  readonly sessionCookies: boolean;
 }
 
 /** One fetched page, as the fetch loop hands it to whoever stages it. */
@@ -82,7 +101,7 @@ export interface FetchSummary {
   readonly pagesFetched: number;
   /** Records pagination counted over all pages (page-records.ts); null when it found no array on some page. */
   readonly recordCount: number | null;
-  readonly stopReason: StopReason;
+  readonly stopReason: RunStopReason;
   /** Why it stopped, as a sentence for the run log (e.g. "page 3 has 12 records, fewer than Page Size 50: the last page"). */
   readonly stopDetail: string;
   /** Distinct warnings, e.g. "Max Pages reached (100): the API has more pages; raise Max Pages or Page Size". */

@@ -10,11 +10,11 @@
 import { compileLookup, propertiesHint, type StopReason } from '../pagination/index.js';
 import type { ImportOutcome } from '../table-writer/model.js';
 import { describeDryRun, type DryRunIntegration, type DryRunRow } from '../table-writer/dry-run.js';
-import { fetchJsonPage, pageError, pageResponse, paginatorFor, withSession, type FetchOptions } from './fetch-pages.js';
+import { fetchPage, pageError, pageResponse, paginatorFor, withSession, type FetchOptions, type Session } from './fetch-pages.js';
 import type { RestConnection, RestEndpoint } from './model.js';
 import { findRecords, type PageRecordsLocator } from './page-records.js';
 import { RecordOrigins } from './record-origins.js';
-import { FetchError } from './http-client.js';
+import { FetchError, statusLine } from './http-client.js';
 import { budgetMessage, forProbe, PROBE_BUDGET_MS, withinBudget } from './probe.js';
 import { redactText, redactUrl } from './redact.js';
 import { setQueryParams } from '../pagination/url.js';
@@ -151,41 +151,51 @@ function fetchFirstPage(
   recordsPath: string,
   options: FetchOptions,
 ): Promise<FirstPage> {
-  return withSession(connection, options, async (session) => {
-    const { paginator, locator } = paginatorFor(session, endpoint, recordsPath);
-    const page = await fetchJsonPage(session, endpoint, paginator.first);
-    const found = findRecords(locator, page.body);
-    const step = paginator.next(paginator.first, pageResponse(locator, page.body, found));
-    const { records } = found;
-    if (records === null) throw pageError(session, 1, endpoint.method, page.shownUrl, locator.imported.explain(page.body), page.status);
-    const secrets = session.auth.secrets();
-    let next: PreviewNext;
-    switch (step.kind) {
-      case 'next':
-        next = {
-          kind: 'next',
-          url: redactUrl(step.request.url, secrets.params),
-          ...(step.warning === undefined ? {} : { warning: step.warning }),
-        };
-        break;
-      case 'stop':
-        next = step;
-        break;
-      case 'fail':
-        next = { kind: 'fail', error: redactText(step.error, secrets) };
-        break;
-      default: {
-        const unexpected: never = step;
-        throw new Error(`unknown step ${JSON.stringify(unexpected)}`);
-      }
+  return withSession(connection, options, async (session) => firstPageOf(session, endpoint, recordsPath), endpoint.sessionCookies);
+}
+
+async function firstPageOf(session: Session, endpoint: RestEndpoint, recordsPath: string): Promise<FirstPage> {
+  const { paginator, locator } = paginatorFor(session, endpoint, recordsPath);
+  const page = await fetchPage(session, endpoint, paginator.first);
+  if ('action' in page) {
+    const means =
+      page.action.action === 'stop'
+        ? 'means no more records: a run would complete without records'
+        : 'means this page has no records: a run would go on with page 2, which a preview does not fetch';
+    const why = `the service answered ${statusLine(page.status)}, which the endpoint's response actions say ${means}`;
+    throw pageError(session, 1, endpoint.method, page.shownUrl, why, page.status);
+  }
+  const found = findRecords(locator, page.body);
+  const step = paginator.next(paginator.first, pageResponse(locator, page.body, found));
+  const { records } = found;
+  if (records === null) throw pageError(session, 1, endpoint.method, page.shownUrl, locator.imported.explain(page.body), page.status);
+  const secrets = session.auth.secrets();
+  let next: PreviewNext;
+  switch (step.kind) {
+    case 'next':
+      next = {
+        kind: 'next',
+        url: redactUrl(step.request.url, secrets.params),
+        ...(step.warning === undefined ? {} : { warning: step.warning }),
+      };
+      break;
+    case 'stop':
+      next = step;
+      break;
+    case 'fail':
+      next = { kind: 'fail', error: redactText(step.error, secrets) };
+      break;
+    default: {
+      const unexpected: never = step;
+      throw new Error(`unknown step ${JSON.stringify(unexpected)}`);
     }
-    return {
-      url: page.shownUrl,
-      status: page.status,
-      body: page.body,
-      recordsFoundBy: foundBySentence(locator, found.counted),
-      records,
-      next,
-    };
-  });
+  }
+  return {
+    url: page.shownUrl,
+    status: page.status,
+    body: page.body,
+    recordsFoundBy: foundBySentence(locator, found.counted),
+    records,
+    next,
+  };
 }

@@ -87,6 +87,8 @@ export const restApiEndpoints = entitySet({
     responseDataPath: nullable(Type.String({ description: 'As configured: null when not set, "" or "$" when blank' })),
     ...PaginationAnswers.switches,
     scheduleSeconds: nullable(Integer()),
+    responseActions: Type.Array(Type.Object({ status: Integer(), action: Type.String() })),
+    sessionCookies: Type.Boolean(),
     recordsFoundBy: Type.String({ description: RECORDS_FOUND_BY }),
   }),
 });

@@ -74,5 +74,7 @@ export function restEndpointOf(s: EndpointSettings): RestEndpoint {
     integrationSortingOrder: s.integrationSortingOrder,
     pagination: enginePagination(s.pagination),
     scheduleSeconds: s.scheduleSeconds,
+    responseActions: s.responseActions,
+    sessionCookies: s.sessionCookies,
   };
 }

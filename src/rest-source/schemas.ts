@@ -5,9 +5,12 @@
  */
 import { Type, type Static } from 'typebox';
 import { DEFAULT_MAX_PAGES, MAX_MAX_PAGES, MAX_PAGE_SIZE, PAGINATION_TYPES, titlesWhere } from '../pagination/index.js';
-import { AUTH_TYPES, HTTP_METHODS } from './model.js';
+import { AUTH_TYPES, HTTP_METHODS, RESPONSE_ACTIONS } from './model.js';
 import { PaginationInputs, SWITCH_SETTINGS } from './pagination-fields.js';
 import { Integer } from '../http/schemas.js';
+
+/** At most this many response actions per endpoint. */
+export const MAX_RESPONSE_ACTIONS = 20;
 
 /** Response Data Path value that means the same as blank ("the response root is the array"); the pagination engine reads it as ''. */
 export const ROOT_ARRAY_PATH = '$';
@@ -95,6 +98,33 @@ export const EndpointProperties = {
   ...PaginationInputs.switches,
   scheduleSeconds: Type.Optional(
     Type.Union([Integer(), Type.Null()], { description: `Import every N seconds (${S.min} to ${S.max}); null: on demand only` }),
+  ),
+  responseActions: Type.Optional(
+    Type.Union(
+      [
+        Type.Array(
+          Type.Object(
+            {
+              status: Integer({ description: 'An HTTP status: a 2xx other than 200, or a 4xx other than 401, 403, 407, 408 and 429' }),
+              action: Type.String({ description: `${RESPONSE_ACTIONS.join(' or ')}` }),
+            },
+            { additionalProperties: false },
+          ),
+          { maxItems: MAX_RESPONSE_ACTIONS },
+        ),
+        Type.Null(),
+      ],
+      {
+        description:
+          'What an answer of a given status means instead of failing the run: stop (no more records; the pages before it are imported) or skip (this page has no records; fetching goes on, Page Number and Offset/Limit only). Each status once; default [] (every status as before); null: []',
+      },
+    ),
+  ),
+  sessionCookies: Type.Optional(
+    Type.Boolean({
+      description:
+        "Keep the cookies the connection's origin sets during a run and send them back to that origin (a new jar per run; never to another origin, never shown); default false",
+    }),
   ),
 };
 

@@ -82,6 +82,8 @@ const endpointColumns = (s: EndpointSettings) => ({
   pagination: paginationColumn(s.pagination),
   pagination_kept: keptPaginationColumn(s.keptPagination),
   schedule_seconds: s.scheduleSeconds,
+  response_actions: JSON.stringify(s.responseActions),
+  session_cookies: s.sessionCookies ? 1 : 0,
 });
 
 /** Names of the settings that differ, for a person to read. */

@@ -7,7 +7,7 @@
  * type's own settings: pagination-fields.ts) are derived from both.
  */
 import type { PaginationFields, PaginationType } from '../pagination/index.js';
-import type { AuthType, RestEndpoint } from './model.js';
+import type { AuthType, ResponseActionKind, RestEndpoint } from './model.js';
 import { paginationFieldsOf, switchFieldsOf, textFieldsOf, type ConfiguredPagination, type KeptPagination } from './pagination-fields.js';
 import type { ConnectionInput, EndpointInput } from './schemas.js';
 
@@ -97,6 +97,8 @@ export interface EndpointView extends PaginationFields {
   readonly pageSize: number | null;
   /** As configured: null when not set, '' or `$` for blank, or a path. */
   readonly responseDataPath: string | null;
+  readonly responseActions: { status: number; action: ResponseActionKind }[];
+  readonly sessionCookies: boolean;
 }
 
 export function endpointViewOf(settings: EndpointSettings): EndpointView {
@@ -119,6 +121,8 @@ export function endpointViewOf(settings: EndpointSettings): EndpointView {
     scheduleSeconds: settings.scheduleSeconds,
     pageSize: pagination.pageSize,
     responseDataPath: pagination.responseDataPath,
+    responseActions: settings.responseActions.map((a) => ({ ...a })),
+    sessionCookies: settings.sessionCookies,
   };
 }
 
@@ -126,5 +130,10 @@ export function endpointViewOf(settings: EndpointSettings): EndpointView {
 export function endpointInputOf(settings: EndpointSettings): EndpointInput {
   const view = endpointViewOf(settings);
   const { query, ...rest } = view;
-  return { ...rest, headers: { ...view.headers }, queryParameters: { ...query } };
+  return {
+    ...rest,
+    headers: { ...view.headers },
+    queryParameters: { ...query },
+    responseActions: view.responseActions.map((a) => ({ ...a })),
+  };
 }

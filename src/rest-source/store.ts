@@ -21,6 +21,7 @@ import {
   type SecretName,
 } from './settings.js';
 import { keptPaginationFromColumn, paginationFromColumn } from './stored-pagination.js';
+import { responseActionsFromColumn } from './response-actions.js';
 
 /** A connection as answers show it: settings, and for each secret only whether it is set. */
 export interface ConnectionView extends ConnectionSettings {
@@ -95,6 +96,8 @@ export function toEndpointSettings(row: Selectable<RestEndpointRow>): EndpointSe
     pagination: paginationFromColumn(row.pagination, row.code),
     keptPagination: keptPaginationFromColumn(row.pagination_kept, row.code),
     scheduleSeconds: row.schedule_seconds,
+    responseActions: responseActionsFromColumn(row.response_actions, row.code),
+    sessionCookies: row.session_cookies === 1,
   };
 }
 

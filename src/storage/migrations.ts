@@ -15,6 +15,7 @@ import {
 } from './migrations/007-010-sessions-chunks.js';
 import { m011_idempotency_keys, m012_resubmitted_requests } from './migrations/011-012-idempotency-resubmit.js';
 import { m013_workers } from './migrations/013-workers.js';
+import { m014_response_actions_and_cookies } from './migrations/014-response-actions-cookies.js';
 
 /** The list, by name; the names are the ids in `ifw_migration` of every existing database: never rename one. */
 export const migrations = (dialect: Dialect): Record<string, Migration> => ({
@@ -31,6 +32,7 @@ export const migrations = (dialect: Dialect): Record<string, Migration> => ({
   '011_idempotency_keys': m011_idempotency_keys,
   '012_resubmitted_requests': m012_resubmitted_requests,
   '013_workers': m013_workers,
+  '014_response_actions_and_cookies': m014_response_actions_and_cookies,
 });
 
 export const migrationProvider = (dialect: Dialect): MigrationProvider => ({

@@ -166,6 +166,10 @@ export interface RestEndpointRow {
   /** JSON of the settings of the pagination types not in use, kept for a switch back; '{}' when none. */
   pagination_kept: Generated<string>;
   schedule_seconds: number | null;
+  /** JSON of the response actions, `[{"status":404,"action":"stop"}]`; '[]' when none (src/rest-source/response-actions.ts). */
+  response_actions: Generated<string>;
+  /** 1 when a run keeps a cookie jar for the connection's origin, else 0. */
+  session_cookies: Generated<number>;
   created_at: string;
   updated_at: string;
 }

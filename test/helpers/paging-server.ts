@@ -291,6 +291,8 @@ export function endpointAt(path: string, pagination: PaginationSettings, over: P
     integrationSortingOrder: 1,
     pagination,
     scheduleSeconds: null,
+    responseActions: [],
+    sessionCookies: false,
     ...over,
   };
 }

@@ -267,12 +267,56 @@ describe('restApiEndpoints', () => {
       responseDataPath: 'data',
       allowCrossOrigin: false,
       scheduleSeconds: null,
+      responseActions: [],
+      sessionCookies: false,
       recordsFoundBy: `Response Data Path "data" (the integration's records path is blank)`,
     });
     expect((await call('GET', "restApiEndpoints('crm.customers')")).body).toEqual(created.body);
     expect((await call('GET', 'restApiEndpoints')).body.value).toHaveLength(1);
     expect((await call('DELETE', "restApiEndpoints('crm.customers')")).status).toBe(204);
     expect((await call('GET', "restApiEndpoints('crm.customers')")).status).toBe(404);
+  });
+
+  it('keeps response actions and session cookies, answers them, and refuses actions the rules do not allow, changing nothing', async () => {
+    const actions = [
+      { status: 410, action: 'skip' },
+      { status: 404, action: 'stop' },
+    ];
+    const created = await call('POST', 'restApiEndpoints', { ...customers, responseActions: actions, sessionCookies: true });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      responseActions: [
+        { status: 404, action: 'stop' },
+        { status: 410, action: 'skip' },
+      ],
+      sessionCookies: true,
+    });
+    const refusals: [unknown, string][] = [
+      [[{ status: 401, action: 'stop' }], 'responseActions: 401 Unauthorized cannot stop or skip'],
+      [[{ status: 503, action: 'skip' }], 'responseActions: 503 Service Unavailable cannot stop or skip'],
+      [
+        [
+          { status: 404, action: 'stop' },
+          { status: 404, action: 'stop' },
+        ],
+        'responseActions: 404 is listed twice',
+      ],
+      [[{ status: 404, action: 'ignore' }], 'responseActions: the action of 404 must be stop or skip, got "ignore"'],
+    ];
+    for (const [responseActions, message] of refusals) {
+      const res = await call('PATCH', "restApiEndpoints('crm.customers')", { responseActions });
+      expect(res.status).toBe(400);
+      expect(res.body.error.message).toContain(message);
+    }
+    // Switching to Next Link keeps the actions, so its skip is refused until it goes.
+    const toNextLink = await call('PATCH', "restApiEndpoints('crm.customers')", { paginationType: 'nextLink', nextLinkJsonPath: 'next' });
+    expect(toNextLink.status).toBe(400);
+    expect(toNextLink.body.error.message).toContain(
+      'responseActions: 410 skip: Next Link pagination finds the next page in the page itself',
+    );
+    expect((await call('GET', "restApiEndpoints('crm.customers')")).body).toEqual({ ...created.body });
+    const cleared = await call('PATCH', "restApiEndpoints('crm.customers')", { responseActions: null, sessionCookies: false });
+    expect(cleared.body).toMatchObject({ responseActions: [], sessionCookies: false });
   });
 
   it('refuses Page Number without Page Size, Page Parameter Name or a Response Data Path that is set', async () => {

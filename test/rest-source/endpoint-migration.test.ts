@@ -38,6 +38,7 @@ const LATER = [
   '011_idempotency_keys',
   '012_resubmitted_requests',
   '013_workers',
+  '014_response_actions_and_cookies',
 ];
 const clock = manualClock('2025-01-01T00:00:00Z');
 const box = createSecretBox({ secretKey: 'migration-test', dataDir: os.tmpdir() });
@@ -74,6 +75,8 @@ const UNUSED = {
   offsetParameterName: null,
   limitParameterName: null,
   allowCrossOrigin: false,
+  responseActions: [] as never[],
+  sessionCookies: false,
 } as const;
 
 interface Case {
@@ -372,6 +375,8 @@ describe.each(BACKENDS)('pagination storage migration on $name', (backend) => {
           integrationSortingOrder,
           pagination: c.runs,
           scheduleSeconds,
+          responseActions: [],
+          sessionCookies: false,
         };
         expect(await loadEndpoint(db, c.code), c.code).toEqual(expected);
         expect(await storedPagination(db, c.code), c.code).toEqual(c.stored);
@@ -470,8 +475,9 @@ describe.each(BACKENDS)('pagination storage migration on $name', (backend) => {
         '009_payload_chunks',
         '010_session_identity',
         '011_idempotency_keys',
-  '012_resubmitted_requests',
-  '013_workers',
+        '012_resubmitted_requests',
+        '013_workers',
+        '014_response_actions_and_cookies',
       ]);
 
       expect(await storedPagination(db, 'blank')).toEqual({ ...link, responseDataPath: null });

@@ -161,6 +161,42 @@ describe('the REST connection and endpoint forms', () => {
     expect((await web.post('/rest/endpoints/orders', { ...form, nextLinkJsonPath: 'next' })).status).toBe(303);
   });
 
+  it('takes response actions and session cookies as text and a switch, shows a refused action under its input, and saves them', async () => {
+    const card = await web.get('/rest/endpoints/orders');
+    expect(valueOf(card.text, 'responseActions')).toBe('');
+    const form = { ...formValues(card.text, '/rest/endpoints/orders'), responseActions: '404 stop, 401 stop', sessionCookies: 'on' };
+
+    const live = await web.post('/rest/endpoints/orders/validate', form);
+    expect(unescape(live.text)).toContain('Response actions: 401 Unauthorized cannot stop or skip');
+    const refused = await web.post('/rest/endpoints/orders', form);
+    expect(refused.status).toBe(200);
+    expect(errorUnder(refused.text, 'responseActions')).toMatch(
+      /^Response actions: 401 Unauthorized cannot stop or skip: it says the credentials/,
+    );
+    expect(isInvalid(refused.text, 'responseActions')).toBe(true);
+    expect(focused(refused.text)).toEqual(['responseActions']);
+    expect(valueOf(refused.text, 'responseActions')).toBe('404 stop, 401 stop');
+    const unreadable = await web.post('/rest/endpoints/orders', { ...form, responseActions: '404 halt please' });
+    expect(errorUnder(unreadable.text, 'responseActions')).toBe(
+      'Response actions: "404 halt please" is not a status and an action; write for example 404 stop, 410 skip',
+    );
+
+    expect((await web.post('/rest/endpoints/orders', { ...form, responseActions: '404 stop' })).status).toBe(303);
+    const saved = JSON.parse((await t.inject({ method: 'GET', url: `${API}/restApiEndpoints('orders')` })).body) as Record<string, unknown>;
+    expect(saved).toMatchObject({ responseActions: [{ status: 404, action: 'stop' }], sessionCookies: true });
+    const again = (await web.get('/rest/endpoints/orders')).text;
+    expect(valueOf(again, 'responseActions')).toBe('404 stop');
+    expect(formValues(again, '/rest/endpoints/orders')).toMatchObject({ sessionCookies: 'on' });
+
+    const values: Record<string, string> = { ...formValues(again, '/rest/endpoints/orders'), responseActions: '' };
+    const { sessionCookies: _ticked, ...off } = values;
+    expect((await web.post('/rest/endpoints/orders', off)).status).toBe(303);
+    expect(JSON.parse((await t.inject({ method: 'GET', url: `${API}/restApiEndpoints('orders')` })).body)).toMatchObject({
+      responseActions: [],
+      sessionCookies: false,
+    });
+  });
+
   it('keeps a checkbox unticked as typed when the card is refused', async () => {
     const form = formValues((await web.get('/rest/endpoints/orders')).text, '/rest/endpoints/orders');
     expect((await web.post('/rest/endpoints/orders', { ...form, allowCrossOrigin: 'on' })).status).toBe(303);

@@ -43,6 +43,7 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
             '011_idempotency_keys',
             '012_resubmitted_requests',
             '013_workers',
+            '014_response_actions_and_cookies',
           ]);
           expect(await migrate(db)).toEqual([]);
           const entries = await db.kysely.selectFrom('ifw_job_queue_entry').select(['id', 'recurrence_seconds']).orderBy('id').execute();
