@@ -155,7 +155,7 @@ function fetchFirstPage(
     const { paginator, locator } = paginatorFor(session, endpoint, recordsPath);
     const page = await fetchJsonPage(session, endpoint, paginator.first);
     const found = findRecords(locator, page.body);
-    const step = paginator.next(paginator.first, pageResponse(locator, page.body, found));
+    const step = paginator.next(paginator.first, pageResponse(locator, page.body, found, page.headers));
     const { records } = found;
     if (records === null) throw pageError(session, 1, endpoint.method, page.shownUrl, locator.imported.explain(page.body), page.status);
     const secrets = session.auth.secrets();

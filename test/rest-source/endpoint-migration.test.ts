@@ -71,6 +71,16 @@ const UNUSED = {
   offsetParameterName: null,
   limitParameterName: null,
   allowCrossOrigin: false,
+  // Settings declared after the migration: the endpoints it wrote do not have them, and read them as not set.
+  parametersIn: null,
+  hasMoreJsonPath: null,
+  totalCountJsonPath: null,
+  stopOnEmptyPage: false,
+  cursorFrom: null,
+  cursorJsonPath: null,
+  cursorResponseHeader: null,
+  cursorParameterName: null,
+  cursorInitialValue: null,
 } as const;
 
 interface Case {
@@ -246,6 +256,7 @@ const CASES: readonly Case[] = [
       path: '/root-array',
       paginationType: 'pageNumber',
       pageParameterName: 'page',
+      parametersIn: 'query',
       pageSize: 10,
       maxPages: 100,
       responseDataPath: '$',
@@ -279,6 +290,7 @@ const CASES: readonly Case[] = [
       paginationType: 'offsetLimit',
       offsetParameterName: 'offset',
       limitParameterName: 'limit',
+      parametersIn: 'query',
       pageSize: 10,
       maxPages: 50,
       responseDataPath: 'results.items',
@@ -419,6 +431,10 @@ describe.each(BACKENDS)('pagination storage migration on $name', (backend) => {
         type: 'offsetLimit',
         offsetParam: 'skip',
         limitParam: 'top',
+        parametersIn: 'query',
+        hasMorePath: null,
+        totalCountPath: null,
+        stopOnEmptyPage: false,
         maxPages: 3,
         pageSize: 10,
         responseDataPath: '$',
