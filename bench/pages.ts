@@ -1,7 +1,8 @@
 /**
  * Pagination throughput and memory. A paging server runs in a child process (so client and server
- * do not share an event loop) with 1 000 pages of 20 records in two shapes: Next Link
- * (`/next-absolute`, `next`) and Offset/Limit (`/offset-limit`, `results.items`).
+ * do not share an event loop) with 1 000 pages of 20 records in four shapes: Next Link
+ * (`/next-absolute`, `next`), Offset/Limit (`/offset-limit`, `results.items`), Link Header (GitHub's
+ * `/github/issues`, a root array) and Cursor (Slack's `/slack/users.list`, `members`).
  *
  * - Measured: a whole endpoint import run, as `ifw run-endpoint` does it, on a fresh SQLite file:
  *   every page fetched and its records staged as they arrive, then all 20 000 records imported through
@@ -117,10 +118,25 @@ const settings = {
     maxPages,
     responseDataPath: 'results.items',
   }),
+  linkHeader: (maxPages: number): PaginationSettings => ({ type: 'linkHeader', maxPages, pageSize: null, responseDataPath: '' }),
+  cursor: (maxPages: number): PaginationSettings => ({
+    type: 'cursor',
+    cursorPath: 'response_metadata.next_cursor',
+    cursorParam: 'cursor',
+    maxPages,
+    pageSize: null,
+    responseDataPath: 'members',
+  }),
 };
 
 type Strategy = keyof typeof settings;
-const PATHS: Record<Strategy, string> = { nextLink: '/next-absolute', offsetLimit: '/offset-limit' };
+const STRATEGIES = ['nextLink', 'offsetLimit', 'linkHeader', 'cursor'] as const satisfies readonly Strategy[];
+const PATHS: Record<Strategy, string> = {
+  nextLink: '/next-absolute',
+  offsetLimit: '/offset-limit',
+  linkHeader: `/github/issues?per_page=${PAGE_SIZE}`,
+  cursor: `/slack/users.list?limit=${PAGE_SIZE}`,
+};
 
 /** The baseline: what someone would write by hand with undici for this one API. Returns pages fetched. */
 async function baseline(origin: string, strategy: Strategy): Promise<number> {
@@ -136,6 +152,26 @@ async function baseline(origin: string, strategy: Strategy): Promise<number> {
         pages++;
         url = body.next === null ? null : new URL(body.next, url).href;
       }
+    } else if (strategy === 'linkHeader') {
+      let url: string | null = `${origin}${PATHS.linkHeader}`;
+      while (url !== null) {
+        const res = await request(url, { dispatcher: agent, headers });
+        await res.body.json();
+        pages++;
+        const next = /<([^>]*)>;\s*rel="next"/.exec(String(res.headers.link ?? ''));
+        url = next === null ? null : new URL(next[1]!, url).href;
+      }
+    } else if (strategy === 'cursor') {
+      let cursor = '';
+      do {
+        const res = await request(`${origin}${PATHS.cursor}${cursor === '' ? '' : `&cursor=${encodeURIComponent(cursor)}`}`, {
+          dispatcher: agent,
+          headers,
+        });
+        const body = (await res.body.json()) as { members: unknown[]; response_metadata: { next_cursor: string } };
+        pages++;
+        cursor = body.response_metadata.next_cursor;
+      } while (cursor !== '');
     } else {
       for (let offset = 0; ; offset += PAGE_SIZE) {
         const res = await request(`${origin}/offset-limit?offset=${offset}&limit=${PAGE_SIZE}`, { dispatcher: agent, headers });
@@ -169,6 +205,14 @@ const IMPORT_ENDPOINTS = {
     limitParameterName: 'limit',
     pageSize: PAGE_SIZE,
     responseDataPath: 'results.items',
+  },
+  linkHeader: { path: PATHS.linkHeader, paginationType: 'linkHeader', responseDataPath: '' },
+  cursor: {
+    path: PATHS.cursor,
+    paginationType: 'cursor',
+    cursorJsonPath: 'response_metadata.next_cursor',
+    cursorParameterName: 'cursor',
+    responseDataPath: 'members',
   },
 } as const;
 
@@ -263,8 +307,8 @@ async function main(): Promise<void> {
   const gc = runInNewContext('gc') as () => void;
   const server = await startServerProcess();
   try {
-    const ratios: Record<Strategy, number> = { nextLink: 0, offsetLimit: 0 };
-    for (const strategy of ['nextLink', 'offsetLimit'] as const) {
+    const ratios: Record<Strategy, number> = { nextLink: 0, offsetLimit: 0, linkHeader: 0, cursor: 0 };
+    for (const strategy of STRATEGIES) {
       await baseline(server.origin, strategy); // warm-up: JIT and the server's first requests
       await measured(server.origin, strategy);
       await importPagesPerSecond(server.origin, strategy);
@@ -303,6 +347,8 @@ async function main(): Promise<void> {
 
     console.log(`nextLink import pages/s ratio=${ratios.nextLink.toFixed(2)} target=0.9`);
     console.log(`offsetLimit import pages/s ratio=${ratios.offsetLimit.toFixed(2)} target=0.9`);
+    console.log(`linkHeader import pages/s ratio=${ratios.linkHeader.toFixed(2)} target=0.9`);
+    console.log(`cursor import pages/s ratio=${ratios.cursor.toFixed(2)} target=0.9`);
     console.log(`memory 1000 vs 100 pages ratio=${(large.heap / small.heap).toFixed(2)} target=1.2`);
   } finally {
     server.stop();

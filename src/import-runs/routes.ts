@@ -6,6 +6,7 @@
 import { Type } from 'typebox';
 import type { Clock } from '../core/clock.js';
 import { notFound } from '../core/errors.js';
+import { STOP_REASONS } from '../pagination/index.js';
 import { RUN_STATUSES, RUN_TRIGGERS, type ImportRun } from './model.js';
 import { getRun, listRunPages, listRuns, RUN_FILTERS } from './queries.js';
 import { queueEndpointRun } from './queue-endpoint-run.js';
@@ -49,7 +50,7 @@ const importRuns = entitySet({
     updatedCount: Integer({ description: 'Records that updated an existing row; 0 unless Completed' }),
     skippedCount: Integer({ description: "Records left out for an error (the integration's onRecordError skip); 0 unless Completed" }),
     stopReason: Type.Union([Type.String(), Type.Null()], {
-      description: 'singlePage, noNextLink, shortPage, maxPages or recordsNotCountable',
+      description: `One of ${STOP_REASONS.join(', ')}`,
     }),
     stopDetail: Type.String({ description: 'Why fetching stopped, as a sentence' }),
     warnings: Type.Array(Type.String(), {

@@ -7,10 +7,11 @@
 import type { CommonSettings } from './declaration.js';
 import { moreRecordsSignal } from './more-signals.js';
 import { explainNoRecords } from './records.js';
-import { maxPagesStop, type NextStep, type Start, type Strategy } from './steps.js';
+import { requestPlacer, type ParametersIn } from './request-places.js';
+import { maxPagesStop, type NextStep, type PageRequest, type Start, type Strategy } from './steps.js';
 import { setQueryParams } from './url.js';
 
-export type CountedSettings = CommonSettings & { readonly pageSize: number };
+export type CountedSettings = CommonSettings & { readonly pageSize: number; readonly parametersIn?: ParametersIn };
 
 /** Where page `pageNo` (1-based) is: the value that changes per page, and the query parameters that carry it. */
 export interface Positions {
@@ -54,7 +55,7 @@ function shortPageStop(pageNo: number, count: number, pageSize: number, body: un
   return { kind: 'stop', reason: 'shortPage', detail: `${short}: the last page${hint}` };
 }
 
-export function countedStrategy(settings: CountedSettings, urlOf: (pageNo: number) => string): Strategy {
+export function countedStrategy(settings: CountedSettings, requestOf: (pageNo: number) => PageRequest): Strategy {
   const { pageSize, maxPages, responseDataPath } = settings;
   return (previous, { body, records, whyNoRecords }) => {
     const { pageNo } = previous;
@@ -67,7 +68,7 @@ export function countedStrategy(settings: CountedSettings, urlOf: (pageNo: numbe
     }
     if (records.length < pageSize) return shortPageStop(pageNo, records.length, pageSize, body);
     if (pageNo >= maxPages) return maxPagesStop(maxPages, `page ${pageNo} was full (${records.length} records)`);
-    const request = { pageNo: pageNo + 1, url: urlOf(pageNo + 1) };
+    const request = requestOf(pageNo + 1);
     if (records.length > pageSize) {
       // One wording for every such page, so that the run reports it once.
       const warning = `pages have more records than Page Size (${pageSize}): set Page Size to the number of records the API really returns per page`;
@@ -77,8 +78,30 @@ export function countedStrategy(settings: CountedSettings, urlOf: (pageNo: numbe
   };
 }
 
+/**
+ * How page `pageNo` is requested: in the query (the spec's way, the fast path), or with its parameters
+ * in request headers or the JSON body (Send Parameters In), where they are numbers.
+ */
+function countedRequests(
+  settings: CountedSettings,
+  firstUrl: string,
+  body: string | null,
+  positions: Positions,
+): (pageNo: number) => PageRequest {
+  const where = settings.parametersIn ?? 'query';
+  if (where === 'query') {
+    const urlOf = countedUrls(positions, firstUrl);
+    return (pageNo) => ({ pageNo, url: urlOf(pageNo) });
+  }
+  const place = requestPlacer(where, firstUrl, body);
+  return (pageNo) => {
+    const values = Object.entries(positions.params(positions.position(pageNo))).map(([name, value]) => [name, Number(value)]);
+    return { pageNo, ...place(Object.fromEntries(values) as Record<string, number>) };
+  };
+}
+
 /** The paginator factory of a counted type: page 1 carries its position too. */
-export function countedStart(settings: CountedSettings, firstUrl: string, positions: Positions): Start {
-  const urlOf = countedUrls(positions, firstUrl);
-  return { first: { pageNo: 1, url: urlOf(1) }, strategy: countedStrategy(settings, urlOf) };
+export function countedStart(settings: CountedSettings, firstUrl: string, body: string | null, positions: Positions): Start {
+  const requestOf = countedRequests(settings, firstUrl, body, positions);
+  return { first: requestOf(1), strategy: countedStrategy(settings, requestOf) };
 }

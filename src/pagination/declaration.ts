@@ -8,7 +8,7 @@
  * answers show and forms use (`field`: `offsetParameterName`), the spec's name (`label`), the TypeBox
  * type of its value, its limits, the API description and the console help. Plain data: no HTML here.
  */
-import { Type, type Static, type TBoolean, type TSchemaOptions, type TString } from 'typebox';
+import { Type, type Static, type TBoolean, type TSchemaOptions, type TString, type TUnsafe } from 'typebox';
 import type { Start } from './steps.js';
 
 /** The settings every type has (spec 2.3), in the engine's form. */
@@ -51,6 +51,20 @@ export interface TextSetting<F extends string = string> extends SettingTexts<F> 
   readonly input: 'text';
 }
 
+/**
+ * An optional text setting, checked by kind when set: `optionalJsonPath`, a path read out of each
+ * response (Has More JSON Path); `text`, a value used as written (a header name, an initial cursor).
+ * Null (not set) is allowed while its type is in use.
+ */
+export interface OptionalTextSetting<F extends string = string> extends SettingTexts<F> {
+  readonly kind: 'optionalJsonPath' | 'text';
+  readonly schema: (options?: TSchemaOptions) => TString;
+  readonly maxLength: number;
+  readonly unset: null;
+  /** The console field: a text input that may stay empty. */
+  readonly input: 'optionalText';
+}
+
 /** A switch: false unless set; the console shows a checkbox. */
 export interface SwitchSetting<F extends string = string> extends SettingTexts<F> {
   readonly kind: 'switch';
@@ -59,10 +73,23 @@ export interface SwitchSetting<F extends string = string> extends SettingTexts<F
   readonly input: 'checkbox';
 }
 
-export type SettingDeclaration<F extends string = string> = TextSetting<F> | SwitchSetting<F>;
+/** One of a few named values, `byDefault` unless set; the console shows a select. */
+export interface ChoiceSetting<F extends string = string, O extends string = string> extends SettingTexts<F> {
+  readonly kind: 'choice';
+  readonly options: readonly O[];
+  /** What each option means, for the console's select and the API description. */
+  readonly optionLabels: Readonly<Record<O, string>>;
+  readonly byDefault: O;
+  /** A string to JSON Schema (as `paginationType` and `method` are: the rules name the allowed values), typed as its options. */
+  readonly schema: (options?: TSchemaOptions) => TUnsafe<O>;
+  readonly unset: null;
+  readonly input: 'select';
+}
+
+export type SettingDeclaration<F extends string = string> = TextSetting<F> | OptionalTextSetting<F> | SwitchSetting<F> | ChoiceSetting<F>;
 
 /** The value a setting holds while its type is in use. */
-export type SettingValue<S extends SettingDeclaration> = Static<ReturnType<S['schema']>>;
+export type SettingValue<S extends SettingDeclaration> = S extends OptionalTextSetting ? string | null : Static<ReturnType<S['schema']>>;
 
 /** Limits of the text settings: a path is longer than a parameter name. */
 export const JSON_PATH_LIMIT = 250;
@@ -96,6 +123,33 @@ export const switchSetting = <const F extends string>(texts: SettingTexts<F>): S
   ...texts,
 });
 
+/** An optional path read out of each response; checked when set. */
+export const optionalJsonPathSetting = <const F extends string>(texts: SettingTexts<F>): OptionalTextSetting<F> => ({
+  kind: 'optionalJsonPath',
+  schema: Type.String,
+  maxLength: JSON_PATH_LIMIT,
+  unset: null,
+  input: 'optionalText',
+  ...texts,
+});
+
+/** An optional value used as written (a header name, an initial cursor). */
+export const textSetting = <const F extends string>(texts: SettingTexts<F>): OptionalTextSetting<F> => ({
+  kind: 'text',
+  schema: Type.String,
+  maxLength: JSON_PATH_LIMIT,
+  unset: null,
+  input: 'optionalText',
+  ...texts,
+});
+
+export const choiceSetting = <const F extends string, const O extends string>(
+  texts: SettingTexts<F> & { readonly optionLabels: Readonly<Record<O, string>>; readonly byDefault: NoInfer<O> },
+): ChoiceSetting<F, O> => {
+  const options = Object.keys(texts.optionLabels) as O[];
+  return { kind: 'choice', options, schema: (o) => Type.Unsafe<O>(Type.String(o)), unset: null, input: 'select', ...texts };
+};
+
 /**
  * What Page Size is to a type: `counted`, required and compared with each page's records to decide
  * whether there is another (which needs a Response Data Path too); `informational`, for display only
@@ -108,7 +162,16 @@ type Settings = Readonly<Record<string, SettingDeclaration>>;
 /** The engine's settings of a declared type: its kind name, its own settings, and the common ones. */
 export type SettingsFor<T extends string, S extends Settings, P extends PageSizeRole> = CommonSettings & {
   readonly type: T;
-} & { readonly [K in keyof S]: SettingValue<S[K]> } & (P extends 'counted' ? { readonly pageSize: number } : unknown);
+} & { readonly [K in keyof S as S[K] extends TextSetting ? K : never]: SettingValue<S[K]> } & {
+  readonly [K in keyof S as S[K] extends TextSetting ? never : K]?: SettingValue<S[K]>;
+} & (P extends 'counted' ? { readonly pageSize: number } : unknown);
+
+/**
+ * Whether a setting may be absent from a type's settings (the engine's and the stored form): every
+ * kind but the required texts. Absent reads as unset: a switch off, an optional text not set, a
+ * choice at its default; so settings saved before such a setting was declared need no migration.
+ */
+export const mayBeAbsent = (setting: SettingDeclaration): boolean => setting.kind !== 'jsonPath' && setting.kind !== 'queryParameter';
 
 /** A rule across a type's settings, beyond each setting's own. */
 export interface PaginationRule<V, K extends string = string> {
@@ -132,8 +195,11 @@ export interface PaginationDeclaration<T extends string, S extends Settings, P e
   /** Its own settings, in the order they are checked and shown. */
   readonly settings: S;
   readonly rules: readonly PaginationRule<SettingsFor<T, S, P>, keyof S & string>[];
-  /** The paginator factory: the first request and the strategy (paginator.ts adds loop detection). */
-  start(settings: SettingsFor<T, S, P>, firstUrl: string, connectionOrigin: string): Start;
+  /**
+   * The paginator factory: the first request and the strategy (paginator.ts adds loop detection and the
+   * stop conditions). `body`: the endpoint's JSON POST body, for a type that sets parameters in it.
+   */
+  start(settings: SettingsFor<T, S, P>, firstUrl: string, connectionOrigin: string, body: string | null): Start;
 }
 
 export const declarePagination = <const T extends string, const S extends Settings, const P extends PageSizeRole>(
@@ -151,7 +217,7 @@ export interface AnyPagination {
   readonly pageSize: PageSizeRole;
   readonly settings: Settings;
   readonly rules: readonly PaginationRule<AnySettings>[];
-  start(settings: AnySettings, firstUrl: string, connectionOrigin: string): Start;
+  start(settings: AnySettings, firstUrl: string, connectionOrigin: string, body: string | null): Start;
 }
 
 /** A setting's value in settings of its type (generic code reads them by the declared name). */

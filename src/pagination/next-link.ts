@@ -6,9 +6,10 @@
 import { compileLookup, describeJsonType } from '../json-path/lookup.js';
 import { declarePagination, jsonPathSetting, switchSetting, type CommonSettings } from './declaration.js';
 import { nextLinkCandidate, propertiesHint } from './more-signals.js';
-import { maxPagesStop, type NextStep, type Strategy } from './steps.js';
+import { STOP_CONDITION_SETTINGS } from './stop-conditions.js';
+import { maxPagesStop, type NextStep, type PageRequest, type Strategy } from './steps.js';
 
-type NextLinkSettings = CommonSettings & { readonly nextLinkPath: string; readonly allowCrossOrigin: boolean };
+type NextLinkSettings = CommonSettings & { readonly nextLinkPath: string; readonly allowCrossOrigin?: boolean };
 
 /**
  * The link the path finds, null when pagination ends there (`absent`: the path finds nothing at all,
@@ -63,34 +64,57 @@ function noNextLink(path: string, pageNo: number, absent: boolean, body: unknown
   };
 }
 
+/**
+ * The next request for a link found on page `previous`: resolved against the page's URL (RFC 3986),
+ * http or https only, on the connection's origin unless cross-origin links are allowed; the fragment
+ * dropped. `what` names the link in messages ("the next link").
+ */
+export function followLink(
+  link: string,
+  previous: PageRequest,
+  connectionOrigin: string,
+  crossOrigin: boolean,
+  what = 'the next link',
+): NextStep {
+  let url: URL;
+  try {
+    url = new URL(link, previous.url);
+  } catch {
+    return { kind: 'fail', error: `${what} "${link}" is not a valid URL` };
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return { kind: 'fail', error: `${what} ${url.href} is not an http or https URL` };
+  if (url.origin !== connectionOrigin && !crossOrigin) {
+    return {
+      kind: 'fail',
+      error:
+        `${what} ${url.href} points to another origin (${url.origin}) than the connection's (${connectionOrigin}); ` +
+        'allow cross-origin next links on the endpoint if the API really sends them (credentials are never sent there)',
+    };
+  }
+  if (url.hash !== '') url.hash = '';
+  return { kind: 'next', request: { pageNo: previous.pageNo + 1, url: url.href } };
+}
+
 function nextLinkStrategy(settings: NextLinkSettings, connectionOrigin: string): Strategy {
-  const { nextLinkPath: path, maxPages, allowCrossOrigin } = settings;
+  const { nextLinkPath: path, maxPages, allowCrossOrigin: crossOrigin } = settings;
   const lookup = compileLookup(path);
   return (previous, { body }) => {
     const read = readLink(path, lookup(body));
     if ('error' in read) return { kind: 'fail', error: read.error };
     if (read.link === null) return noNextLink(path, previous.pageNo, read.absent, body);
     if (previous.pageNo >= maxPages) return maxPagesStop(maxPages, `page ${previous.pageNo} still has a next link`);
-    let url: URL;
-    try {
-      url = new URL(read.link, previous.url);
-    } catch {
-      return { kind: 'fail', error: `the next link "${read.link}" is not a valid URL` };
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:')
-      return { kind: 'fail', error: `the next link ${url.href} is not an http or https URL` };
-    if (url.origin !== connectionOrigin && !allowCrossOrigin) {
-      return {
-        kind: 'fail',
-        error:
-          `the next link ${url.href} points to another origin (${url.origin}) than the connection's (${connectionOrigin}); ` +
-          'allow cross-origin next links on the endpoint if the API really sends them (credentials are never sent there)',
-      };
-    }
-    if (url.hash !== '') url.hash = '';
-    return { kind: 'next', request: { pageNo: previous.pageNo + 1, url: url.href } };
+    return followLink(read.link, previous, connectionOrigin, crossOrigin === true);
   };
 }
+
+/** Shared by Next Link and Link Header (one setting, one field). */
+export const allowCrossOrigin = switchSetting({
+  field: 'allowCrossOrigin',
+  label: 'Allow cross-origin next links',
+  description: 'Next Link and Link Header: follow links to another origin (credentials are never sent there); default false',
+  help: 'Follow next links to another origin. Credentials are never sent there.',
+});
 
 export const nextLink = declarePagination({
   type: 'nextLink',
@@ -106,12 +130,8 @@ export const nextLink = declarePagination({
       help: 'JSON path to the next-page URL in the response: a flat name (@odata.nextLink), a dotted path (links.next) or a JSONPath ($.paging.next). Pagination stops when it is absent, null or empty.',
       needs: 'where the next page URL is in a response (e.g. "@odata.nextLink", "links.next" or "$.paging.next")',
     }),
-    allowCrossOrigin: switchSetting({
-      field: 'allowCrossOrigin',
-      label: 'Allow cross-origin next links',
-      description: 'Next Link: follow links to another origin (credentials are never sent there); default false',
-      help: 'Follow next links to another origin. Credentials are never sent there.',
-    }),
+    allowCrossOrigin,
+    ...STOP_CONDITION_SETTINGS,
   },
   rules: [],
   start: (settings, firstUrl, connectionOrigin) => ({

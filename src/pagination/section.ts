@@ -6,23 +6,36 @@
 import type { AnyPagination, PageSizeRole } from './declaration.js';
 import { DEFAULT_MAX_PAGES, PAGINATIONS, type PaginationSetting, type PaginationType } from './types.js';
 
-/** One type's own setting, with the name the engine reads it by and the type that owns it. */
+/**
+ * One type's own setting, with the name the engine reads it by and the types that own it: a setting
+ * may be shared by several types (the stop conditions, Send Parameters In), declared once and spread
+ * into each type's settings; it is listed once.
+ */
 export interface OwnSetting {
   readonly key: string;
   readonly setting: PaginationSetting;
-  readonly type: PaginationType;
-  readonly title: string;
+  readonly types: readonly PaginationType[];
+  /** The titles of its types, as a phrase ("Next Link and Link Header"). */
+  readonly titles: string;
 }
 
-/** Every type's own settings, type by type in declaration order. */
-export const OWN_SETTINGS: readonly OwnSetting[] = (PAGINATIONS as readonly AnyPagination[]).flatMap((d) =>
-  Object.entries(d.settings).map(([key, setting]) => ({
-    key,
-    setting: setting as PaginationSetting,
-    type: d.type as PaginationType,
-    title: d.title,
-  })),
-);
+/** Every type's own settings, type by type in declaration order, a shared one where its first type has it. */
+export const OWN_SETTINGS: readonly OwnSetting[] = (() => {
+  const byField = new Map<string, { key: string; setting: PaginationSetting; types: PaginationType[]; titles: string[] }>();
+  for (const d of PAGINATIONS as readonly AnyPagination[]) {
+    for (const [key, setting] of Object.entries(d.settings)) {
+      const seen = byField.get(setting.field);
+      if (seen === undefined) {
+        byField.set(setting.field, { key, setting: setting as PaginationSetting, types: [d.type as PaginationType], titles: [d.title] });
+        continue;
+      }
+      if (seen.setting !== setting || seen.key !== key) throw new Error(`two pagination settings are named ${setting.field}`);
+      seen.types.push(d.type as PaginationType);
+      seen.titles.push(d.title);
+    }
+  }
+  return [...byField.values()].map(({ key, setting, types, titles }) => ({ key, setting, types, titles: listOf(titles) }));
+})();
 
 /** "A", "A and B", "A, B and C". */
 function listOf(words: readonly string[]): string {

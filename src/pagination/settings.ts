@@ -38,7 +38,15 @@ export function paginationProblems(settings: PaginationSettings): string[] {
       case 'queryParameter':
         if (blank(value)) problems.push(`${setting.label} is required`);
         break;
+      case 'optionalJsonPath':
+        if (!blank(value)) checkPath(problems, setting.label, value as string);
+        break;
+      case 'text':
       case 'switch':
+        break;
+      case 'choice':
+        if (value !== undefined && value !== null && !setting.options.includes(value as string))
+          problems.push(`${setting.label} must be one of ${setting.options.join(', ')}`);
         break;
       default: {
         const unexpected: never = setting;

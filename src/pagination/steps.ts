@@ -10,14 +10,40 @@ export type StopReason =
   | 'noNextLink' // Next Link absent, null or ""
   | 'shortPage' // fewer records than Page Size
   | 'maxPages' // Max Pages reached (a warning: records may be missing)
-  | 'recordsNotCountable'; // no record array to count on the page: stops there
+  | 'recordsNotCountable' // no record array to count on the page: stops there
+  | 'noCursor' // Cursor: the page has no cursor for the next one
+  | 'hasMoreFalse' // stop condition: Has More JSON Path is false
+  | 'totalReached' // stop condition: the records fetched reach Total Count JSON Path
+  | 'emptyPage'; // stop condition: a page without records
+
+/** Every stop reason, for the API descriptions. */
+export const STOP_REASONS: readonly StopReason[] = [
+  'singlePage',
+  'noNextLink',
+  'shortPage',
+  'maxPages',
+  'recordsNotCountable',
+  'noCursor',
+  'hasMoreFalse',
+  'totalReached',
+  'emptyPage',
+];
 
 export interface PageRequest {
   /** 1-based page number of this request. */
   readonly pageNo: number;
   /** The complete URL to call (without credentials: those are added when the request is sent). */
   readonly url: string;
+  /** Headers the paginator sets (a cursor, a page number), over the endpoint's; absent: none. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** The JSON body to send instead of the endpoint's (a cursor or page number set in it); absent: the endpoint's. */
+  readonly body?: string;
+  /** The cursor this request carries (Cursor pagination), for loop messages. */
+  readonly cursor?: string;
 }
+
+/** Response headers as Node gives them: lower-case names, a repeated header as an array. */
+export type ResponseHeaders = Readonly<Record<string, string | readonly string[] | undefined>>;
 
 /** What a paginator looks at after a page. */
 export interface PageResponse {
@@ -30,6 +56,8 @@ export interface PageResponse {
    * needs it. Default: why Response Data Path finds no array (records.ts explainNoRecords).
    */
   readonly whyNoRecords?: () => string;
+  /** The response headers (Link Header, a cursor in a header); absent: none. */
+  readonly headers?: ResponseHeaders;
 }
 
 export type NextStep =

@@ -5,16 +5,27 @@
  * is a new file beside none.ts and its entry in this list.
  */
 import type { PaginationDeclaration, PageSizeRole, SettingDeclaration, SettingsFor, AnyPagination, SettingValue } from './declaration.js';
+import { cursor } from './cursor.js';
+import { linkHeader } from './link-header.js';
 import { nextLink } from './next-link.js';
 import { none } from './none.js';
 import { offsetLimit } from './offset-limit.js';
 import { pageNumber } from './page-number.js';
 
-export type { AnyPagination, AnySettings, CommonSettings, SettingDeclaration, SwitchSetting, TextSetting } from './declaration.js';
-export type { NextStep, PageRequest, PageResponse, Paginator, StopReason } from './steps.js';
+export type {
+  AnyPagination,
+  AnySettings,
+  ChoiceSetting,
+  CommonSettings,
+  OptionalTextSetting,
+  SettingDeclaration,
+  SwitchSetting,
+  TextSetting,
+} from './declaration.js';
+export type { NextStep, PageRequest, PageResponse, Paginator, ResponseHeaders, StopReason } from './steps.js';
 
-/** In the order the spec lists them: the API's `paginationType` values and the console's choices. */
-export const PAGINATIONS = [none, nextLink, pageNumber, offsetLimit] as const;
+/** The spec's four in its order, then the others: the API's `paginationType` values and the console's choices. */
+export const PAGINATIONS = [none, nextLink, pageNumber, offsetLimit, linkHeader, cursor] as const;
 
 type Declared = (typeof PAGINATIONS)[number];
 export type PaginationType = Declared['type'];

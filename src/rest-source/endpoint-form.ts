@@ -100,6 +100,19 @@ function ownField(setting: SettingDeclaration, title: string, v: Values, errors:
       return checkbox(setting.field, setting.label, v, setting.help, errors);
     case 'text':
       return textField(setting.field, setting.label, v, setting.help, errors, { required: true, requiredFor: title });
+    case 'optionalText':
+      return textField(setting.field, setting.label, v, setting.help, errors);
+    case 'select':
+      return field({
+        kind: 'select',
+        name: setting.field,
+        id: `p-${setting.field}`,
+        label: setting.label,
+        options: setting.options.map((o) => [o, setting.optionLabels[o] ?? o] as const),
+        value: text(v[setting.field]) || setting.byDefault,
+        help: setting.help,
+        ...errors.on(setting.field),
+      });
     default: {
       const never: never = setting;
       throw new Error(`unknown kind of field ${JSON.stringify(never)}`);

@@ -75,6 +75,18 @@ function jsonBody(value: string, at: string): string {
   return value;
 }
 
+/** Parameters sent in the body (Send Parameters In: body) need a POST endpoint whose body, if any, is a JSON object. */
+function bodyTakesParameters(method: HttpMethod, body: string | null, at: string): void {
+  if (method !== 'POST')
+    throw invalidAt(
+      pathOf(at, 'parametersIn'),
+      `the paginator's parameters go in the JSON body, so the method must be POST; it is ${method}`,
+    );
+  const parsed: unknown = body === null ? {} : JSON.parse(body);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw invalidAt(pathOf(at, 'body'), "must be a JSON object: the paginator's parameters are set in it (parametersIn is body)");
+}
+
 export function validateEndpoint(input: EndpointInput, context: EndpointContext, at = ''): EndpointSettings {
   const code = validateCode(input.code, pathOf(at, 'code'));
   const { connection } = context;
@@ -144,6 +156,7 @@ export function validateEndpoint(input: EndpointInput, context: EndpointContext,
   const pagination = validatePagination(input, paginationType, maxPages, taken, at);
   const responseActions = validateResponseActions(input.responseActions, paginationType, pathOf(at, 'responseActions'));
   const sessionCookies = input.sessionCookies ?? false;
+  if ('parametersIn' in pagination && pagination.parametersIn === 'body') bodyTakesParameters(method, body, at);
 
   return {
     code,

@@ -6,7 +6,7 @@
  */
 import { parseJsonExact } from '../core/exact-json.js';
 import { createPaginator } from '../pagination/paginator.js';
-import type { NextStep, PageRequest, PageResponse, Paginator } from '../pagination/types.js';
+import type { NextStep, PageRequest, PageResponse, Paginator, ResponseHeaders } from '../pagination/types.js';
 import { isOnOrigin, originOf, setQueryParams } from '../pagination/url.js';
 import { watchWrites } from './request-written.js';
 import { AuthError, createAuthenticator, type Authenticator, type Credentials, type OAuthTokenCache } from './auth.js';
@@ -202,6 +202,8 @@ export interface JsonPage {
   readonly status: number;
   readonly shownUrl: string;
   readonly body: unknown;
+  /** The response headers (Link Header and a cursor in a header read them). */
+  readonly headers: ResponseHeaders;
 }
 
 /** An answer whose status has a response action: it is not read as a page. */
@@ -211,17 +213,22 @@ export interface ActedPage {
   readonly action: ResponseAction;
 }
 
+/** What is sent for a page: the endpoint's request, with the headers and body its paginator set. */
+function outgoing(endpoint: RestEndpoint, request: PageRequest): Outgoing {
+  return {
+    method: endpoint.method,
+    url: request.url,
+    headers: request.headers === undefined ? endpoint.headers : mergeHeaders(endpoint.headers, request.headers),
+    body: endpoint.method === 'POST' ? (request.body ?? endpoint.body) : null,
+  };
+}
+
 /**
  * Fetches one page: its parsed JSON, or the response action its status has (response-actions.ts);
  * throws FetchError for anything else that is not a 2xx JSON answer.
  */
 export async function fetchPage(session: Session, endpoint: RestEndpoint, request: PageRequest): Promise<JsonPage | ActedPage> {
-  const out: Outgoing = {
-    method: endpoint.method,
-    url: request.url,
-    headers: endpoint.headers,
-    body: endpoint.method === 'POST' ? endpoint.body : null,
-  };
+  const out = outgoing(endpoint, request);
   let sent: Sent;
   try {
     sent = await sendWithCredentials(session, out);
@@ -241,7 +248,7 @@ export async function fetchPage(session: Session, endpoint: RestEndpoint, reques
   }
   if (outcome.text.trim() === '') throw fail(`the service answered ${outcome.status} with an empty body, not JSON`, outcome.status);
   try {
-    return { status: outcome.status, shownUrl, body: parseJsonExact(outcome.text) };
+    return { status: outcome.status, shownUrl, body: parseJsonExact(outcome.text), headers: outcome.headers };
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
     throw fail(`the response is not valid JSON (${reason}); it begins: ${excerpt(outcome.text, 200)}`, outcome.status);
@@ -260,7 +267,7 @@ export function paginatorFor(
   const firstUrl = buildFirstUrl(session.connection, endpoint);
   try {
     return {
-      paginator: createPaginator(endpoint.pagination, firstUrl, session.origin),
+      paginator: createPaginator(endpoint.pagination, firstUrl, session.origin, endpoint.method === 'POST' ? endpoint.body : null),
       locator: pageRecordsLocator(endpoint.pagination.responseDataPath, recordsPath),
     };
   } catch (err) {
@@ -269,8 +276,10 @@ export function paginatorFor(
 }
 
 /** What pagination is shown of a page: the records it counts, and (asked only when needed) why there are none. */
-export const pageResponse = (locator: PageRecordsLocator, body: unknown, found: PageFindings): PageResponse =>
-  found.counted === null ? { body, records: null, whyNoRecords: () => locator.counted.explain(body) } : { body, records: found.counted };
+export const pageResponse = (locator: PageRecordsLocator, body: unknown, found: PageFindings, headers?: ResponseHeaders): PageResponse =>
+  found.counted === null
+    ? { body, records: null, whyNoRecords: () => locator.counted.explain(body), headers }
+    : { body, records: found.counted, headers };
 
 /**
  * Fetches every page of `endpoint`. The request for the next page is sent, and written to the socket
@@ -344,7 +353,7 @@ interface Handled {
 /** A page read as JSON: its records, and what the paginator makes of it. */
 function readStep(paginator: Paginator, locator: PageRecordsLocator, request: PageRequest, page: JsonPage): Handled {
   const found = findRecords(locator, page.body);
-  return { body: page.body, found, step: paginator.next(request, pageResponse(locator, page.body, found)) };
+  return { body: page.body, found, step: paginator.next(request, pageResponse(locator, page.body, found, page.headers)) };
 }
 
 const NOTHING_FOUND: PageFindings = { records: [], counted: [] };

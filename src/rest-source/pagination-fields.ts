@@ -72,12 +72,17 @@ export const PaginationAnswers = {
 const valueIn = (pagination: ConfiguredPagination, own: OwnSetting): unknown =>
   (pagination as unknown as Readonly<Record<string, unknown>>)[own.key];
 
+/** What a setting of the type in use reads as when absent (stored before it was declared). */
+const unsetOf = (setting: PaginationSetting): unknown => (setting.kind === 'choice' ? setting.byDefault : setting.unset);
+
 /** The type-specific settings of every type: those of the type in use, and the kept ones of the others. */
 export function paginationFieldsOf(pagination: ConfiguredPagination, kept: KeptPagination): PaginationFields {
   const fields: Record<string, unknown> = {};
   for (const own of OWN_SETTINGS) {
     const { field } = own.setting;
-    fields[field] = own.type === pagination.type ? valueIn(pagination, own) : (kept[field] ?? own.setting.unset);
+    fields[field] = own.types.includes(pagination.type)
+      ? (valueIn(pagination, own) ?? unsetOf(own.setting))
+      : (kept[field] ?? own.setting.unset);
   }
   return fields as PaginationFields;
 }

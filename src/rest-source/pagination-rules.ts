@@ -50,8 +50,8 @@ export function paginationTypeOf(
 ): { readonly type: PaginationType; readonly kept: KeptPagination } {
   const type: PaginationType = oneOf(PAGINATION_TYPES, input.paginationType, 'none', pathOf(at, 'paginationType'));
   const kept: Partial<Record<PaginationFieldName, string | boolean>> = {};
-  for (const { setting, type: owner, title } of OWN_SETTINGS) {
-    if (owner === type) continue;
+  for (const { setting, types: owners, titles } of OWN_SETTINGS) {
+    if (owners.includes(type)) continue;
     const name = setting.field;
     const before = stored?.[name] ?? null;
     const value = input[name];
@@ -62,7 +62,10 @@ export function paginationTypeOf(
         before === null || before === false
           ? ''
           : ` (its kept value is ${shown(before)}: send that unchanged, or ${String(setting.unset)} to drop it)`;
-      throw invalidAt(pathOf(at, name), `only ${title} pagination uses ${name}; paginationType is ${type}${hint}`);
+      throw invalidAt(
+        pathOf(at, name),
+        `only ${titles} pagination ${owners.length > 1 ? 'use' : 'uses'} ${name}; paginationType is ${type}${hint}`,
+      );
     }
     kept[name] = keep;
   }
@@ -95,15 +98,35 @@ const missing = (title: string, setting: TextSetting): string =>
   `${title} pagination needs ${/^[AEIOU]/i.test(setting.label) ? 'an' : 'a'} ${setting.label}: ${setting.needs}`;
 
 /** A type's own setting from the input, checked by its kind. */
-function ownSetting(setting: SettingDeclaration, value: unknown, title: string, taken: TakenQueryNames, at: string): string | boolean {
+function ownSetting(
+  setting: SettingDeclaration,
+  value: unknown,
+  title: string,
+  taken: TakenQueryNames,
+  at: string,
+): string | boolean | null {
   const where = pathOf(at, setting.field);
   switch (setting.kind) {
     case 'jsonPath':
       return responsePath(required(value as string | null | undefined, where, missing(title, setting), setting.maxLength), where);
     case 'queryParameter':
       return paginatorParam(value as string | null | undefined, where, missing(title, setting), setting.maxLength, taken);
+    case 'optionalJsonPath': {
+      const path = typeof value === 'string' ? value.trim() : '';
+      return path === '' ? null : responsePath(path, where);
+    }
+    case 'text': {
+      const written = typeof value === 'string' ? value.trim() : '';
+      if (written === '') return null;
+      if (written.length > setting.maxLength)
+        throw invalidAt(where, `must be at most ${setting.maxLength} characters, got ${written.length}`);
+      if (CONTROL.test(written)) throw invalidAt(where, 'must not contain control characters');
+      return written;
+    }
     case 'switch':
       return (value as boolean | undefined) ?? setting.unset;
+    case 'choice':
+      return oneOf(setting.options, value === null || value === '' ? undefined : (value as string | undefined), setting.byDefault, where);
     default: {
       const never: never = setting;
       throw new Error(`unknown kind of setting ${JSON.stringify(never)}`);
@@ -157,7 +180,7 @@ export function validatePagination(
     };
   };
 
-  const own: Record<string, string | boolean> = {};
+  const own: Record<string, string | boolean | null> = {};
   for (const [key, setting] of Object.entries(declaration.settings)) {
     own[key] = ownSetting(setting, input[setting.field as PaginationFieldName], title, taken, at);
   }

@@ -166,7 +166,7 @@ async function firstPageOf(session: Session, endpoint: RestEndpoint, recordsPath
     throw pageError(session, 1, endpoint.method, page.shownUrl, why, page.status);
   }
   const found = findRecords(locator, page.body);
-  const step = paginator.next(paginator.first, pageResponse(locator, page.body, found));
+  const step = paginator.next(paginator.first, pageResponse(locator, page.body, found, page.headers));
   const { records } = found;
   if (records === null) throw pageError(session, 1, endpoint.method, page.shownUrl, locator.imported.explain(page.body), page.status);
   const secrets = session.auth.secrets();

@@ -5,6 +5,7 @@
  */
 import { Type } from 'typebox';
 import { entitySet } from '../http/entity-set.js';
+import { STOP_REASONS } from '../pagination/index.js';
 import type { FetchOptions } from './fetch-pages.js';
 import { FetchError } from './http-client.js';
 import type { RestConnection, RestEndpoint } from './model.js';
@@ -110,7 +111,7 @@ export const PreviewNext = Type.Object(
   {
     kind: Type.String({ description: 'next, stop or fail' }),
     url: Type.Optional(Type.String({ description: 'next: the URL of page 2, secrets redacted' })),
-    reason: Type.Optional(Type.String({ description: 'stop: singlePage, noNextLink, shortPage, maxPages or recordsNotCountable' })),
+    reason: Type.Optional(Type.String({ description: `stop: one of ${STOP_REASONS.join(', ')}` })),
     detail: Type.Optional(Type.String()),
     warning: Type.Optional(Type.String()),
     error: Type.Optional(Type.String({ description: 'fail: why a run would fail after page 1' })),

@@ -12,7 +12,7 @@
  */
 import { Type, type TSchema } from 'typebox';
 import { Value } from 'typebox/value';
-import { OWN_SETTINGS, PAGINATIONS, type AnyPagination } from '../pagination/index.js';
+import { mayBeAbsent, OWN_SETTINGS, PAGINATIONS, type AnyPagination, type SettingDeclaration } from '../pagination/index.js';
 import type { ConfiguredPagination, KeptPagination } from './pagination-fields.js';
 import { Integer } from '../http/schemas.js';
 
@@ -22,12 +22,19 @@ const common = {
   pageSize: Type.Union([Integer(), Type.Null()]),
   responseDataPath: Type.Union([Type.String(), Type.Null()]),
 };
+/** A setting in the stored form: an optional text may be null; what may be absent (declaration.ts mayBeAbsent) is optional. */
+function storedSetting(setting: SettingDeclaration): TSchema {
+  const value =
+    setting.kind === 'optionalJsonPath' || setting.kind === 'text' ? Type.Union([setting.schema(), Type.Null()]) : setting.schema();
+  return mayBeAbsent(setting) ? Type.Optional(value) : value;
+}
+
 /** One object per declared type: its kind name, its own settings by their TypeBox types, the common ones. */
 const storedForm = (declaration: AnyPagination) =>
   Type.Object(
     {
       type: Type.Literal(declaration.type),
-      ...Object.fromEntries(Object.entries(declaration.settings).map(([key, setting]): [string, TSchema] => [key, setting.schema()])),
+      ...Object.fromEntries(Object.entries(declaration.settings).map(([key, setting]): [string, TSchema] => [key, storedSetting(setting)])),
       ...common,
       ...(declaration.pageSize === 'counted' ? { pageSize: Integer() } : {}),
     },

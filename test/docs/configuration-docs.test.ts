@@ -198,11 +198,11 @@ describe('docs/configuration.md: the declarative configuration file', () => {
     const options = { secrets: createSecretBox({ secretKey: 'configuration docs', dataDir: t.dir }), env };
 
     const first = await applyConfig(t.db, parse(yaml), clock, options);
-    expect(first.summary).toEqual({ created: 5, updated: 0, unchanged: 1 });
+    expect(first.summary).toEqual({ created: 6, updated: 0, unchanged: 1 });
     expect((await getIntegrationPlan(t.db.kysely, 10))?.mappings).toHaveLength(3);
     expect(await getEntry(t.db, 'endpoint:crm-customers')).toMatchObject({ recurrenceSeconds: 3600 });
 
     const again = await applyConfig(t.db, parse(yaml), clock, options);
-    expect(again.summary).toEqual({ created: 0, updated: 0, unchanged: 6 });
+    expect(again.summary).toEqual({ created: 0, updated: 0, unchanged: 7 });
   });
 });

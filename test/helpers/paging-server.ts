@@ -14,6 +14,7 @@
  *   POST /oauth/token             { access_token: "token-N", token_type, expires_in }
  *   GET /                         { service: "paging" }
  *   GET /status/CODE              answers CODE
+ *   and the well-known APIs' shapes of paging-shapes.ts (GitHub, Stripe, Slack, GraphQL, …)
  * Below the server: connections, endpoints and injected time for the tests that use it.
  */
 import http from 'node:http';
@@ -23,6 +24,7 @@ import type { PaginationSettings } from '../../src/pagination/types.js';
 import { OAuthTokenCache } from '../../src/rest-source/auth.js';
 import type { FetchOptions } from '../../src/rest-source/fetch-pages.js';
 import type { FetchedPage, RestConnection, RestEndpoint } from '../../src/rest-source/model.js';
+import { shapeRoute } from './paging-shapes.js';
 
 export type Fault =
   /** Answer `status` instead of the page, `times` times (then the page). */
@@ -186,6 +188,21 @@ export async function startPagingServer(options: { records?: number; pageSize?: 
     if (url.pathname === '/') return send(res, 200, { service: 'paging' });
     if (url.pathname.startsWith('/status/')) return send(res, Number(url.pathname.slice(8)), { error: 'as requested' });
 
+    const shaped = shapeRoute(url, req, body, {
+      origin: server.origin,
+      records: server.records,
+      pageSize: server.pageSize,
+      slice: (offset, count) => slice(offset, count, server.records),
+      loopTo: (page) => faultOn('loop', page)?.toPage,
+    });
+    if (shaped !== null) {
+      const fault = faultOn('status', shaped.page);
+      if (fault !== undefined && fault.times > 0) {
+        fault.times--;
+        return send(res, fault.status, fault.body ?? { error: `fault ${fault.status}` });
+      }
+      return send(res, 200, shaped.body, shaped.headers);
+    }
     const r = route(url);
     if (r === null) return send(res, 404, { error: `no route ${url.pathname}` });
     if (server.expectAuthorization !== null && req.headers.authorization !== server.expectAuthorization) {

@@ -77,6 +77,16 @@ const UNUSED = {
   allowCrossOrigin: false,
   responseActions: [] as never[],
   sessionCookies: false,
+  // Settings declared after the migration: the endpoints it wrote do not have them, and read them as not set.
+  parametersIn: null,
+  hasMoreJsonPath: null,
+  totalCountJsonPath: null,
+  stopOnEmptyPage: false,
+  cursorFrom: null,
+  cursorJsonPath: null,
+  cursorResponseHeader: null,
+  cursorParameterName: null,
+  cursorInitialValue: null,
 } as const;
 
 interface Case {
@@ -252,6 +262,7 @@ const CASES: readonly Case[] = [
       path: '/root-array',
       paginationType: 'pageNumber',
       pageParameterName: 'page',
+      parametersIn: 'query',
       pageSize: 10,
       maxPages: 100,
       responseDataPath: '$',
@@ -285,6 +296,7 @@ const CASES: readonly Case[] = [
       paginationType: 'offsetLimit',
       offsetParameterName: 'offset',
       limitParameterName: 'limit',
+      parametersIn: 'query',
       pageSize: 10,
       maxPages: 50,
       responseDataPath: 'results.items',
@@ -427,6 +439,10 @@ describe.each(BACKENDS)('pagination storage migration on $name', (backend) => {
         type: 'offsetLimit',
         offsetParam: 'skip',
         limitParam: 'top',
+        parametersIn: 'query',
+        hasMorePath: null,
+        totalCountPath: null,
+        stopOnEmptyPage: false,
         maxPages: 3,
         pageSize: 10,
         responseDataPath: '$',

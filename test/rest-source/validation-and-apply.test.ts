@@ -364,7 +364,17 @@ describe('endpoint validation', () => {
         secrets: box,
       });
       const endpoint = await loadEndpoint(t.db, 'customers');
-      expect(endpoint.pagination).toEqual({ type: 'pageNumber', pageParam: 'page', pageSize: 100, maxPages: 100, responseDataPath: '' });
+      expect(endpoint.pagination).toEqual({
+        type: 'pageNumber',
+        pageParam: 'page',
+        parametersIn: 'query',
+        hasMorePath: null,
+        totalCountPath: null,
+        stopOnEmptyPage: false,
+        pageSize: 100,
+        maxPages: 100,
+        responseDataPath: '',
+      });
     } finally {
       await t.cleanup();
     }
@@ -450,8 +460,8 @@ describe('endpoint validation', () => {
     ['a Response Data Path with a wildcard', { ...pageNumber, responseDataPath: 'data[*]' }, 'responseDataPath: invalid path "data[*]"'],
     [
       'an unknown pagination type',
-      { ...pageNumber, paginationType: 'cursor' },
-      'paginationType: "cursor" is not allowed; use one of none, nextLink, pageNumber, offsetLimit',
+      { ...pageNumber, paginationType: 'graphqlCursor' },
+      'paginationType: "graphqlCursor" is not allowed; use one of none, nextLink, pageNumber, offsetLimit, linkHeader, cursor',
     ],
     [
       'a setting of another pagination type',
@@ -461,7 +471,7 @@ describe('endpoint validation', () => {
     [
       'cross-origin links without Next Link',
       { ...pageNumber, allowCrossOrigin: true },
-      'allowCrossOrigin: only Next Link pagination uses allowCrossOrigin',
+      'allowCrossOrigin: only Next Link and Link Header pagination use allowCrossOrigin',
     ],
     ['a Page Size of 0', { ...pageNumber, pageSize: 0 }, 'pageSize: must be a whole number from 1 to 100000, got 0'],
     ['a Page Size above 100000', { ...pageNumber, pageSize: 100_001 }, 'pageSize: must be a whole number from 1 to 100000, got 100001'],
