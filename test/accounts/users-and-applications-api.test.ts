@@ -322,6 +322,8 @@ describe('refusals', () => {
       ['DELETE', 'GET', 'PATCH']
         .flatMap((m) => [`${m} ${APPLICATIONS}/:key`, `${m} ${USERS}/:key`])
         .concat([`GET ${APPLICATIONS}`, `GET ${USERS}`, `POST ${APPLICATIONS}`, `POST ${USERS}`])
+        // The live workers list is the administrators' too.
+        .concat([`GET ${API}/workers`, `GET ${API}/workers/:key`])
         .sort(),
     );
     const callers = [await t.headersFor('VENDOR IF ALL'), basic('existing', PASSWORD)];

@@ -15,6 +15,8 @@ import { declaredRoutes } from '../../src/http/permissions.js';
 import { buildServer } from '../../src/http/server.js';
 import { startPagingServer, type PagingServer } from '../helpers/paging-server.js';
 import { API, startTestService, type TestService } from '../helpers/service.js';
+import { beatWorker } from '../../src/job-queue/workers.js';
+import { randomUUID } from 'node:crypto';
 
 const ENTITY_SETS = [
   'bulkImportRequests',
@@ -26,6 +28,8 @@ const ENTITY_SETS = [
   'importRuns',
   'users',
   'applications',
+  'workers',
+  'alarms',
 ];
 
 // ---- a small XML reader: well-formedness and elements with their attributes ---------------------
@@ -157,6 +161,21 @@ beforeAll(async () => {
   );
   await post("restApiEndpoints('local.items')/Microsoft.NAV.run", {}, 202);
   await post('users', { userName: 'olga', password: 'a-long-enough-password', permissionSets: ['VENDOR IF STANDARD'] }, 201);
+  // A worker's heartbeat and an alarm (an entry On Hold), so that those sets have something to walk.
+  await beatWorker(t.service.db.kysely, {
+    info: {
+      workerId: randomUUID(),
+      host: 'test-host',
+      pid: 4242,
+      version: '0.1.0',
+      startedAt: new Date().toISOString(),
+      roles: ['bulk'],
+      concurrency: 1,
+    },
+    now: new Date(),
+    lanes: [],
+  });
+  await post("jobQueueEntries('import-run-processor')/Microsoft.NAV.setOnHold", {}, 200);
 });
 
 afterAll(async () => {
@@ -190,6 +209,8 @@ describe('$metadata', () => {
       importRuns: ['runId'],
       users: ['userName'],
       applications: ['clientId'],
+      workers: ['workerId'],
+      alarms: ['alarmId'],
     });
     // Every entity type has a key, so that a client can address its entities (odata2ts generates code that needs one).
     const keyless = Object.entries(model as Record<string, { kind?: string; key?: string[] }>)
