@@ -101,6 +101,7 @@ export function jobQueuePages(deps: JobQueuePagesDeps): ConsolePages {
                 On Hold: nothing of the entry runs (bulk import requests stay Pending). Error: its last run failed; it runs again at its
                 next time.
               </p>
+              ${ctx.can('administer') ? html`<p><a href="/workers">Workers</a>: the processes that run these entries, live.</p>` : ''}
               ${body}`,
           );
     });

@@ -49,7 +49,7 @@ function workersTable(workers: readonly Worker[]): Html {
 export function workerPages(deps: WorkerPagesDeps): ConsolePages {
   const { db, clock, config } = deps;
   return (router) => {
-    router.section({ label: 'Workers', href: '/workers', permission: 'administer', order: 65 });
+    // Not a section of its own (the top bar is full at 1280 px): the Job Queue page links it for administrators.
     router.get('/workers', 'administer', async (_request, ctx) => {
       const body = workersTable(await listWorkers(db, { now: clock(), deadMs: config.workerDeadSeconds * 1000 }));
       return ctx.partial

@@ -83,6 +83,7 @@ describe.runIf(available)('every console page at 390 px and at 1280 px', { timeo
       '/runs',
       `/runs/${runId}`,
       '/job-queue',
+      '/workers',
       '/users',
       '/users/new',
       `/users/${userName}`,
