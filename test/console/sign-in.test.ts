@@ -105,11 +105,14 @@ describe('where sign-in sends the browser', () => {
   });
 });
 
-/** Sends a POST whose body is `megabytes` MB of JSON, arriving as fast as the socket takes it; resolves when the answer's head arrives. */
-function bigPost(path: string, megabytes: number, headers: Record<string, string> = {}): Promise<{ status: number; ms: number }> {
+/**
+ * Sends a POST whose body is `megabytes` MB, arriving as fast as the socket takes it; resolves when the
+ * answer's head arrives, with how many MB the client had handed to the socket by then (`sentMb`): an
+ * answer given before the body is read comes while most of it is still unsent, whatever the machine's speed.
+ */
+function bigPost(path: string, megabytes: number, headers: Record<string, string> = {}): Promise<{ status: number; sentMb: number }> {
   return new Promise((resolve, reject) => {
     const url = new URL(base);
-    const started = performance.now();
     const chunk = Buffer.alloc(1024 * 1024, 'x');
     const req = http.request({
       host: url.hostname,
@@ -119,7 +122,7 @@ function bigPost(path: string, megabytes: number, headers: Record<string, string
       headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(megabytes * chunk.length), ...headers },
     });
     req.on('response', (res) => {
-      resolve({ status: res.statusCode!, ms: performance.now() - started });
+      resolve({ status: res.statusCode!, sentMb: sent });
       res.resume();
       req.destroy();
     });
@@ -140,13 +143,13 @@ function bigPost(path: string, megabytes: number, headers: Record<string, string
 }
 
 describe('nothing is read before authentication', () => {
-  it('refuses 100 MB to a console form without a session in well under 100 ms, with memory flat', async () => {
+  it('refuses 100 MB to a console form without a session before reading it, with memory flat', async () => {
     await bigPost('/job-queue/x/hold', 1); // warm the route
     const before = process.memoryUsage().rss;
     const answer = await bigPost('/job-queue/x/hold', 100);
     const grew = process.memoryUsage().rss - before;
     expect(answer.status).toBe(303);
-    expect(answer.ms).toBeLessThan(100);
+    expect(answer.sentMb).toBeLessThan(50);
     // The body was never gathered: far less than its 100 MB (this process holds the sender too).
     expect(grew).toBeLessThan(30 * 1024 * 1024);
   });
@@ -155,7 +158,7 @@ describe('nothing is read before authentication', () => {
     const standard = await signInHttp(base, 'door-standard', PASSWORD);
     const answer = await bigPost('/job-queue/x/hold', 100, { cookie: standard.cookie, origin: base });
     expect(answer.status).toBe(403);
-    expect(answer.ms).toBeLessThan(100);
+    expect(answer.sentMb).toBeLessThan(50);
   });
 
   it('refuses a console form over 256 KB as it arrives (413), signed in and allowed', async () => {
@@ -167,7 +170,7 @@ describe('nothing is read before authentication', () => {
   it('answers an API route without credentials 401 before reading its body, as the console does', async () => {
     const answer = await bigPost(`${API}/bulkImportRequests`, 100, { 'content-type': 'application/json' });
     expect(answer.status).toBe(401);
-    expect(answer.ms).toBeLessThan(100);
+    expect(answer.sentMb).toBeLessThan(50);
   });
 });
 
