@@ -9,7 +9,7 @@ import { moreRecordsSignal } from './more-signals.js';
 import { explainNoRecords } from './records.js';
 import { requestPlacer, type ParametersIn } from './request-places.js';
 import { maxPagesStop, type NextStep, type PageRequest, type Start, type Strategy } from './steps.js';
-import { setQueryParams } from './url.js';
+import { queryParamsTemplate } from './url.js';
 
 export type CountedSettings = CommonSettings & { readonly pageSize: number; readonly parametersIn?: ParametersIn };
 
@@ -21,19 +21,14 @@ export interface Positions {
   params(position: string): Record<string, string>;
 }
 
-/** Letters only, so URLSearchParams leaves it as is; a URL that already contains it takes the slow path. */
-const MARK = 'IfwPagePosition';
-
-/**
- * Page URLs from `firstUrl`, exactly as setQueryParams would build them. Serialised once with a mark
- * where the position goes, because URLSearchParams re-serialises the whole query on every set(),
- * which costs more per page than everything else a paginator does.
- */
+/** Page URLs from `firstUrl`, exactly as setQueryParams would build them (serialised once: see queryParamsTemplate). */
 export function countedUrls(positions: Positions, firstUrl: string): (pageNo: number) => string {
-  const parts = setQueryParams(firstUrl, positions.params(MARK)).split(MARK);
-  if (parts.length !== 2) return (pageNo) => setQueryParams(firstUrl, positions.params(positions.position(pageNo)));
-  const [before, after] = parts as [string, string];
-  return (pageNo) => `${before}${positions.position(pageNo)}${after}`;
+  const names = Object.keys(positions.params(''));
+  const build = queryParamsTemplate(firstUrl, names);
+  return (pageNo) => {
+    const params = positions.params(positions.position(pageNo));
+    return build(names.map((name) => params[name]!));
+  };
 }
 
 function shortPageStop(pageNo: number, count: number, pageSize: number, body: unknown): NextStep {

@@ -7,7 +7,7 @@
 import { invalidRequest } from '../core/errors.js';
 import { choiceSetting } from './declaration.js';
 import type { PageRequest } from './steps.js';
-import { setQueryParams } from './url.js';
+import { queryParamsTemplate } from './url.js';
 
 export const parametersIn = choiceSetting({
   field: 'parametersIn',
@@ -59,10 +59,16 @@ export type Placed = Readonly<Record<string, string | number>>;
  */
 export function requestPlacer(where: ParametersIn, firstUrl: string, body: string | null): (values: Placed) => Omit<PageRequest, 'pageNo'> {
   switch (where) {
-    case 'query':
-      return (values) => ({
-        url: setQueryParams(firstUrl, Object.fromEntries(Object.entries(values).map(([name, value]) => [name, String(value)]))),
-      });
+    case 'query': {
+      // The same names on every page (a cursor, a page and its size): the URL is serialised once per set of names.
+      let template: { readonly key: string; readonly build: (values: readonly string[]) => string } | undefined;
+      return (values) => {
+        const names = Object.keys(values);
+        const key = names.join('\n');
+        if (template?.key !== key) template = { key, build: queryParamsTemplate(firstUrl, names) };
+        return { url: template.build(names.map((name) => String(values[name]))) };
+      };
+    }
     case 'header':
       return (values) => ({
         url: firstUrl,

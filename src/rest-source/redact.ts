@@ -18,6 +18,16 @@ export const isSecretName = (name: string): boolean => SECRET_NAME.test(name) &&
 /** A superset of SECRET_NAME matches anywhere in a URL: when it fails, no parameter name can be secret. */
 const SECRET_NAME_ANYWHERE = /token|key|secret|passw|signature|credential|sig=/i;
 
+/** Whether percent-decoding could reveal a secret name (`%74oken`): decoded, the whole URL must pass the same test. */
+function encodedSecretName(url: string): boolean {
+  if (!url.includes('%')) return false;
+  try {
+    return SECRET_NAME_ANYWHERE.test(decodeURIComponent(url));
+  } catch {
+    return true;
+  }
+}
+
 function decodeName(raw: string): string {
   try {
     return decodeURIComponent(raw.replaceAll('+', ' '));
@@ -33,7 +43,7 @@ function decodeName(raw: string): string {
  */
 export function redactUrl(url: string, secretParams: readonly string[] = []): string {
   // Most URLs have nothing to redact: one cheap test before taking the URL apart (this runs per page).
-  if (secretParams.length === 0 && !url.includes('@') && !SECRET_NAME_ANYWHERE.test(url) && !url.includes('%')) return url;
+  if (secretParams.length === 0 && !url.includes('@') && !SECRET_NAME_ANYWHERE.test(url) && !encodedSecretName(url)) return url;
   const schemeEnd = url.indexOf('://');
   if (schemeEnd < 0) return url;
   const authorityStart = schemeEnd + 3;
