@@ -47,7 +47,8 @@ const NoFields = { body: FormBody({}) };
 function previewPanel(p: PagePreview): Html {
   const next =
     p.next.kind === 'next'
-      ? html`Pagination would request next: <code>${p.next.url}</code>`
+      ? html`Pagination would request next:
+          <code>${p.next.url}</code>${p.next.cursor === undefined ? '' : html` with cursor <code>${p.next.cursor}</code>`}`
       : p.next.kind === 'stop'
         ? html`Pagination would stop after this page (${p.next.reason}): ${p.next.detail}`
         : html`Pagination would fail: ${p.next.error}`;

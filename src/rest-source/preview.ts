@@ -21,7 +21,7 @@ import { setQueryParams } from '../pagination/url.js';
 
 /** What pagination would do after page 1. */
 export type PreviewNext =
-  | { readonly kind: 'next'; readonly url: string; readonly warning?: string }
+  | { readonly kind: 'next'; readonly url: string; readonly cursor?: string; readonly warning?: string }
   | { readonly kind: 'stop'; readonly reason: StopReason; readonly detail: string; readonly warning?: string }
   | { readonly kind: 'fail'; readonly error: string };
 
@@ -176,6 +176,7 @@ async function firstPageOf(session: Session, endpoint: RestEndpoint, recordsPath
       next = {
         kind: 'next',
         url: redactUrl(step.request.url, secrets.params),
+        ...(step.request.cursor === undefined ? {} : { cursor: redactText(step.request.cursor, secrets) }),
         ...(step.warning === undefined ? {} : { warning: step.warning }),
       };
       break;

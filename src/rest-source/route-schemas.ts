@@ -111,6 +111,7 @@ export const PreviewNext = Type.Object(
   {
     kind: Type.String({ description: 'next, stop or fail' }),
     url: Type.Optional(Type.String({ description: 'next: the URL of page 2, secrets redacted' })),
+    cursor: Type.Optional(Type.String({ description: 'next, Cursor pagination: the cursor page 2 would be requested with' })),
     reason: Type.Optional(Type.String({ description: `stop: one of ${STOP_REASONS.join(', ')}` })),
     detail: Type.Optional(Type.String()),
     warning: Type.Optional(Type.String()),

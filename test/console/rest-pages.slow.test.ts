@@ -1,7 +1,8 @@
 /**
  * REST imports in the console, in a real browser, against a real local server that paginates: a
- * connection and a Next Link endpoint configured on their cards (the Pagination section shows only
- * the chosen type's settings), "Preview first page", "Run import now" and the run's page log.
+ * connection, a Next Link endpoint and a Cursor endpoint for a GraphQL API configured on their cards
+ * (the Pagination section shows only the chosen type's settings), "Preview first page", "Run import
+ * now" and the run's page log.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API } from '../helpers/service.js';
@@ -111,6 +112,66 @@ describe.runIf(available)('admin console: REST API connections, endpoints and ru
     await page.getByRole('button', { name: 'Run import now' }).click();
     await page.locator('#run .status').getByText('Completed').waitFor();
     await page.getByText(/Pagination ran to Max Pages: records may be missing/).waitFor();
+    await page.context().close();
+  });
+
+  it('configures a Cursor endpoint for a GraphQL API (cursor sent as a variable in the POST body), previews, runs and reads its page log', async () => {
+    const page = await c.signedIn('VENDOR IF STANDARD');
+    await page.goto(`${c.base}/rest/endpoints/new?connection=paging`);
+    await page.getByLabel('Code', { exact: true }).fill('graphql-contacts');
+    await page.getByLabel('Method').selectOption('POST');
+    await page.getByLabel('Path', { exact: true }).fill('graphql');
+    await page
+      .getByLabel('Body (POST only)')
+      .fill(
+        JSON.stringify({
+          query: 'query($first:Int,$after:String){contacts(first:$first,after:$after){nodes{id} pageInfo{hasNextPage endCursor}}}',
+          variables: { first: 10 },
+        }),
+      );
+    await page.getByLabel('Integration', { exact: true }).selectOption('30');
+    await page.getByLabel('Pagination Type').selectOption('cursor');
+    // Only Cursor's settings, and the stop conditions every type may add.
+    await page.getByLabel('Cursor JSON Path').waitFor();
+    expect(await page.getByLabel('Next Link JSON Path').count()).toBe(0);
+    expect(await page.getByLabel('Page Parameter Name').count()).toBe(0);
+    await page.getByLabel('Cursor JSON Path').fill('data.contacts.pageInfo.endCursor');
+    await page.getByLabel('Cursor Parameter Name').fill('variables.after');
+    await page.getByLabel('Send Parameters In').selectOption('body');
+    await page.getByLabel('Has More JSON Path').fill('data.contacts.pageInfo.hasNextPage');
+    await page.getByLabel('Response Data Path').fill('data.contacts.nodes');
+    await page.locator('#validation').getByText('These settings are valid.').waitFor();
+    await expectAccessible(page);
+    await page.getByRole('button', { name: 'Create endpoint' }).click();
+    await page.getByRole('status').getByText('Endpoint graphql-contacts was created.').waitFor();
+    expect(await page.getByLabel('Pagination Type').inputValue()).toBe('cursor');
+    expect(await page.getByLabel('Send Parameters In').inputValue()).toBe('body');
+
+    await page.getByRole('button', { name: 'Preview first page' }).click();
+    const preview = page.locator('#preview');
+    await preview.getByText('10 records found').waitFor();
+    // The URL stays the same; what changes is the cursor, shown with it.
+    expect(await preview.innerText()).toMatch(new RegExp(`Pagination would request next: ${remote.origin}/graphql with cursor \\S+`));
+    await expectAccessible(page);
+    await screenshot(page, 'rest-cursor-endpoint-preview');
+
+    await page.getByRole('button', { name: 'Run import now' }).click();
+    const run = page.locator('#run');
+    await run.locator('.status').getByText('Completed').waitFor();
+    // The third page says hasNextPage false: the run names that stop condition.
+    expect(await run.innerText()).toMatch(/hasMoreFalse/);
+    await page.getByRole('heading', { name: 'Page log (3)' }).waitFor();
+    const log = await page.locator('#run tbody tr').allInnerTexts();
+    expect(log.map((row) => row.split('\t').map((cell) => cell.trim()))).toEqual([
+      ['1', `${remote.origin}/graphql`, '10'],
+      ['2', `${remote.origin}/graphql`, '10'],
+      ['3', `${remote.origin}/graphql`, '5'],
+    ]);
+    await expectAccessible(page);
+    await screenshot(page, 'rest-cursor-import-run');
+    // The same 25 contacts again: the upsert leaves 25 rows, none twice.
+    const rows = await fetch(`${c.base}${API}/targetTables('contact')/rows?$count=true&$top=1`, { headers: c.t.headers });
+    expect(((await rows.json()) as { '@odata.count': number })['@odata.count']).toBe(25);
     await page.context().close();
   });
 
