@@ -14,7 +14,8 @@
  * - Memory: import runs of 100 and of 1 000 pages, sampling the live heap (after a forced GC) and RSS
  *   every 20 ms; the ratio compares the live-heap high-water marks.
  *
- * Last lines: `<figure> ratio=<measured/baseline> target=<target>`.
+ * Last lines: `<figure> ratio=<measured/baseline> target=<target>`. `BENCH_PAGES_TYPES=cursor,linkHeader`
+ * measures only those types.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -308,7 +309,9 @@ async function main(): Promise<void> {
   const server = await startServerProcess();
   try {
     const ratios: Record<Strategy, number> = { nextLink: 0, offsetLimit: 0, linkHeader: 0, cursor: 0 };
-    for (const strategy of STRATEGIES) {
+    // BENCH_PAGES_TYPES=cursor,linkHeader measures only those (while working on one); the default is all.
+    const only = process.env.BENCH_PAGES_TYPES?.split(',').map((type) => type.trim());
+    for (const strategy of STRATEGIES.filter((type) => only === undefined || only.includes(type))) {
       await baseline(server.origin, strategy); // warm-up: JIT and the server's first requests
       await measured(server.origin, strategy);
       await importPagesPerSecond(server.origin, strategy);
