@@ -1,6 +1,8 @@
 /**
- * Submit throughput with every 202 durable, as a ratio to a bare fastify route that validates the
- * same body and stores nothing, measured in the same run. Both servers run as child processes (the
+ * Submit throughput with every 202 durable, as a ratio to two baselines measured in the same run: a
+ * bare fastify route that validates the same body and stores nothing (bare-server.ts), and the same
+ * route that also makes each request durable the cheapest honest way, a group-committed insert of id
+ * and body on a writer thread with synchronous=FULL (durable-server.ts). Both servers run as child processes (the
  * service exactly as `ifw serve --no-workers` on a fresh SQLite file with synchronous=FULL); the
  * load comes from autocannon in a third process. Rounds alternate baseline and service and the
  * medians are compared. Afterwards every 202 the service answered must be a row in the database.
@@ -67,8 +69,11 @@ async function prepareService(dataDir: string): Promise<string> {
   return (await ifw(['token', '--app', 'bench', '--minutes', '120'], env)).trim();
 }
 
-async function startBare(): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench/bare-server.ts')], {
+async function startBaseline(
+  script: 'bare-server.ts' | 'durable-server.ts',
+  ...args: string[]
+): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench', script), ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const port = await waitForLine(child, (line) => (line.startsWith('{"port"') ? (JSON.parse(line) as { port: number }).port : undefined));
@@ -156,14 +161,24 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-bench-submit-'));
 const baseline: number[] = [];
+const durableBaseline: number[] = [];
 const measured: number[] = [];
 let accepted = 0;
 try {
   for (let round = 1; round <= rounds; round++) {
     const authorization = `Bearer ${await prepareService(path.join(tmp, `round-${round}`))}`;
-    const bare = await startBare();
+    const bare = await startBaseline('bare-server.ts');
     const b = await load(bare.port, authorization);
     await stop(bare.child);
+    const durableFile = path.join(tmp, `round-${round}`, 'durable-baseline.db');
+    const durable = await startBaseline('durable-server.ts', durableFile);
+    const d = await load(durable.port, authorization);
+    await stop(durable.child);
+    const durableDb = new BetterSqlite3(durableFile, { readonly: true });
+    const durableRows = (durableDb.prepare('select count(*) as n from request').get() as { n: number }).n;
+    durableDb.close();
+    if (durableRows < d.accepted)
+      throw new Error(`round ${round}: the durable baseline answered ${d.accepted} 202s but stored ${durableRows}`);
     const service = await startService(path.join(tmp, `round-${round}`));
     const m = await load(service.port, authorization);
     await stop(service.child);
@@ -177,19 +192,24 @@ try {
     if (m.non2xx > 0 || m.errors > 0) throw new Error(`round ${round}: ${m.non2xx} non-2xx answers and ${m.errors} errors`);
     accepted += m.accepted;
     baseline.push(b.rps);
+    durableBaseline.push(d.rps);
     measured.push(m.rps);
     console.log(
-      `round ${round}: bare fastify ${b.rps.toFixed(0)} req/s, service (durable 202) ${m.rps.toFixed(0)} req/s, ${rows} rows stored`,
+      `round ${round}: bare fastify ${b.rps.toFixed(0)} req/s, durable bare route ${d.rps.toFixed(0)} req/s, ` +
+        `service (durable 202) ${m.rps.toFixed(0)} req/s, ${rows} rows stored`,
     );
   }
 } finally {
   fs.rmSync(tmp, { recursive: true, force: true });
 }
 const b = median(baseline);
+const d = median(durableBaseline);
 const m = median(measured);
 console.log(
   `cores ${os.cpus().length}, ${connections} connections, ${seconds} s per run, ${rounds} rounds, bearer token (dev issuer); every one of ${accepted} accepted requests was stored`,
 );
 console.log(`baseline bare fastify: ${b.toFixed(0)} req/s (median)`);
+console.log(`baseline durable bare route (group-committed insert, synchronous=FULL): ${d.toFixed(0)} req/s (median)`);
 console.log(`service submit: ${m.toFixed(0)} req/s (median)`);
 console.log(`submit requests/s ratio=${(m / b).toFixed(2)} target=0.8`);
+console.log(`submit vs durable baseline requests/s ratio=${(m / d).toFixed(2)} target=0.9`);
