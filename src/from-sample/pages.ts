@@ -19,7 +19,7 @@ import { inputFrom } from '../rest-source/endpoint-form.js';
 import { FetchError } from '../rest-source/fetch-pages.js';
 import { previewFirstPage, type PagePreview } from '../rest-source/preview.js';
 import { EndpointSchema } from '../rest-source/schemas.js';
-import { resolveUnsavedEndpoint } from '../rest-source/service.js';
+import { resolveUnsavedEndpoint } from '../rest-source/unsaved.js';
 import { listTargetTables } from '../tables/store.js';
 import { createFromSample, type SampleEndpoint } from './create.js';
 import { declarationsOf } from './declarations.js';

@@ -28,12 +28,11 @@ import {
   createEndpoint,
   deleteConnection,
   deleteEndpoint,
-  resolveUnsavedConnection,
-  resolveUnsavedEndpoint,
   updateConnection,
   updateEndpoint,
   type ActiveRunLookup,
 } from './service.js';
+import { resolveUnsavedConnection, resolveUnsavedEndpoint } from './unsaved.js';
 import { getConnection, getEndpoint, listConnections, listEndpoints, loadConnection, loadEndpoint, type ConnectionView } from './store.js';
 import {
   ConnectionPatchSchema,

@@ -18,7 +18,6 @@ import type { Db } from '../storage/db.js';
 import type { RestConnectionRow } from '../storage/schema.js';
 import { invalidAt, sameJson, type ChangeResult } from '../core/validation.js';
 import { withTransaction } from '../storage/transaction.js';
-import type { RestConnection, RestEndpoint } from './model.js';
 import type { SecretBox } from './secrets.js';
 import { keptSecrets, requireSecretsForNewDestination, sealSecrets } from './secret-binding.js';
 import {
@@ -27,22 +26,13 @@ import {
   getConnectionRow,
   getEndpoint,
   listEndpoints,
-  readSecrets,
   toConnectionSettings,
   type ConnectionView,
 } from './store.js';
 import { withPatch } from './common-rules.js';
 import { validateConnection } from './connection-rules.js';
 import { validateEndpoint, type EndpointContext } from './endpoint-rules.js';
-import { restConnectionOf, restEndpointOf } from './runtime-forms.js';
-import type {
-  ConnectionInput,
-  ConnectionPatch,
-  ConnectionProbeInput,
-  EndpointInput,
-  EndpointPatch,
-  EndpointProbeInput,
-} from './schemas.js';
+import type { ConnectionInput, ConnectionPatch, EndpointInput, EndpointPatch } from './schemas.js';
 import {
   AUTH_SETTING_NAMES,
   AUTH_USES,
@@ -112,7 +102,8 @@ async function requireEndpoint(tx: Db, code: string): Promise<EndpointSettings> 
 const storedPaginationOf = (endpoint: EndpointSettings | undefined): PaginationFields | undefined =>
   endpoint === undefined ? undefined : paginationFieldsOf(endpoint.pagination, endpoint.keptPagination);
 
-async function endpointContext(
+/** What validating an endpoint needs to know of the database: its connection, its integration, what it stores. */
+export async function endpointContext(
   tx: Db,
   connectionCode: string,
   integrationSortingOrder: number | undefined,
@@ -290,36 +281,6 @@ export async function deleteEndpoint(db: Db, code: string, clock: Clock, activeR
     await syncEndpointSchedule(tx, code, null, clock());
     await tx.deleteFrom('ifw_rest_endpoint').where('code', '=', code).execute();
   });
-}
-
-// ---- unsaved configurations (probes) -------------------------------------------------------
-
-const UNSAVED = 'unsaved';
-
-/** A connection body that is not saved, validated like one that is; its secrets are only those it carries. */
-export function resolveUnsavedConnection(input: ConnectionProbeInput): RestConnection {
-  const { settings, secrets } = validateConnection({ ...input, code: input.code ?? UNSAVED });
-  return restConnectionOf(settings, secrets);
-}
-
-/**
- * An endpoint body that is not saved, validated like one that is, on its saved connection. When its
- * code names a saved endpoint, the kept settings of that endpoint's other pagination types may be
- * repeated, as in a PATCH (a page that shows an endpoint previews its edited form).
- */
-export async function resolveUnsavedEndpoint(
-  db: Db,
-  input: EndpointProbeInput,
-  box: SecretBox,
-): Promise<{ connection: RestConnection; endpoint: RestEndpoint }> {
-  const saved = input.code === undefined ? undefined : await getEndpoint(db, input.code);
-  const context = await endpointContext(db, input.connectionCode, input.integrationSortingOrder, saved);
-  const settings = validateEndpoint(
-    { ...input, code: input.code ?? UNSAVED, integrationSortingOrder: input.integrationSortingOrder ?? 0 },
-    context,
-  );
-  const row = (await getConnectionRow(db, settings.connectionCode))!;
-  return { connection: restConnectionOf(context.connection!, readSecrets(row, box)), endpoint: restEndpointOf(settings) };
 }
 
 // ---- declarative form ----------------------------------------------------------------------
