@@ -2,7 +2,8 @@
  * Submit throughput with every 202 durable, as a ratio to two baselines measured in the same run: a
  * bare fastify route that validates the same body and stores nothing (bare-server.ts), and the same
  * route that also makes each request durable the cheapest honest way, a group-committed insert of id
- * and body on a writer thread with synchronous=FULL (durable-server.ts). Both servers run as child processes (the
+ * and body on a writer thread with synchronous=FULL (durable-server.ts). BENCH_METRICS=compare also
+ * measures the service with IFW_METRICS=false in each round, for the cost of counting. Both servers run as child processes (the
  * service exactly as `ifw serve --no-workers` on a fresh SQLite file with synchronous=FULL); the
  * load comes from autocannon in a third process. Rounds alternate baseline and service and the
  * medians are compared. Afterwards every 202 the service answered must be a row in the database.
@@ -23,6 +24,8 @@ const root = path.resolve(import.meta.dirname, '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+/** BENCH_METRICS=compare: each round also runs the service with IFW_METRICS=false, and the cost of counting is printed. */
+const compareMetrics = process.env.BENCH_METRICS === 'compare';
 const PATH = '/api/vendor/integrationFramework/v1.0/bulkImportRequests';
 const body = JSON.stringify({
   integrationSortingOrder: 10,
@@ -84,8 +87,8 @@ async function startBaseline(
  * The service logs a line per request at info level. Its stdout goes to a file, as a deployment's log
  * would: read through a pipe by this process, the lines would cost CPU on the same cores as the load.
  */
-async function startService(dataDir: string): Promise<{ child: ChildProcess; port: number }> {
-  const env = serviceEnv(dataDir);
+async function startService(dataDir: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; port: number }> {
+  const env = { ...serviceEnv(dataDir), ...extraEnv };
   const logFile = path.join(dataDir, 'serve.log');
   const log = fs.openSync(logFile, 'w');
   const child = spawn(process.execPath, [path.join(root, 'bin/ifw.js'), 'serve', '--no-workers'], {
@@ -163,6 +166,7 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-bench-submit-'));
 const baseline: number[] = [];
 const durableBaseline: number[] = [];
 const measured: number[] = [];
+const withoutMetrics: number[] = [];
 let accepted = 0;
 try {
   for (let round = 1; round <= rounds; round++) {
@@ -179,6 +183,14 @@ try {
     durableDb.close();
     if (durableRows < d.accepted)
       throw new Error(`round ${round}: the durable baseline answered ${d.accepted} 202s but stored ${durableRows}`);
+    if (compareMetrics) {
+      // First, so that the measured service below finds the same database as without the comparison.
+      const dir = path.join(tmp, `round-${round}-no-metrics`);
+      const token = `Bearer ${await prepareService(dir)}`;
+      const plain = await startService(dir, { IFW_METRICS: 'false' });
+      withoutMetrics.push((await load(plain.port, token)).rps);
+      await stop(plain.child);
+    }
     const service = await startService(path.join(tmp, `round-${round}`));
     const m = await load(service.port, authorization);
     await stop(service.child);
@@ -213,3 +225,8 @@ console.log(`baseline durable bare route (group-committed insert, synchronous=FU
 console.log(`service submit: ${m.toFixed(0)} req/s (median)`);
 console.log(`submit requests/s ratio=${(m / b).toFixed(2)} target=0.8`);
 console.log(`submit vs durable baseline requests/s ratio=${(m / d).toFixed(2)} target=0.9`);
+if (compareMetrics) {
+  const w = median(withoutMetrics);
+  console.log(`service submit with IFW_METRICS=false: ${w.toFixed(0)} req/s (median)`);
+  console.log(`submit with metrics vs without requests/s ratio=${(m / w).toFixed(2)}`);
+}
