@@ -84,7 +84,7 @@ for (const backend of BACKENDS) {
 
     it('cancel: Pending and Processing are cancelled, every ended request is refused with the reason, changing nothing', async () => {
       await clear();
-      const by = Object.fromEntries(await Promise.all(STATUSES.map(async (s) => [s, (await seed(1, { status: s, integration: 20 }))[0]!])));
+      const by: Record<string, string> = Object.fromEntries(await Promise.all(STATUSES.map(async (s) => [s, (await seed(1, { status: s, integration: 20 }))[0]!])));
       const answer = await bulk('Cancel', { filter: 'integrationSortingOrder eq 20' });
       expect(answer).toMatchObject({ action: 'cancel', matched: 5, processed: 5, succeeded: 2, refused: 3, more: false, next: null });
       const outcome = Object.fromEntries(answer.results.map((r) => [r.requestId, r]));
@@ -103,7 +103,7 @@ for (const backend of BACKENDS) {
 
     it('reset: only Processing goes back to Pending, the rest is refused', async () => {
       await clear();
-      const by = Object.fromEntries(await Promise.all(STATUSES.map(async (s) => [s, (await seed(1, { status: s }))[0]!])));
+      const by: Record<string, string> = Object.fromEntries(await Promise.all(STATUSES.map(async (s) => [s, (await seed(1, { status: s }))[0]!])));
       const answer = await bulk('Reset', { filter: '' });
       expect(answer).toMatchObject({ matched: 5, succeeded: 1, refused: 4 });
       for (const r of answer.results) {
@@ -117,7 +117,7 @@ for (const backend of BACKENDS) {
 
     it('resubmit: Failed and Cancelled become new requests naming each other, once; the rest is refused', async () => {
       await clear();
-      const by = Object.fromEntries(await Promise.all(STATUSES.map(async (s) => [s, (await seed(1, { status: s, submittedBy: 'user:ops' }))[0]!])));
+      const by: Record<string, string> = Object.fromEntries(await Promise.all(STATUSES.map(async (s) => [s, (await seed(1, { status: s, submittedBy: 'user:ops' }))[0]!])));
       const answer = await bulk('Resubmit', { filter: "submittedBy eq 'user:ops'" });
       expect(answer).toMatchObject({ matched: 5, succeeded: 2, refused: 3 });
       for (const s of ['Failed', 'Cancelled']) {
@@ -137,7 +137,7 @@ for (const backend of BACKENDS) {
 
     it('delete: ended requests go with their errors, chunks and Idempotency-Keys; Pending and Processing are refused', async () => {
       await clear();
-      const by = Object.fromEntries(await Promise.all(STATUSES.map(async (s) => [s, (await seed(1, { status: s }))[0]!])));
+      const by: Record<string, string> = Object.fromEntries(await Promise.all(STATUSES.map(async (s) => [s, (await seed(1, { status: s }))[0]!])));
       for (const id of Object.values(by)) {
         await db().insertInto('ifw_bulk_import_error').values({ request_id: id, seq: 1, record_no: 1, field: 'no', value: 'x', rule: 'r', message: 'm' }).execute();
         await db().insertInto('ifw_bulk_import_payload_chunk').values({ request_id: id, seq: 0, data: Buffer.from('[]') }).execute();
