@@ -89,7 +89,12 @@ export async function bulkAct(db: Db, action: BulkAction, options: BulkOptions):
     .executeTakeFirstOrThrow();
   let ids = options.select(db.selectFrom('ifw_bulk_import_request').select('request_id'));
   if (options.after !== undefined) ids = ids.where('request_id', '>', options.after);
-  const taken = (await ids.orderBy('request_id').limit(top + 1).execute()).map((r) => r.request_id);
+  const taken = (
+    await ids
+      .orderBy('request_id')
+      .limit(top + 1)
+      .execute()
+  ).map((r) => r.request_id);
   const more = taken.length > top;
   const selected = taken.slice(0, top);
 
@@ -153,7 +158,13 @@ async function actOn(db: Db, action: BulkAction, requestId: string, options: Bul
     }
   } catch (err) {
     if (!(err instanceof AppError) || err.status >= 500) throw err;
-    return { requestId, outcome: 'Refused', status: await statusOf(db, requestId), newRequestId: null, error: { code: err.code, message: err.message } };
+    return {
+      requestId,
+      outcome: 'Refused',
+      status: await statusOf(db, requestId),
+      newRequestId: null,
+      error: { code: err.code, message: err.message },
+    };
   }
 }
 

@@ -182,13 +182,17 @@ function payloadView(
     const message = p.record === null ? undefined : named.get(p.record);
     return message === undefined
       ? html`${p.text}`
-      : html`<mark id="record-${String(p.record)}" data-record="${String(p.record)}" title="Record ${String(p.record)}: ${message}">${p.text}</mark>`;
+      : html`<mark id="record-${String(p.record)}" data-record="${String(p.record)}" title="Record ${String(p.record)}: ${message}"
+          >${p.text}</mark
+        >`;
   });
   return html`<h2>Payload</h2>
     <p>
-      ${head.truncated
-        ? `The first ${(PAYLOAD_VIEW_BYTES / 1024).toFixed(0)} KB of ${d.payloadLength.toLocaleString('en')} characters, pretty-printed.`
-        : 'Pretty-printed.'}
+      ${
+        head.truncated
+          ? `The first ${(PAYLOAD_VIEW_BYTES / 1024).toFixed(0)} KB of ${d.payloadLength.toLocaleString('en')} characters, pretty-printed.`
+          : 'Pretty-printed.'
+      }
       ${named.size === 0 ? '' : 'Records named by an error are marked.'}
       <a href="${path(['requests', d.requestId, 'payload'])}" download>Download the whole payload</a>
     </p>
@@ -375,7 +379,9 @@ export function bulkImportPages(deps: BulkImportPagesDeps): ConsolePages {
           ? html``
           : html`<form class="filters" method="get" action="/requests/bulk" aria-label="Act on every matching request">
               ${FILTER_FIELDS.map((name) =>
-                params[name] === undefined || params[name] === '' ? '' : html`<input type="hidden" name="${name}" value="${params[name]}" />`,
+                params[name] === undefined || params[name] === ''
+                  ? ''
+                  : html`<input type="hidden" name="${name}" value="${params[name]}" />`,
               )}
               ${field({
                 kind: 'select',
@@ -473,20 +479,28 @@ export function bulkImportPages(deps: BulkImportPagesDeps): ConsolePages {
         return ctx.page(
           `${words.verb}: every matching request`,
           html`<p><a href="${back}">← Back to the list</a></p>
-            <p data-matched="${String(matched)}"><strong>${matched.toLocaleString('en')}</strong> ${matched === 1 ? 'request matches' : 'requests match'} ${describeFilter(params)}.</p>
-            ${matched === 0
-              ? html`<p>Nothing to do.</p>`
-              : html`<p>
-                    ${words.verb} ${matched > MAX_BULK ? `the first ${MAX_BULK.toLocaleString('en')} of them (in order of request id; you can go on with the next ones after)` : matched === 1 ? 'it' : `all ${matched.toLocaleString('en')}`}?
-                    ${words.rule}: any other is listed with the reason and left as it is.
-                  </p>
-                  <form method="post" action="/requests/bulk">
-                    <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
-                    <input type="hidden" name="action" value="${action}" />
-                    ${hiddenFilters(params)}
-                    <button type="submit"${action === 'delete' || action === 'cancel' ? html` class="danger"` : ''}>${words.verb} ${taken.toLocaleString('en')} ${taken === 1 ? 'request' : 'requests'}</button>
-                    <a href="${back}">No, go back</a>
-                  </form>`}`,
+            <p data-matched="${String(matched)}">
+              <strong>${matched.toLocaleString('en')}</strong> ${matched === 1 ? 'request matches' : 'requests match'}
+              ${describeFilter(params)}.
+            </p>
+            ${
+              matched === 0
+                ? html`<p>Nothing to do.</p>`
+                : html`<p>
+                      ${words.verb}
+                      ${matched > MAX_BULK ? `the first ${MAX_BULK.toLocaleString('en')} of them (in order of request id; you can go on with the next ones after)` : matched === 1 ? 'it' : `all ${matched.toLocaleString('en')}`}?
+                      ${words.rule}: any other is listed with the reason and left as it is.
+                    </p>
+                    <form method="post" action="/requests/bulk">
+                      <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
+                      <input type="hidden" name="action" value="${action}" />
+                      ${hiddenFilters(params)}
+                      <button type="submit" ${action === 'delete' || action === 'cancel' ? html` class="danger"` : ''}>
+                        ${words.verb} ${taken.toLocaleString('en')} ${taken === 1 ? 'request' : 'requests'}
+                      </button>
+                      <a href="${back}">No, go back</a>
+                    </form>`
+            }`,
         );
       },
       { query: BulkQuery },
@@ -499,7 +513,8 @@ export function bulkImportPages(deps: BulkImportPagesDeps): ConsolePages {
         const form = request.body;
         const action = bulkActionOf(form.action);
         const after = form.after === undefined || form.after === '' ? undefined : form.after;
-        if (after !== undefined && !GUID.test(after)) throw new AppError(400, 'invalidRequest', 'The continuation is not valid; start again from the list.');
+        if (after !== undefined && !GUID.test(after))
+          throw new AppError(400, 'invalidRequest', 'The continuation is not valid; start again from the list.');
         const result = await bulkAct(db, action, {
           select: await selectionOf(form),
           ...(after === undefined ? {} : { after: after.toLowerCase() }),
@@ -566,15 +581,17 @@ function bulkResultBody(result: BulkResult, form: FilterParams, ctx: ConsoleCont
       ${result.matched.toLocaleString('en')} matched; ${result.processed.toLocaleString('en')} taken:
       <strong>${result.succeeded.toLocaleString('en')} done</strong>, ${result.refused.toLocaleString('en')} refused.
     </p>
-    ${result.more
-      ? html`<form method="post" action="/requests/bulk">
-          <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
-          <input type="hidden" name="action" value="${result.action}" />
-          <input type="hidden" name="after" value="${result.next ?? ''}" />
-          ${hiddenFilters(form)}
-          <p>More requests match after these. <button type="submit">${words.verb} the next ones</button></p>
-        </form>`
-      : html`<p>No more matching requests after these.</p>`}
+    ${
+      result.more
+        ? html`<form method="post" action="/requests/bulk">
+            <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
+            <input type="hidden" name="action" value="${result.action}" />
+            <input type="hidden" name="after" value="${result.next ?? ''}" />
+            ${hiddenFilters(form)}
+            <p>More requests match after these. <button type="submit">${words.verb} the next ones</button></p>
+          </form>`
+        : html`<p>No more matching requests after these.</p>`
+    }
     ${table({
       rows: result.results,
       caption: 'Each request taken',
@@ -583,13 +600,17 @@ function bulkResultBody(result: BulkResult, form: FilterParams, ctx: ConsoleCont
       columns: [
         {
           header: 'Request',
-          cell: (r) => (r.outcome === 'Deleted' ? html`<code>${r.requestId}</code>` : html`<a href="${path(['requests', r.requestId])}"><code>${r.requestId}</code></a>`),
+          cell: (r) =>
+            r.outcome === 'Deleted'
+              ? html`<code>${r.requestId}</code>`
+              : html`<a href="${path(['requests', r.requestId])}"><code>${r.requestId}</code></a>`,
         },
         { header: 'Outcome', cell: (r) => r.outcome },
         { header: 'Status', cell: (r) => (r.status === null ? '—' : statusBadge(r.status)) },
         {
           header: 'New request',
-          cell: (r) => (r.newRequestId === null ? '—' : html`<a href="${path(['requests', r.newRequestId])}"><code>${r.newRequestId}</code></a>`),
+          cell: (r) =>
+            r.newRequestId === null ? '—' : html`<a href="${path(['requests', r.newRequestId])}"><code>${r.newRequestId}</code></a>`,
         },
         { header: 'Reason', cell: (r) => r.error?.message ?? '' },
       ],

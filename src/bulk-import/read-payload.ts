@@ -30,7 +30,11 @@ export async function openPayload(db: Db, requestId: string): Promise<StoredPayl
     length: count > 0 ? (row.payload_length ?? 0) : Number(row.inline),
     bytes: async function* () {
       if (count === 0) {
-        const whole = await db.selectFrom('ifw_bulk_import_request').select('payload').where('request_id', '=', requestId).executeTakeFirst();
+        const whole = await db
+          .selectFrom('ifw_bulk_import_request')
+          .select('payload')
+          .where('request_id', '=', requestId)
+          .executeTakeFirst();
         if (whole !== undefined) yield Buffer.from(whole.payload, 'utf8');
         return;
       }
@@ -53,7 +57,11 @@ export async function openPayload(db: Db, requestId: string): Promise<StoredPayl
  * The first `maxBytes` bytes of a payload as text (cut at a character boundary), and whether there is
  * more: what the console shows.
  */
-export async function payloadHead(db: Db, requestId: string, maxBytes: number): Promise<{ text: string; truncated: boolean; length: number }> {
+export async function payloadHead(
+  db: Db,
+  requestId: string,
+  maxBytes: number,
+): Promise<{ text: string; truncated: boolean; length: number }> {
   const payload = await openPayload(db, requestId);
   const parts: Buffer[] = [];
   let held = 0;

@@ -105,12 +105,12 @@ const BulkBody = Type.Object(
   {
     filter: Type.String({
       description:
-        "Which requests: the list's $filter, written the same way (status, integrationSortingOrder, submittedAt, submittedBy, processedAt; eq, ne, gt, ge, lt, le joined by \"and\"). An empty text selects every request.",
+        'Which requests: the list\'s $filter, written the same way (status, integrationSortingOrder, submittedAt, submittedBy, processedAt; eq, ne, gt, ge, lt, le joined by "and"). An empty text selects every request.',
     }),
-    top: Type.Optional(Integer({ minimum: 1, maximum: MAX_BULK, description: `At most this many requests in this call (default and most: ${MAX_BULK})` })),
-    after: Type.Optional(
-      Type.String({ format: 'uuid', description: 'Continue after this request id: the next of the previous answer' }),
+    top: Type.Optional(
+      Integer({ minimum: 1, maximum: MAX_BULK, description: `At most this many requests in this call (default and most: ${MAX_BULK})` }),
     ),
+    after: Type.Optional(Type.String({ format: 'uuid', description: 'Continue after this request id: the next of the previous answer' })),
   },
   ODATA_BODY,
 );
@@ -125,7 +125,9 @@ const BulkResultSchema = Type.Object({
     Type.Object({
       requestId: Type.String({ format: 'uuid' }),
       outcome: literalUnion(BULK_OUTCOMES),
-      status: Type.Union([Type.String(), Type.Null()], { description: 'The status after the action (null once deleted), or the status that refused it' }),
+      status: Type.Union([Type.String(), Type.Null()], {
+        description: 'The status after the action (null once deleted), or the status that refused it',
+      }),
       newRequestId: Type.Union([Type.String(), Type.Null()], { description: 'Resubmit: the new request' }),
       error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()], {
         description: 'Why the request was refused: the error its single action answers',

@@ -95,7 +95,12 @@ function print(value: unknown, human?: (value: never) => string): void {
   if (text !== '') console.log(text);
 }
 
-const cell = (v: unknown): string => (v === null || v === undefined || v === '' ? '-' : String(v));
+function cell(v: unknown): string {
+  if (v === null || v === undefined || v === '') return '-';
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return JSON.stringify(v);
+}
 
 /** An object as `name: value` lines (nested values as JSON); text as it is. */
 function lines(value: unknown): string {
@@ -111,7 +116,11 @@ function lines(value: unknown): string {
 function columns(header: readonly string[], rows: readonly (readonly unknown[])[]): string {
   const text = rows.map((r) => r.map(cell));
   const widths = header.map((h, i) => Math.max(h.length, ...text.map((r) => r[i]!.length)));
-  const line = (r: readonly string[]) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  const line = (r: readonly string[]) =>
+    r
+      .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(header), ...text.map(line)].join('\n');
 }
 
@@ -148,9 +157,11 @@ const detailsText = (d: DetailsAnswer): string => {
 
 /** Every client command takes --json. */
 const withJson = (cmd: Command): Command =>
-  cmd.option('--json', "print the service's JSON answer as it is (for scripts), not lines for a person").hook('preAction', (_this, action) => {
-    asJson = (action.opts() as { json?: boolean }).json === true;
-  });
+  cmd
+    .option('--json', "print the service's JSON answer as it is (for scripts), not lines for a person")
+    .hook('preAction', (_this, action) => {
+      asJson = action.opts<{ json?: boolean }>().json === true;
+    });
 
 export interface WaitFlags {
   wait?: boolean;
@@ -312,7 +323,14 @@ export function addClientCommands(program: Command): void {
 }
 
 /** The $filter of the filter flags of `requests list` and `requests bulk`. */
-function filterOf(flags: { status?: string; integration?: string; submitter?: string; since?: string; until?: string; filter?: string }): string {
+function filterOf(flags: {
+  status?: string;
+  integration?: string;
+  submitter?: string;
+  since?: string;
+  until?: string;
+  filter?: string;
+}): string {
   const quoted = (text: string) => `'${text.replace(/'/g, "''")}'`;
   return [
     flags.status === undefined ? undefined : `status eq ${quoted(flags.status)}`,
@@ -505,7 +523,8 @@ function addRequestCommands(program: Command): void {
       const names: Record<string, string> = { cancel: 'bulkCancel', reset: 'bulkReset', resubmit: 'bulkResubmit', delete: 'bulkDelete' };
       const name = names[action];
       if (name === undefined) throw new ConfigError(`the action must be cancel, reset, resubmit or delete, got "${action}"`);
-      if (flags.top !== undefined && !/^\d{1,4}$/.test(flags.top)) throw new ConfigError(`--top must be a whole number from 1 to 1000, got "${flags.top}"`);
+      if (flags.top !== undefined && !/^\d{1,4}$/.test(flags.top))
+        throw new ConfigError(`--top must be a whole number from 1 to 1000, got "${flags.top}"`);
       const url = `${baseUrl(flags.url)}${API}/bulkImportRequests/Microsoft.NAV.${name}`;
       const filter = filterOf(flags);
       const answers: BulkAnswer[] = [];

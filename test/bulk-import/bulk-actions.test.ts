@@ -20,7 +20,13 @@ interface BulkAnswer {
   processed: number;
   succeeded: number;
   refused: number;
-  results: { requestId: string; outcome: string; status: string | null; newRequestId: string | null; error: { code: string; message: string } | null }[];
+  results: {
+    requestId: string;
+    outcome: string;
+    status: string | null;
+    newRequestId: string | null;
+    error: { code: string; message: string } | null;
+  }[];
   more: boolean;
   next: string | null;
 }
@@ -84,7 +90,9 @@ for (const backend of BACKENDS) {
 
     it('cancel: Pending and Processing are cancelled, every ended request is refused with the reason, changing nothing', async () => {
       await clear();
-      const by: Record<string, string> = Object.fromEntries(await Promise.all(STATUSES.map(async (s) => [s, (await seed(1, { status: s, integration: 20 }))[0]!])));
+      const by: Record<string, string> = Object.fromEntries(
+        await Promise.all(STATUSES.map(async (s) => [s, (await seed(1, { status: s, integration: 20 }))[0]!])),
+      );
       const answer = await bulk('Cancel', { filter: 'integrationSortingOrder eq 20' });
       expect(answer).toMatchObject({ action: 'cancel', matched: 5, processed: 5, succeeded: 2, refused: 3, more: false, next: null });
       const outcome = Object.fromEntries(answer.results.map((r) => [r.requestId, r]));
@@ -94,56 +102,92 @@ for (const backend of BACKENDS) {
       }
       for (const s of ['Completed', 'Failed', 'Cancelled']) {
         expect(outcome[by[s]!]).toMatchObject({ outcome: 'Refused', status: s, error: { code: 'invalidStatusTransition' } });
-        expect(outcome[by[s]!]!.error!.message).toBe(
-          `Request ${by[s]} is ${s}; only Pending or Processing requests can be cancelled.`,
-        );
+        expect(outcome[by[s]!]!.error!.message).toBe(`Request ${by[s]} is ${s}; only Pending or Processing requests can be cancelled.`);
         expect(await statusOf(by[s]!)).toBe(s);
       }
     });
 
     it('reset: only Processing goes back to Pending, the rest is refused', async () => {
       await clear();
-      const by: Record<string, string> = Object.fromEntries(await Promise.all(STATUSES.map(async (s) => [s, (await seed(1, { status: s }))[0]!])));
+      const by: Record<string, string> = Object.fromEntries(
+        await Promise.all(STATUSES.map(async (s) => [s, (await seed(1, { status: s }))[0]!])),
+      );
       const answer = await bulk('Reset', { filter: '' });
       expect(answer).toMatchObject({ matched: 5, succeeded: 1, refused: 4 });
       for (const r of answer.results) {
         if (r.requestId === by.Processing) expect(r).toMatchObject({ outcome: 'Reset', status: 'Pending', error: null });
         else expect(r).toMatchObject({ outcome: 'Refused', error: { code: 'invalidStatusTransition' } });
       }
-      const row = await db().selectFrom('ifw_bulk_import_request').selectAll().where('request_id', '=', by.Processing!).executeTakeFirstOrThrow();
+      const row = await db()
+        .selectFrom('ifw_bulk_import_request')
+        .selectAll()
+        .where('request_id', '=', by.Processing!)
+        .executeTakeFirstOrThrow();
       expect(row).toMatchObject({ status: 'Pending', lease_owner: null, attempts: 0 });
       expect(await statusOf(by.Completed!)).toBe('Completed');
     });
 
     it('resubmit: Failed and Cancelled become new requests naming each other, once; the rest is refused', async () => {
       await clear();
-      const by: Record<string, string> = Object.fromEntries(await Promise.all(STATUSES.map(async (s) => [s, (await seed(1, { status: s, submittedBy: 'user:ops' }))[0]!])));
+      const by: Record<string, string> = Object.fromEntries(
+        await Promise.all(STATUSES.map(async (s) => [s, (await seed(1, { status: s, submittedBy: 'user:ops' }))[0]!])),
+      );
       const answer = await bulk('Resubmit', { filter: "submittedBy eq 'user:ops'" });
       expect(answer).toMatchObject({ matched: 5, succeeded: 2, refused: 3 });
       for (const s of ['Failed', 'Cancelled']) {
         const r = answer.results.find((x) => x.requestId === by[s])!;
         expect(r).toMatchObject({ outcome: 'Resubmitted', status: s, error: null });
-        const created = await db().selectFrom('ifw_bulk_import_request').selectAll().where('request_id', '=', r.newRequestId!).executeTakeFirstOrThrow();
-        expect(created).toMatchObject({ status: 'Pending', resubmitted_from: by[s], payload: '[{"no":"C1","name":"One"}]', integration_sorting_order: 10 });
+        const created = await db()
+          .selectFrom('ifw_bulk_import_request')
+          .selectAll()
+          .where('request_id', '=', r.newRequestId!)
+          .executeTakeFirstOrThrow();
+        expect(created).toMatchObject({
+          status: 'Pending',
+          resubmitted_from: by[s],
+          payload: '[{"no":"C1","name":"One"}]',
+          integration_sorting_order: 10,
+        });
       }
       // Again: the two were resubmitted already, so every request is refused and nothing is created.
-      const before = await db().selectFrom('ifw_bulk_import_request').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const before = await db()
+        .selectFrom('ifw_bulk_import_request')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
       const again = await bulk('Resubmit', { filter: "submittedBy eq 'user:ops'" });
       expect(again).toMatchObject({ matched: 5, succeeded: 0, refused: 5 });
       expect(again.results.find((x) => x.requestId === by.Failed)!.error!.message).toContain('already resubmitted as');
-      const after = await db().selectFrom('ifw_bulk_import_request').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const after = await db()
+        .selectFrom('ifw_bulk_import_request')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
       expect(Number(after.n)).toBe(Number(before.n));
     });
 
     it('delete: ended requests go with their errors, chunks and Idempotency-Keys; Pending and Processing are refused', async () => {
       await clear();
-      const by: Record<string, string> = Object.fromEntries(await Promise.all(STATUSES.map(async (s) => [s, (await seed(1, { status: s }))[0]!])));
+      const by: Record<string, string> = Object.fromEntries(
+        await Promise.all(STATUSES.map(async (s) => [s, (await seed(1, { status: s }))[0]!])),
+      );
       for (const id of Object.values(by)) {
-        await db().insertInto('ifw_bulk_import_error').values({ request_id: id, seq: 1, record_no: 1, field: 'no', value: 'x', rule: 'r', message: 'm' }).execute();
-        await db().insertInto('ifw_bulk_import_payload_chunk').values({ request_id: id, seq: 0, data: Buffer.from('[]') }).execute();
+        await db()
+          .insertInto('ifw_bulk_import_error')
+          .values({ request_id: id, seq: 1, record_no: 1, field: 'no', value: 'x', rule: 'r', message: 'm' })
+          .execute();
+        await db()
+          .insertInto('ifw_bulk_import_payload_chunk')
+          .values({ request_id: id, seq: 0, data: Buffer.from('[]') })
+          .execute();
         await db()
           .insertInto('ifw_idempotency_key')
-          .values({ caller: 'user:ops', idempotency_key: id, fingerprint: 'f', request_id: id, submitted_at: '2026-01-01T00:00:00.000Z', expires_at: '2999-01-01T00:00:00.000Z' })
+          .values({
+            caller: 'user:ops',
+            idempotency_key: id,
+            fingerprint: 'f',
+            request_id: id,
+            submitted_at: '2026-01-01T00:00:00.000Z',
+            expires_at: '2999-01-01T00:00:00.000Z',
+          })
           .execute();
       }
       const answer = await bulk('Delete', { filter: '' });
@@ -152,12 +196,16 @@ for (const backend of BACKENDS) {
         const r = answer.results.find((x) => x.requestId === by[s])!;
         expect(r).toMatchObject({ outcome: 'Refused', status: s, error: { code: 'requestNotEnded' } });
       }
-      for (const s of ['Completed', 'Failed', 'Cancelled']) expect(answer.results.find((x) => x.requestId === by[s])).toMatchObject({ outcome: 'Deleted', status: null });
+      for (const s of ['Completed', 'Failed', 'Cancelled'])
+        expect(answer.results.find((x) => x.requestId === by[s])).toMatchObject({ outcome: 'Deleted', status: null });
       const left = async (table: 'ifw_bulk_import_error' | 'ifw_bulk_import_payload_chunk' | 'ifw_idempotency_key') =>
         (await db().selectFrom(table).select('request_id').execute()).map((r) => r.request_id).sort();
       const kept = [by.Pending!, by.Processing!].sort();
-      for (const table of ['ifw_bulk_import_error', 'ifw_bulk_import_payload_chunk', 'ifw_idempotency_key'] as const) expect(await left(table)).toEqual(kept);
-      expect((await db().selectFrom('ifw_bulk_import_request').select('request_id').execute()).map((r) => r.request_id).sort()).toEqual(kept);
+      for (const table of ['ifw_bulk_import_error', 'ifw_bulk_import_payload_chunk', 'ifw_idempotency_key'] as const)
+        expect(await left(table)).toEqual(kept);
+      expect((await db().selectFrom('ifw_bulk_import_request').select('request_id').execute()).map((r) => r.request_id).sort()).toEqual(
+        kept,
+      );
     });
 
     it('a filter by status and time range selects exactly those requests', async () => {
@@ -232,13 +280,25 @@ for (const backend of BACKENDS) {
     it('refuses a bad filter, an unknown property or a missing filter with 400, changing nothing', async () => {
       await clear();
       const [id] = await seed(1, { status: 'Pending' });
-      for (const payload of [{ filter: "status eq 'Nope'" }, { filter: "colour eq 'red'" }, { filter: 'status eq' }, {}, { filter: '', after: 'x' }, { filter: '', extra: 1 }]) {
+      for (const payload of [
+        { filter: "status eq 'Nope'" },
+        { filter: "colour eq 'red'" },
+        { filter: 'status eq' },
+        {},
+        { filter: '', after: 'x' },
+        { filter: '', extra: 1 },
+      ]) {
         const res = await t.inject({ method: 'POST', url: `${SET}/Microsoft.NAV.bulkCancel`, payload });
         expect(res.statusCode, JSON.stringify(payload)).toBe(400);
         expect(res.json().error.code).toMatch(/^(invalidQuery|invalidRequest)$/);
       }
       expect(await statusOf(id!)).toBe('Pending');
-      const standard = await t.inject({ method: 'POST', url: `${SET}/Microsoft.NAV.bulkCancel`, payload: { filter: '' }, headers: await t.headersFor('VENDOR IF STANDARD') });
+      const standard = await t.inject({
+        method: 'POST',
+        url: `${SET}/Microsoft.NAV.bulkCancel`,
+        payload: { filter: '' },
+        headers: await t.headersFor('VENDOR IF STANDARD'),
+      });
       expect(standard.statusCode).toBe(403);
       expect(await statusOf(id!)).toBe('Pending');
     });
@@ -274,7 +334,12 @@ for (const backend of BACKENDS) {
     it('a deleted submission frees its Idempotency-Key: the same key submits anew', async () => {
       await clear();
       const submit = () =>
-        t.inject({ method: 'POST', url: SET, headers: { 'idempotency-key': 'delete-me-1' }, payload: { integrationSortingOrder: 10, payload: '[]' } });
+        t.inject({
+          method: 'POST',
+          url: SET,
+          headers: { 'idempotency-key': 'delete-me-1' },
+          payload: { integrationSortingOrder: 10, payload: '[]' },
+        });
       const first = (await submit()).json<{ requestId: string }>().requestId;
       await t.inject({ method: 'POST', url: `${SET}(${first})/Microsoft.NAV.cancel` });
       expect((await t.inject({ method: 'DELETE', url: `${SET}(${first})` })).statusCode).toBe(204);
@@ -299,13 +364,22 @@ for (const backend of BACKENDS) {
       const cut = bytes.indexOf(Buffer.from('Ä')) + 1;
       const parts = [bytes.subarray(0, cut), bytes.subarray(cut, 4000), bytes.subarray(4000)];
       const [chunked] = await seed(1, { status: 'Failed', payload: '' });
-      await db().updateTable('ifw_bulk_import_request').set({ payload_chunks: 3, payload_length: bytes.toString().length }).where('request_id', '=', chunked!).execute();
-      await db().insertInto('ifw_bulk_import_payload_chunk').values(parts.map((data, seq) => ({ request_id: chunked!, seq, data }))).execute();
+      await db()
+        .updateTable('ifw_bulk_import_request')
+        .set({ payload_chunks: 3, payload_length: bytes.toString().length })
+        .where('request_id', '=', chunked!)
+        .execute();
+      await db()
+        .insertInto('ifw_bulk_import_payload_chunk')
+        .values(parts.map((data, seq) => ({ request_id: chunked!, seq, data })))
+        .execute();
       const down = await t.inject({ method: 'GET', url: `${SET}(${chunked})/payload` });
       expect(down.statusCode).toBe(200);
       expect(Buffer.compare(down.rawPayload, bytes)).toBe(0);
 
-      expect((await t.inject({ method: 'GET', url: `${SET}(${whole})/payload`, headers: await t.headersFor('VENDOR IF STANDARD') })).statusCode).toBe(403);
+      expect(
+        (await t.inject({ method: 'GET', url: `${SET}(${whole})/payload`, headers: await t.headersFor('VENDOR IF STANDARD') })).statusCode,
+      ).toBe(403);
       const unknown = await t.inject({ method: 'GET', url: `${SET}(0190f0e0-0000-7000-8000-000000000000)/payload` });
       expect(unknown.statusCode).toBe(404);
       expect(unknown.json().error.code).toBe('notFound');

@@ -116,7 +116,9 @@ for (const backend of BACKENDS) {
       expect(got.digest('hex')).toBe(expected.digest('hex'));
       const growth = peak - before;
       // The payload is 100 MB: a service holding it whole would grow by at least that much.
-      console.log(`${backend.name}: resident set ${Math.round(before / 2 ** 20)} MB before, peak ${Math.round(peak / 2 ** 20)} MB during the download (growth ${Math.round(growth / 2 ** 20)} MB of a ${CHUNKS} MB payload)`);
+      console.log(
+        `${backend.name}: resident set ${Math.round(before / 2 ** 20)} MB before, peak ${Math.round(peak / 2 ** 20)} MB during the download (growth ${Math.round(growth / 2 ** 20)} MB of a ${CHUNKS} MB payload)`,
+      );
       expect(growth).toBeLessThan(CHUNKS * CHUNK);
     }, 600_000);
   });

@@ -10,7 +10,9 @@ const records = (text: string, path = '$') =>
 describe('prettyPayload', () => {
   it('indents a root array of records two spaces a level and tags each record', () => {
     const pieces = prettyPayload('[{"a":1,"b":[1,2]},{"a":"x,y:{"}]', '$');
-    expect(pieces.map((p) => p.text).join('')).toBe('[\n  {\n    "a": 1,\n    "b": [\n      1,\n      2\n    ]\n  },\n  {\n    "a": "x,y:{"\n  }\n]');
+    expect(pieces.map((p) => p.text).join('')).toBe(
+      '[\n  {\n    "a": 1,\n    "b": [\n      1,\n      2\n    ]\n  },\n  {\n    "a": "x,y:{"\n  }\n]',
+    );
     expect(records('[{"a":1,"b":[1,2]},{"a":"x,y:{"}]')).toEqual([
       [1, '{\n    "a": 1,\n    "b": [\n      1,\n      2\n    ]\n  }'],
       [2, '{\n    "a": "x,y:{"\n  }'],
@@ -29,13 +31,17 @@ describe('prettyPayload', () => {
     const pieces = prettyPayload(cut, '$');
     expect(pieces.map((p) => p.text).join('')).toBe('[\n  {\n    "no": "A"\n  },\n  {\n    "no": "B",\n    "name": "Bé\\"');
     expect(pieces.at(-1)?.record).toBe(2);
-    expect(prettyPayload('{}', '$').map((p) => p.text).join('')).toBe('{\n}');
+    expect(
+      prettyPayload('{}', '$')
+        .map((p) => p.text)
+        .join(''),
+    ).toBe('{\n}');
   });
 
   it('reads plain Records Paths only', () => {
     expect(recordsPathKeys('$')).toEqual([]);
     expect(recordsPathKeys('$[*]')).toEqual([]);
     expect(recordsPathKeys('$.data.items[*]')).toEqual(['data', 'items']);
-    expect(recordsPathKeys("$..items[?(@.a)]")).toBeNull();
+    expect(recordsPathKeys('$..items[?(@.a)]')).toBeNull();
   });
 });

@@ -27,7 +27,8 @@ describe('ifw requests against a service', () => {
   const ifw = (...args: string[]) => runIfw(['requests', ...args, '--url', url, '--json'], env, { timeoutMs: 60_000 });
   const human = (...args: string[]) => runIfw(['requests', ...args, '--url', url], env, { timeoutMs: 60_000 });
   const statusOf = async (id: string) =>
-    (await t.service.db.kysely.selectFrom('ifw_bulk_import_request').select('status').where('request_id', '=', id).executeTakeFirst())?.status;
+    (await t.service.db.kysely.selectFrom('ifw_bulk_import_request').select('status').where('request_id', '=', id).executeTakeFirst())
+      ?.status;
 
   it('lists by status and integration, newest first, and shows one with its details', async () => {
     const older = await seedRequest(t, { status: 'Failed', submittedAt: '2026-11-01T10:00:00.000Z' });
@@ -81,7 +82,9 @@ describe('ifw requests against a service', () => {
     const refused = await human('cancel', failed);
     expect(refused.code).toBe(1);
     expect(refused.stdout).toBe('');
-    expect(refused.stderr).toContain(`ifw: Request ${failed} is Failed; only Pending or Processing requests can be cancelled. (invalidStatusTransition)`);
+    expect(refused.stderr).toContain(
+      `ifw: Request ${failed} is Failed; only Pending or Processing requests can be cancelled. (invalidStatusTransition)`,
+    );
   }, 300_000);
 
   it('deletes an ended request, refuses a Pending one with exit code 1', async () => {
@@ -99,7 +102,11 @@ describe('ifw requests against a service', () => {
 
   it('streams a payload to stdout or to a file, byte for byte; an unknown request exits 1', async () => {
     const text = '[{"no":"C1","name":"Ünïcode ✓"},{"no":"C2","name":"Two"}]';
-    const res = await t.inject({ method: 'POST', url: '/api/vendor/integrationFramework/v1.0/bulkImportRequests', payload: { integrationSortingOrder: 10, payload: text } });
+    const res = await t.inject({
+      method: 'POST',
+      url: '/api/vendor/integrationFramework/v1.0/bulkImportRequests',
+      payload: { integrationSortingOrder: 10, payload: text },
+    });
     const id = res.json<{ requestId: string }>().requestId;
     const out = await human('payload', id);
     expect(out.code, out.stderr).toBe(0);
@@ -114,12 +121,20 @@ describe('ifw requests against a service', () => {
   }, 300_000);
 
   it('bulk: acts on what the flags select, exit code 3 when some were refused, --all goes on until none remains', async () => {
-    const pending = [await seedRequest(t, { status: 'Pending', integrationSortingOrder: 50 }), await seedRequest(t, { status: 'Pending', integrationSortingOrder: 50 })];
+    const pending = [
+      await seedRequest(t, { status: 'Pending', integrationSortingOrder: 50 }),
+      await seedRequest(t, { status: 'Pending', integrationSortingOrder: 50 }),
+    ];
     const completed = await seedRequest(t, { status: 'Completed', integrationSortingOrder: 50 });
     const other = await seedRequest(t, { status: 'Pending', integrationSortingOrder: 51 });
     const partial = await ifw('bulk', 'cancel', '--integration', '50');
     expect(partial.code, partial.stderr).toBe(3);
-    const answer = JSON.parse(partial.stdout) as { matched: number; succeeded: number; refused: number; results: { requestId: string; outcome: string }[] };
+    const answer = JSON.parse(partial.stdout) as {
+      matched: number;
+      succeeded: number;
+      refused: number;
+      results: { requestId: string; outcome: string }[];
+    };
     expect(answer).toMatchObject({ matched: 3, succeeded: 2, refused: 1 });
     expect(answer.results.find((r) => r.requestId === completed)?.outcome).toBe('Refused');
     for (const id of pending) expect(await statusOf(id)).toBe('Cancelled');

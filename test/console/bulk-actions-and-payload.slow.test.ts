@@ -22,10 +22,13 @@ describe.runIf(available)('admin console: bulk actions and the payload in the br
   });
 
   const statusOf = async (id: string) =>
-    (await c.t.service.db.kysely.selectFrom('ifw_bulk_import_request').select('status').where('request_id', '=', id).executeTakeFirst())?.status;
+    (await c.t.service.db.kysely.selectFrom('ifw_bulk_import_request').select('status').where('request_id', '=', id).executeTakeFirst())
+      ?.status;
 
   it('cancels every request the filter matches after a confirmation page that shows the count, reporting the refused one', async () => {
-    const pending = await Promise.all(Array.from({ length: 3 }, () => seedRequest(c.t, { status: 'Pending', integrationSortingOrder: 70 })));
+    const pending = await Promise.all(
+      Array.from({ length: 3 }, () => seedRequest(c.t, { status: 'Pending', integrationSortingOrder: 70 })),
+    );
     const completed = await seedRequest(c.t, { status: 'Completed', integrationSortingOrder: 70 });
     const other = await seedRequest(c.t, { status: 'Pending', integrationSortingOrder: 71 });
     const page = await c.signedIn('VENDOR IF ALL');
@@ -78,7 +81,16 @@ describe.runIf(available)('admin console: bulk actions and the payload in the br
     const db = c.t.service.db.kysely;
     await db
       .insertInto('ifw_bulk_import_request')
-      .values({ request_id: id, integration_sorting_order: 10, payload, status: 'Failed', submitted_at: now, ended_at: now, processed_at: now, error_message: '1 record failed' })
+      .values({
+        request_id: id,
+        integration_sorting_order: 10,
+        payload,
+        status: 'Failed',
+        submitted_at: now,
+        ended_at: now,
+        processed_at: now,
+        error_message: '1 record failed',
+      })
       .execute();
     await db
       .insertInto('ifw_bulk_import_error')
@@ -93,14 +105,19 @@ describe.runIf(available)('admin console: bulk actions and the payload in the br
     const marked = page.locator('mark[data-record]');
     expect(await marked.count()).toBe(1);
     expect(await marked.getAttribute('data-record')).toBe('2');
-    expect(await marked.textContent()).toBe('{\n    "no": "P2",\n    "name": "Second",\n    "address": {\n      "city": "Oslo"\n    }\n  }');
+    expect(await marked.textContent()).toBe(
+      '{\n    "no": "P2",\n    "name": "Second",\n    "address": {\n      "city": "Oslo"\n    }\n  }',
+    );
     expect(await marked.getAttribute('title')).toBe('Record 2: Name is too long');
     await page.getByRole('link', { name: '2', exact: true }).click();
     await expect.poll(() => new URL(page.url()).hash).toBe('#record-2');
     await expectAccessible(page);
     await screenshot(page, 'request-payload');
 
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download the whole payload' }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: 'Download the whole payload' }).click(),
+    ]);
     expect(download.suggestedFilename()).toBe(`${id}.json`);
     const saved = await download.path();
     const fs = await import('node:fs');
