@@ -203,7 +203,6 @@ function detailsBody(
   d: NonNullable<Awaited<ReturnType<typeof findRequestDetails>>>,
   integrationName: string | undefined,
   ctx: ConsoleContext,
-  payload: Html,
 ): Html {
   const inFlight = IN_FLIGHT.includes(d.status);
   const action = (verb: string) => path(['requests', d.requestId, verb]);
@@ -287,8 +286,7 @@ function detailsBody(
           { header: 'Rule', cell: (e) => e.rule },
           { header: 'Message', cell: (e) => e.message },
         ],
-      })}
-      ${payload}`,
+      })}`,
   );
 }
 
@@ -408,15 +406,15 @@ export function bulkImportPages(deps: BulkImportPagesDeps): ConsolePages {
         const details = await findRequestDetails(db, id);
         if (details === undefined) throw new AppError(404, 'notFound', `No bulk import request ${id}.`);
         const integration = await getIntegration(db, details.integrationSortingOrder);
+        const body = detailsBody(details, integration?.name, ctx);
+        if (ctx.partial) return body;
+        // Outside the live region: read once per page, not at every refresh of a request in flight.
         const head = await payloadHead(db, id, PAYLOAD_VIEW_BYTES);
-        const body = detailsBody(details, integration?.name, ctx, payloadView(details, head, integration?.recordsPath ?? '$'));
-        return ctx.partial
-          ? body
-          : ctx.page(
-              `Request ${id}`,
-              html`<p><a href="/requests">← All requests</a></p>
-                ${body}`,
-            );
+        return ctx.page(
+          `Request ${id}`,
+          html`<p><a href="/requests">← All requests</a></p>
+            ${body} ${payloadView(details, head, integration?.recordsPath ?? '$')}`,
+        );
       },
       IdParams,
     );
