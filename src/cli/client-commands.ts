@@ -503,6 +503,7 @@ function addRequestCommands(program: Command): void {
       .option('--top <n>', 'at most this many per call (1 to 1000)')
       .option('--after <requestId>', 'continue after this request (the next of an earlier answer)')
       .option('--all', 'call again from next until no matching request remains')
+      .option('--every-request', 'with no filter flag: act on every request (refused otherwise, so that a forgotten flag selects nothing)')
       .option(...urlOption),
   ).action(
     async (
@@ -517,6 +518,7 @@ function addRequestCommands(program: Command): void {
         top?: string;
         after?: string;
         all?: boolean;
+        everyRequest?: boolean;
         url?: string;
       },
     ) => {
@@ -527,6 +529,10 @@ function addRequestCommands(program: Command): void {
         throw new ConfigError(`--top must be a whole number from 1 to 1000, got "${flags.top}"`);
       const url = `${baseUrl(flags.url)}${API}/bulkImportRequests/Microsoft.NAV.${name}`;
       const filter = filterOf(flags);
+      if (filter === '' && flags.everyRequest !== true)
+        throw new ConfigError(
+          'no filter flag: give --status, --integration, --submitter, --since, --until or --filter, or --every-request to act on every request',
+        );
       const answers: BulkAnswer[] = [];
       let after = flags.after;
       for (;;) {

@@ -147,6 +147,11 @@ describe('ifw requests against a service', () => {
     for (const id of pending) expect(await statusOf(id)).toBeUndefined();
     expect(await statusOf(completed)).toBe('Completed');
 
+    const unfiltered = await human('bulk', 'delete');
+    expect(unfiltered.code).toBe(1);
+    expect(unfiltered.stderr).toContain('--every-request to act on every request');
+    expect(await statusOf(completed)).toBe('Completed');
+
     const wrong = await human('bulk', 'explode', '--integration', '50');
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain('the action must be cancel, reset, resubmit or delete');
