@@ -3,6 +3,7 @@
  * costs the same with a million requests as with ten) and the counts the dashboard shows.
  */
 import type { Db } from '../storage/db.js';
+import type { RequestSelection } from './bulk-actions.js';
 import { REQUEST_COLUMNS, type RequestStatus, type RequestSummaryRow } from './model.js';
 
 export interface RequestListQuery {
@@ -21,15 +22,23 @@ export interface RequestListQuery {
 
 export type RequestListRow = RequestSummaryRow & { submitted_by: string | null };
 
+/** The requests the console's filter selects (status, integration, submitter, time range): the list's and its bulk actions'. */
+export function consoleSelection(q: Omit<RequestListQuery, 'after' | 'limit'>): RequestSelection {
+  return (start) => {
+    let query = start;
+    if (q.status !== undefined) query = query.where('status', '=', q.status);
+    if (q.integrationSortingOrder !== undefined) query = query.where('integration_sorting_order', '=', q.integrationSortingOrder);
+    const by = q.submittedBy;
+    if (by !== undefined)
+      query = by.length === 1 && by[0] !== undefined ? query.where('submitted_by', '=', by[0]) : query.where('submitted_by', 'in', by);
+    if (q.from !== undefined) query = query.where('submitted_at', '>=', q.from);
+    if (q.to !== undefined) query = query.where('submitted_at', '<', q.to);
+    return query;
+  };
+}
+
 export async function listRequestPage(db: Db, q: RequestListQuery): Promise<RequestListRow[]> {
-  let query = db.selectFrom('ifw_bulk_import_request').select([...REQUEST_COLUMNS, 'submitted_by']);
-  if (q.status !== undefined) query = query.where('status', '=', q.status);
-  if (q.integrationSortingOrder !== undefined) query = query.where('integration_sorting_order', '=', q.integrationSortingOrder);
-  const by = q.submittedBy;
-  if (by !== undefined)
-    query = by.length === 1 && by[0] !== undefined ? query.where('submitted_by', '=', by[0]) : query.where('submitted_by', 'in', by);
-  if (q.from !== undefined) query = query.where('submitted_at', '>=', q.from);
-  if (q.to !== undefined) query = query.where('submitted_at', '<', q.to);
+  let query = consoleSelection(q)(db.selectFrom('ifw_bulk_import_request').select([...REQUEST_COLUMNS, 'submitted_by']));
   const after = q.after;
   if (after !== undefined)
     query = query.where((eb) =>

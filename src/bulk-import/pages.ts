@@ -14,7 +14,13 @@ import { getIntegration, listIntegrations } from '../integrations/store.js';
 import type { Db } from '../storage/db.js';
 import { cancelRequest } from './cancel-request.js';
 import { REQUEST_STATUSES, type RequestStatus } from './model.js';
-import { listRequestPage, submittersPresent, type RequestListQuery, type RequestListRow } from './page-queries.js';
+import { consoleSelection, listRequestPage, submittersPresent, type RequestListQuery, type RequestListRow } from './page-queries.js';
+import { BULK_ACTIONS, bulkAct, MAX_BULK, type BulkAction, type BulkResult } from './bulk-actions.js';
+import { deleteRequest, ENDED_STATUSES } from './delete-request.js';
+import { prettyPayload } from './payload-view.js';
+import { openPayload, payloadHead } from './read-payload.js';
+import { Readable } from 'node:stream';
+import { FormText } from '../console/console.js';
 import { findRequestDetails } from './queries.js';
 import { resetRequest } from './reset-request.js';
 import { RESUBMITTABLE, resubmitRequest } from './resubmit-request.js';
@@ -33,6 +39,9 @@ const PAGE_SIZE = 50;
 const IN_FLIGHT: readonly string[] = ['Pending', 'Processing'];
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** How much of a payload the request page shows. */
+export const PAYLOAD_VIEW_BYTES = 64 * 1024;
+
 const ListQuery = Type.Object({
   status: Type.Optional(Type.String()),
   integration: Type.Optional(Type.String()),
@@ -42,6 +51,30 @@ const ListQuery = Type.Object({
   after: Type.Optional(Type.String()),
 });
 type ListParams = Static<typeof ListQuery>;
+const BulkQuery = Type.Object({ ...ListQuery.properties, action: Type.Optional(Type.String()) });
+const BulkForm = FormBody({
+  action: FormText(20),
+  status: Type.Optional(FormText(20)),
+  integration: Type.Optional(FormText(20)),
+  submitter: Type.Optional(FormText(300)),
+  from: Type.Optional(FormText(40)),
+  to: Type.Optional(FormText(40)),
+  after: Type.Optional(FormText(40)),
+});
+const FILTER_FIELDS = ['status', 'integration', 'submitter', 'from', 'to'] as const;
+
+/** What each bulk action does, in the words of the console. */
+const BULK_WORDS: Record<BulkAction, { readonly verb: string; readonly rule: string }> = {
+  cancel: { verb: 'Cancel', rule: 'Only Pending and Processing requests are cancelled' },
+  reset: { verb: 'Reset to Pending', rule: 'Only requests stuck in Processing are reset' },
+  resubmit: { verb: 'Resubmit', rule: 'Only Failed and Cancelled requests not yet resubmitted are resubmitted, each as a new request' },
+  delete: { verb: 'Delete', rule: 'Only Completed, Failed and Cancelled requests are deleted, with their payload and errors' },
+};
+
+function bulkActionOf(text: string | undefined): BulkAction {
+  if (text !== undefined && (BULK_ACTIONS as readonly string[]).includes(text)) return text as BulkAction;
+  throw new AppError(400, 'invalidRequest', `Action must be one of ${BULK_ACTIONS.join(', ')}.`);
+}
 const IdParams = { params: PathKey('id') };
 /** Cancel and Reset: the request in the path, no field but the CSRF token. */
 const RequestAction = { ...IdParams, body: FormBody({}) };
@@ -136,6 +169,36 @@ function listTable(rows: readonly RequestListRow[], names: ReadonlyMap<number, s
   );
 }
 
+/** The first part of the payload, pretty-printed, with the records the errors name marked. */
+function payloadView(
+  d: NonNullable<Awaited<ReturnType<typeof findRequestDetails>>>,
+  head: { text: string; truncated: boolean },
+  recordsPath: string,
+): Html {
+  const named = new Map<number, string>();
+  for (const e of d.errors) if (e.recordNo !== null && !named.has(e.recordNo)) named.set(e.recordNo, e.message);
+  const pieces = prettyPayload(head.text, recordsPath);
+  const body = pieces.map((p) => {
+    const message = p.record === null ? undefined : named.get(p.record);
+    return message === undefined
+      ? html`${p.text}`
+      : html`<mark id="record-${String(p.record)}" data-record="${String(p.record)}" title="Record ${String(p.record)}: ${message}"
+          >${p.text}</mark
+        >`;
+  });
+  return html`<h2>Payload</h2>
+    <p>
+      ${
+        head.truncated
+          ? `The first ${(PAYLOAD_VIEW_BYTES / 1024).toFixed(0)} KB of ${d.payloadLength.toLocaleString('en')} characters, pretty-printed.`
+          : 'Pretty-printed.'
+      }
+      ${named.size === 0 ? '' : 'Records named by an error are marked.'}
+      <a href="${path(['requests', d.requestId, 'payload'])}" download>Download the whole payload</a>
+    </p>
+    <pre class="payload" aria-label="Payload"><code>${body}</code></pre>`;
+}
+
 function detailsBody(
   d: NonNullable<Awaited<ReturnType<typeof findRequestDetails>>>,
   integrationName: string | undefined,
@@ -198,13 +261,26 @@ function detailsBody(
               ? 'Only a Failed or Cancelled request can be resubmitted.'
               : 'This request was already resubmitted; open the new request.',
         })}
+        ${actionButton({
+          action: action('delete'),
+          label: 'Delete request',
+          csrfToken: ctx.csrfToken,
+          confirm: `Delete request ${d.requestId} with its payload and errors? This cannot be undone.`,
+          enabled: (ENDED_STATUSES as readonly string[]).includes(d.status),
+          disabledReason: 'Only a Completed, Failed or Cancelled request can be deleted; cancel it first.',
+          danger: true,
+        })}
       </div>
       <h2>Record errors (${d.errors.length})</h2>
       ${table({
         rows: d.errors,
         empty: 'No record errors.',
         columns: [
-          { header: 'Record', numeric: true, cell: (e) => e.recordNo ?? '—' },
+          {
+            header: 'Record',
+            numeric: true,
+            cell: (e) => (e.recordNo === null ? '—' : html`<a href="#record-${String(e.recordNo)}">${String(e.recordNo)}</a>`),
+          },
           { header: 'Field', cell: (e) => e.field ?? '—' },
           { header: 'Value', cell: (e) => html`<code>${e.value ?? ''}</code>` },
           { header: 'Rule', cell: (e) => e.rule },
@@ -221,6 +297,16 @@ const requestIdOf = (id: string): string => {
 
 export function bulkImportPages(deps: BulkImportPagesDeps): ConsolePages {
   const { db, clock } = deps;
+  /** The requests the console's filter selects, for a bulk action: as the list shows them. */
+  const selectionOf = async (params: FilterParams) => {
+    const { query, errors } = parseList({ ...filtersOf(params) });
+    const problem = errors.from ?? errors.to;
+    if (problem !== undefined) throw new AppError(400, 'invalidRequest', problem);
+    const labels = submitterLabels(params.submitter);
+    const submittedBy = labels === undefined ? undefined : await submittersPresent(db, labels);
+    const { limit: _limit, after: _after, ...filter } = query;
+    return consoleSelection({ ...filter, ...(submittedBy === undefined ? {} : { submittedBy }) });
+  };
   return (router) => {
     router.section({ label: 'Bulk Import Requests', href: '/requests', permission: 'bulkImport', order: 20 });
 
@@ -287,7 +373,27 @@ export function bulkImportPages(deps: BulkImportPagesDeps): ConsolePages {
           })}
           <button type="submit">Filter</button> <a href="/requests">Clear</a>
         </form>`;
-        return ctx.page('Bulk Import Requests', html`${filters}${list}`);
+        const bulk = refused
+          ? html``
+          : html`<form class="filters" method="get" action="/requests/bulk" aria-label="Act on every matching request">
+              ${FILTER_FIELDS.map((name) =>
+                params[name] === undefined || params[name] === ''
+                  ? ''
+                  : html`<input type="hidden" name="${name}" value="${params[name]}" />`,
+              )}
+              ${field({
+                kind: 'select',
+                name: 'action',
+                id: 'f-bulk-action',
+                label: 'Every request matching the filter',
+                options: BULK_ACTIONS.map((a) => [a, BULK_WORDS[a].verb] as const),
+                value: undefined,
+                blank: 'Choose an action',
+                className: '',
+              })}
+              <button type="submit">Review…</button>
+            </form>`;
+        return ctx.page('Bulk Import Requests', html`${filters}${bulk}${list}`);
       },
       { query: ListQuery },
     );
@@ -301,13 +407,14 @@ export function bulkImportPages(deps: BulkImportPagesDeps): ConsolePages {
         if (details === undefined) throw new AppError(404, 'notFound', `No bulk import request ${id}.`);
         const integration = await getIntegration(db, details.integrationSortingOrder);
         const body = detailsBody(details, integration?.name, ctx);
-        return ctx.partial
-          ? body
-          : ctx.page(
-              `Request ${id}`,
-              html`<p><a href="/requests">← All requests</a></p>
-                ${body}`,
-            );
+        if (ctx.partial) return body;
+        // Outside the live region: read once per page, not at every refresh of a request in flight.
+        const head = await payloadHead(db, id, PAYLOAD_VIEW_BYTES);
+        return ctx.page(
+          `Request ${id}`,
+          html`<p><a href="/requests">← All requests</a></p>
+            ${body} ${payloadView(details, head, integration?.recordsPath ?? '$')}`,
+        );
       },
       IdParams,
     );
@@ -353,5 +460,157 @@ export function bulkImportPages(deps: BulkImportPagesDeps): ConsolePages {
       },
       RequestAction,
     );
+    router.get(
+      '/requests/bulk',
+      'bulkImport',
+      async (request, ctx) => {
+        const params = request.query;
+        const action = bulkActionOf(params.action === '' ? undefined : params.action);
+        const select = await selectionOf(params);
+        const counted = await select(db.selectFrom('ifw_bulk_import_request'))
+          .select((eb) => eb.fn.countAll<number | string>().as('n'))
+          .executeTakeFirstOrThrow();
+        const matched = Number(counted.n);
+        const words = BULK_WORDS[action];
+        const taken = Math.min(matched, MAX_BULK);
+        const back = path(['requests'], filtersOf(params));
+        return ctx.page(
+          `${words.verb}: every matching request`,
+          html`<p><a href="${back}">← Back to the list</a></p>
+            <p data-matched="${String(matched)}">
+              <strong>${matched.toLocaleString('en')}</strong> ${matched === 1 ? 'request matches' : 'requests match'}
+              ${describeFilter(params)}.
+            </p>
+            ${
+              matched === 0
+                ? html`<p>Nothing to do.</p>`
+                : html`<p>
+                      ${words.verb}
+                      ${matched > MAX_BULK ? `the first ${MAX_BULK.toLocaleString('en')} of them (in order of request id; you can go on with the next ones after)` : matched === 1 ? 'it' : `all ${matched.toLocaleString('en')}`}?
+                      ${words.rule}: any other is listed with the reason and left as it is.
+                    </p>
+                    <form method="post" action="/requests/bulk">
+                      <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
+                      <input type="hidden" name="action" value="${action}" />
+                      ${hiddenFilters(params)}
+                      <button type="submit" ${action === 'delete' || action === 'cancel' ? html` class="danger"` : ''}>
+                        ${words.verb} ${taken.toLocaleString('en')} ${taken === 1 ? 'request' : 'requests'}
+                      </button>
+                      <a href="${back}">No, go back</a>
+                    </form>`
+            }`,
+        );
+      },
+      { query: BulkQuery },
+    );
+
+    router.post(
+      '/requests/bulk',
+      'bulkImport',
+      async (request, ctx) => {
+        const form = request.body;
+        const action = bulkActionOf(form.action);
+        const after = form.after === undefined || form.after === '' ? undefined : form.after;
+        if (after !== undefined && !GUID.test(after))
+          throw new AppError(400, 'invalidRequest', 'The continuation is not valid; start again from the list.');
+        const result = await bulkAct(db, action, {
+          select: await selectionOf(form),
+          ...(after === undefined ? {} : { after: after.toLowerCase() }),
+          clock,
+          actor: principalLabel(ctx.user),
+          checkIntegration: deps.checkIntegration,
+        });
+        if (result.succeeded > 0 && (action === 'reset' || action === 'resubmit')) deps.wake?.();
+        return ctx.page(`${BULK_WORDS[action].verb}: done`, bulkResultBody(result, form, ctx));
+      },
+      { body: BulkForm },
+    );
+
+    router.post(
+      '/requests/:id/delete',
+      'bulkImport',
+      async (request) => {
+        const id = requestIdOf(request.params.id);
+        await deleteRequest(db, id);
+        return redirect('/requests', { kind: 'info', text: `Request ${id} was deleted.` });
+      },
+      RequestAction,
+    );
+
+    router.get(
+      '/requests/:id/payload',
+      'bulkImport',
+      async (request) => {
+        const id = requestIdOf(request.params.id);
+        const payload = await openPayload(db, id);
+        return { download: Readable.from(payload.bytes()), fileName: `${id}.json`, contentType: 'application/json; charset=utf-8' };
+      },
+      IdParams,
+    );
   };
+}
+
+type FilterParams = Partial<Record<(typeof FILTER_FIELDS)[number], string>>;
+
+const filtersOf = (params: FilterParams): Record<string, string | undefined> =>
+  Object.fromEntries(FILTER_FIELDS.map((name) => [name, params[name] === '' ? undefined : params[name]]));
+
+const hiddenFilters = (params: FilterParams): Html =>
+  html`${FILTER_FIELDS.map((name) =>
+    params[name] === undefined || params[name] === '' ? '' : html`<input type="hidden" name="${name}" value="${params[name]}" />`,
+  )}`;
+
+/** The filter in words: "with status Failed, of integration 10, …" or "(no filter: every request)". */
+function describeFilter(params: FilterParams): string {
+  const parts = [
+    params.status ? `with status ${params.status}` : undefined,
+    params.integration ? `of integration ${params.integration}` : undefined,
+    params.submitter ? `submitted by ${params.submitter}` : undefined,
+    params.from ? `submitted from ${params.from} (UTC)` : undefined,
+    params.to ? `before ${params.to} (UTC)` : undefined,
+  ].filter((p) => p !== undefined);
+  return parts.length === 0 ? '(no filter: every request)' : parts.join(', ');
+}
+
+function bulkResultBody(result: BulkResult, form: FilterParams, ctx: ConsoleContext): Html {
+  const words = BULK_WORDS[result.action];
+  return html`<p><a href="${path(['requests'], filtersOf(form))}">← Back to the list</a></p>
+    <p role="status" data-succeeded="${String(result.succeeded)}" data-refused="${String(result.refused)}">
+      ${result.matched.toLocaleString('en')} matched; ${result.processed.toLocaleString('en')} taken:
+      <strong>${result.succeeded.toLocaleString('en')} done</strong>, ${result.refused.toLocaleString('en')} refused.
+    </p>
+    ${
+      result.more
+        ? html`<form method="post" action="/requests/bulk">
+            <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
+            <input type="hidden" name="action" value="${result.action}" />
+            <input type="hidden" name="after" value="${result.next ?? ''}" />
+            ${hiddenFilters(form)}
+            <p>More requests match after these. <button type="submit">${words.verb} the next ones</button></p>
+          </form>`
+        : html`<p>No more matching requests after these.</p>`
+    }
+    ${table({
+      rows: result.results,
+      caption: 'Each request taken',
+      empty: 'No request was taken.',
+      rowAttributes: (r) => html` data-request="${r.requestId}"`,
+      columns: [
+        {
+          header: 'Request',
+          cell: (r) =>
+            r.outcome === 'Deleted'
+              ? html`<code>${r.requestId}</code>`
+              : html`<a href="${path(['requests', r.requestId])}"><code>${r.requestId}</code></a>`,
+        },
+        { header: 'Outcome', cell: (r) => r.outcome },
+        { header: 'Status', cell: (r) => (r.status === null ? '—' : statusBadge(r.status)) },
+        {
+          header: 'New request',
+          cell: (r) =>
+            r.newRequestId === null ? '—' : html`<a href="${path(['requests', r.newRequestId])}"><code>${r.newRequestId}</code></a>`,
+        },
+        { header: 'Reason', cell: (r) => r.error?.message ?? '' },
+      ],
+    })}`;
 }

@@ -9,7 +9,8 @@ export async function findRequest(db: Db, requestId: string): Promise<RequestSum
   return db.selectFrom('ifw_bulk_import_request').select(REQUEST_COLUMNS).where('request_id', '=', requestId).executeTakeFirst();
 }
 
-const COLUMN_OF = {
+/** The column of each property $filter may use. */
+export const REQUEST_COLUMN_OF = {
   status: 'status',
   integrationSortingOrder: 'integration_sorting_order',
   submittedAt: 'submitted_at',
@@ -29,7 +30,7 @@ export async function listRequests(
   db: Db,
   options: { filter: readonly FilterClause[]; skip: number; limit: number; descending: boolean },
 ): Promise<RequestSummaryRow[]> {
-  const query = applyFilter(db.selectFrom('ifw_bulk_import_request').select(REQUEST_COLUMNS), options.filter, COLUMN_OF);
+  const query = applyFilter(db.selectFrom('ifw_bulk_import_request').select(REQUEST_COLUMNS), options.filter, REQUEST_COLUMN_OF);
   const direction = options.descending ? 'desc' : 'asc';
   return query.orderBy('submitted_at', direction).orderBy('request_id', direction).limit(options.limit).offset(options.skip).execute();
 }

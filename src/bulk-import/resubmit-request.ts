@@ -10,6 +10,7 @@ import type { Clock } from '../core/clock.js';
 import { conflict } from '../core/errors.js';
 import { newTimeOrderedId } from '../core/uuid7.js';
 import type { Db } from '../storage/db.js';
+import { withTransaction } from '../storage/transaction.js';
 import { requestRow } from './insert-requests.js';
 import { currentStatus } from './queries.js';
 import type { Integration } from '../integrations/model.js';
@@ -44,7 +45,7 @@ export async function resubmitRequest(
 
   const now = options.clock();
   const newId = newTimeOrderedId(now.getTime());
-  await db.transaction().execute(async (tx) => {
+  await withTransaction(db, async (tx) => {
     const claimed = await tx
       .updateTable('ifw_bulk_import_request')
       .set({ resubmitted_as: newId })

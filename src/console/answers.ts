@@ -13,7 +13,13 @@ export interface Redirect {
   readonly redirect: string;
   readonly flash?: Flash;
 }
-export type PageResult = Html | Redirect;
+/** A file the browser saves (a request's payload): streamed, never held whole. */
+export interface Download {
+  readonly download: NodeJS.ReadableStream;
+  readonly fileName: string;
+  readonly contentType: string;
+}
+export type PageResult = Html | Redirect | Download;
 export const redirect = (to: string, flash?: Flash): Redirect => (flash === undefined ? { redirect: to } : { redirect: to, flash });
 
 const FLASH_COOKIE = 'ifw_flash';
@@ -44,6 +50,12 @@ export function readFlash(request: FastifyRequest, reply: FastifyReply): Flash |
 }
 
 export function send(request: FastifyRequest, reply: FastifyReply, result: PageResult): FastifyReply {
+  if (result instanceof Object && 'download' in result)
+    return reply
+      .type(result.contentType)
+      .header('content-disposition', `attachment; filename="${result.fileName.replace(/[^\w.-]/g, '_')}"`)
+      .header('cache-control', 'no-store')
+      .send(result.download);
   if (result instanceof Object && 'redirect' in result) {
     if (result.flash !== undefined)
       void reply.header('set-cookie', cookie(FLASH_COOKIE, `${result.flash.kind}:${result.flash.text}`, { secure: isSecure(request) }));

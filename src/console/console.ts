@@ -25,7 +25,7 @@ import { loginPage } from './login-page.js';
 import { checkedInput, FormBody, formFields, FormText, localPath, PathKey, type ConsoleRequest, type RouteSchemas } from './route-input.js';
 import { csrfMatches, type Session, type Sessions } from './sessions.js';
 
-export { CONSOLE_SECURITY_HEADERS, redirect, type PageResult, type Redirect } from './answers.js';
+export { CONSOLE_SECURITY_HEADERS, redirect, type Download, type PageResult, type Redirect } from './answers.js';
 
 export interface ConsoleContext {
   readonly user: Principal;

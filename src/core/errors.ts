@@ -19,6 +19,7 @@ export type ErrorCode =
   | 'methodNotAllowed'
   | 'conflict'
   | 'invalidStatusTransition'
+  | 'requestNotEnded'
   | 'invalidRequest'
   | 'incompatibleChange'
   | 'lastAdministrator'

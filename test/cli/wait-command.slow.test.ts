@@ -46,7 +46,10 @@ describe('ifw submit --wait and ifw status --wait against a service', () => {
       request('Processing'),
       request('Completed'),
     ]);
-    const result = await runIfw(['submit', '-i', '10', '-f', PAYLOAD_FILE, '--url', service.url, '--wait', '--interval', '0.05'], {});
+    const result = await runIfw(
+      ['submit', '-i', '10', '-f', PAYLOAD_FILE, '--url', service.url, '--wait', '--interval', '0.05', '--json'],
+      {},
+    );
     expect(result.code).toBe(0);
     expect(result.stderr).toContain(`ifw: request ${REQUEST_ID} accepted; follow it with: ifw status ${REQUEST_ID}`);
     expect(result.stderr).toMatch(/poll 1 failed \(cannot reach the service .*\); trying again/);
@@ -57,7 +60,10 @@ describe('ifw submit --wait and ifw status --wait against a service', () => {
 
   it('exits 2, printing the last status and how to resume, when the request has not ended within the attempts', async () => {
     const service = await fakeService([request('Processing')]);
-    const result = await runIfw(['status', REQUEST_ID, '--url', service.url, '--wait', '--interval', '0.05', '--max-attempts', '3'], {});
+    const result = await runIfw(
+      ['status', REQUEST_ID, '--url', service.url, '--wait', '--interval', '0.05', '--max-attempts', '3', '--json'],
+      {},
+    );
     expect(result.code).toBe(EXIT_TIMED_OUT);
     expect(JSON.parse(result.stdout)).toMatchObject({ requestId: REQUEST_ID, status: 'Processing' });
     expect(result.stderr).toContain(`request ${REQUEST_ID} has not ended after 3 polls`);
@@ -67,7 +73,7 @@ describe('ifw submit --wait and ifw status --wait against a service', () => {
 
   it('exits 1 for a Failed request', async () => {
     const service = await fakeService([request('Failed')]);
-    const result = await runIfw(['status', REQUEST_ID, '--url', service.url, '--wait', '--interval', '0.05'], {});
+    const result = await runIfw(['status', REQUEST_ID, '--url', service.url, '--wait', '--interval', '0.05', '--json'], {});
     expect(result.code).toBe(1);
     expect(JSON.parse(result.stdout)).toMatchObject({ status: 'Failed' });
   });

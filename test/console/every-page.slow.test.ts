@@ -65,6 +65,7 @@ describe.runIf(available)('every console page at 390 px and at 1280 px', { timeo
       '/',
       '/requests',
       `/requests/${requestId}`,
+      '/requests/bulk?status=Failed&action=resubmit',
       '/integrations',
       '/integrations/new',
       '/integrations/10',

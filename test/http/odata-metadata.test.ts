@@ -286,6 +286,10 @@ describe('$metadata', () => {
         'run(bindingParameter: Microsoft.NAV.restApiEndpoint)',
         'testConnection(bindingParameter: Microsoft.NAV.restApiConnection)',
         'previewFirstPage(bindingParameter: Microsoft.NAV.restApiEndpoint)',
+        'bulkCancel(bindingParameter: Collection(Microsoft.NAV.bulkImportRequest), filter: Edm.String, top: Edm.Int64, after: Edm.Guid)',
+        'bulkReset(bindingParameter: Collection(Microsoft.NAV.bulkImportRequest), filter: Edm.String, top: Edm.Int64, after: Edm.Guid)',
+        'bulkResubmit(bindingParameter: Collection(Microsoft.NAV.bulkImportRequest), filter: Edm.String, top: Edm.Int64, after: Edm.Guid)',
+        'bulkDelete(bindingParameter: Collection(Microsoft.NAV.bulkImportRequest), filter: Edm.String, top: Edm.Int64, after: Edm.Guid)',
       ]),
     );
     expect(model.$actions.find((a) => a.startsWith('testConnection(bindingParameter: Collection('))).toContain('baseUrl: Edm.String');
@@ -432,6 +436,16 @@ describe('every answer of the API against $metadata', () => {
         visited.add(`GET ${set}/:/${name}/:`);
       }
     }
+  });
+
+  it("downloads a request's payload: a media resource (the payload as submitted), not an entity of $metadata", async () => {
+    const list = await get('bulkImportRequests');
+    const id = (list.value![0] as { requestId: string }).requestId;
+    const res = await t.inject({ url: `${API}/bulkImportRequests(${id})/payload` });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(() => JSON.parse(res.body) as unknown).not.toThrow();
+    visited.add('GET bulkImportRequests/:/payload');
   });
 
   it('walked every GET route of the API: a new one must be in $metadata to be walked', () => {
