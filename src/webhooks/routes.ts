@@ -115,6 +115,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): RoutePlugin {
   const tags = ['Webhooks'];
   const read = webhooks.config('read');
   const configure = webhooks.config('configure');
+  const readDeliveries = webhookDeliveries.config('read');
   const responses = { 200: webhooks.Entity, 400: ErrorSchema, 404: ErrorSchema };
   return (app) => {
     app.get(
@@ -190,7 +191,8 @@ export function webhookRoutes(deps: WebhookRouteDeps): RoutePlugin {
     app.post(
       webhooks.action('sendTestEvent'),
       {
-        config: configure,
+        // It answers a delivery: the key $metadata gives that answer is a delivery's.
+        config: webhookDeliveries.config('configure'),
         schema: {
           summary: 'Send a webhook.test event to the webhook now (its delivery is answered)',
           tags,
@@ -204,7 +206,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): RoutePlugin {
     app.get(
       webhookDeliveries.path,
       {
-        config: read,
+        config: readDeliveries,
         schema: {
           summary: 'List webhook deliveries (the delivery log)',
           description: `$filter on webhookId, subjectId (a request or run id), status, eventType, subjectKind, createdAt; $top, $skip; $orderby=createdAt asc|desc (default desc). At most ${maxPageSize} per answer.`,
@@ -224,7 +226,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): RoutePlugin {
     app.get(
       webhookDeliveries.itemPath,
       {
-        config: read,
+        config: readDeliveries,
         schema: {
           summary: 'Read a webhook delivery',
           tags,
@@ -237,7 +239,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): RoutePlugin {
     app.post(
       webhookDeliveries.action('redeliver'),
       {
-        config: configure,
+        config: webhookDeliveries.config('configure'),
         schema: {
           summary: 'Send a delivery again, with the same id and body, now',
           tags,

@@ -371,6 +371,7 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
             'bulk-import-processor',
             'import-run-processor',
             'retention-cleanup',
+            'webhook-delivery',
           ]);
         });
 
