@@ -12,6 +12,8 @@ import { actionButton, field, fields, liveRegion, pager, select, statusBadge, ta
 import { integrationLink, integrationNames } from '../integrations/integration-link.js';
 import { getIntegration, listIntegrations } from '../integrations/store.js';
 import type { Db } from '../storage/db.js';
+import { deliveryLog } from '../webhooks/pages.js';
+import { deliveriesOf } from '../webhooks/store.js';
 import { cancelRequest } from './cancel-request.js';
 import { REQUEST_STATUSES, type RequestStatus } from './model.js';
 import { listRequestPage, submittersPresent, type RequestListQuery, type RequestListRow } from './page-queries.js';
@@ -306,7 +308,7 @@ export function bulkImportPages(deps: BulkImportPagesDeps): ConsolePages {
           : ctx.page(
               `Request ${id}`,
               html`<p><a href="/requests">← All requests</a></p>
-                ${body}`,
+                ${body} ${deliveryLog(await deliveriesOf(db, id), ctx)}`,
             );
       },
       IdParams,

@@ -46,6 +46,7 @@ import { targetTableRowRoutes } from '../tables/row-routes.js';
 import { targetTableRoutes } from '../tables/routes.js';
 import type { SecretBox } from '../rest-source/secrets.js';
 import { webhookRoutes } from '../webhooks/routes.js';
+import { webhookPages } from '../webhooks/pages.js';
 import type { QueueHost } from '../job-queue/host.js';
 import { createNotifier } from '../job-queue/postgres/wake-channel.js';
 import type { Database } from '../storage/database.js';
@@ -175,6 +176,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
           importRunPages({ db, clock, wake }),
           jobQueuePages({ db, clock, wake }),
           workerPages({ db, clock, config }),
+          webhookPages({ db, clock, secrets: () => secrets }),
           accountPages({ accounts }),
         ],
       }),

@@ -234,7 +234,7 @@ export async function listDeliveries(
 }
 
 /** The deliveries of one request or run, newest first. */
-export async function deliveriesOf(db: Db, subjectId: string): Promise<Delivery[]> {
+export async function deliveriesOf(db: Pick<Db, 'selectFrom'>, subjectId: string): Promise<Delivery[]> {
   const rows = await db
     .selectFrom('ifw_webhook_delivery')
     .selectAll()

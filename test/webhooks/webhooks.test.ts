@@ -164,7 +164,7 @@ describe.each(BACKENDS)('webhooks on $name', (backend) => {
       inserted: 4,
       updated: 0,
       skipped: 0,
-      stopReason: 'lastPage' as const,
+      stopReason: 'singlePage' as const,
       stopDetail: '',
       warnings: [],
       errorMessage: '',
