@@ -171,7 +171,7 @@ export function webhookPages(deps: WebhookPagesDeps): ConsolePages {
     const log = await listDeliveries(db, { filter: [{ property: 'webhookId', op: 'eq', value: id }], skip: 0, limit: 50 });
     const can = ctx.can('configure');
     return ctx.page(
-      `Webhook ${hook.url}`,
+      `Webhook of ${ownerText(owner)}${hook.description === '' ? '' : `: ${hook.description}`}`,
       html`<p>
           <a
             href="${path(['webhooks'], owner.integration !== undefined ? { integration: owner.integration } : { endpoint: owner.endpoint })}"

@@ -24,17 +24,22 @@ export interface WebhookReceiver {
   mode: ReceiverMode;
   /** Waits this long before answering (a slow receiver). */
   delayMs: number;
+  /** Requests received and not answered yet (a slow receiver holding them). */
+  readonly inFlight: () => number;
   close(): Promise<void>;
 }
 
 export async function startWebhookReceiver(secret: string): Promise<WebhookReceiver> {
   const verifier = new Webhook(secret);
-  const receiver: Omit<WebhookReceiver, 'url' | 'close'> = { events: [], refused: [], mode: 'up', delayMs: 0 };
+  let waiting = 0;
+  const receiver: Omit<WebhookReceiver, 'url' | 'close'> = { events: [], refused: [], mode: 'up', delayMs: 0, inFlight: () => waiting };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const answer = () => {
+        // A sender that went away meanwhile (killed) never learns of an answer: nothing was received.
+        if (req.socket.destroyed) return;
         if (receiver.mode === 'reset') return req.socket.destroy();
         if (receiver.mode === 'unavailable') return res.writeHead(503).end('down for maintenance');
         const body = Buffer.concat(chunks).toString('utf8');
@@ -47,8 +52,13 @@ export async function startWebhookReceiver(secret: string): Promise<WebhookRecei
           res.writeHead(400).end('bad signature');
         }
       };
-      if (receiver.delayMs > 0) setTimeout(answer, receiver.delayMs);
-      else answer();
+      if (receiver.delayMs > 0) {
+        waiting++;
+        setTimeout(() => {
+          waiting--;
+          answer();
+        }, receiver.delayMs);
+      } else answer();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
