@@ -127,7 +127,7 @@ async function drain(webhookUrl: string | undefined): Promise<number> {
       .set({ status: 'Ready', next_run_at: new Date().toISOString() })
       .where('id', '=', 'bulk-import-processor')
       .execute();
-    await service.queue?.wake();
+    service.queue?.wake();
     for (;;) {
       const left = await service.db
         .selectFrom('ifw_bulk_import_request')

@@ -43,7 +43,7 @@ export const webhooks = entitySet({
   noun: 'webhook',
   item: Type.Object({
     webhookId: Type.String({ format: 'uuid' }),
-    integrationSortingOrder: Type.Union([Type.Integer(), Type.Null()], {
+    integrationSortingOrder: Type.Union([Integer(), Type.Null()], {
       description: 'The integration whose requests (and runs) it is told of',
     }),
     endpointCode: Type.Union([Type.String(), Type.Null()], { description: 'The REST endpoint whose runs it is told of' }),
@@ -69,10 +69,10 @@ export const webhookDeliveries = entitySet({
     subjectKind: literalUnion(SUBJECT_KINDS),
     subjectId: Type.Union([Type.String(), Type.Null()], { description: 'The request or run the event is about; null for a test event' }),
     status: literalUnion(DELIVERY_STATUSES),
-    attempts: Type.Integer(),
+    attempts: Integer(),
     nextAttemptAt: NullableDateTime,
     lastAttemptAt: NullableDateTime,
-    lastStatus: Type.Union([Type.Integer(), Type.Null()], {
+    lastStatus: Type.Union([Integer(), Type.Null()], {
       description: "The receiver's HTTP status at the last attempt; null when it did not answer",
     }),
     lastError: Type.String(),

@@ -49,7 +49,7 @@ describe('the log destination', () => {
     expect(lines[1]).toMatch(/ WARN: \[01936f0e-3c1a-7b6e-9a55-2f0c1d2e3f40\] bulk import request failed/);
     expect(text).not.toContain('hunter2-secret');
     expect(text).not.toContain('abc-secret');
-    expect(() => JSON.parse(lines[0]!)).toThrow();
+    expect(() => JSON.parse(lines[0]!) as unknown).toThrow();
   });
 
   it('elsewhere: JSON lines with every field, secrets redacted', async () => {

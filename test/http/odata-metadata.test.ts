@@ -182,7 +182,11 @@ beforeAll(async () => {
   const hook = await t.inject({
     method: 'POST',
     url: `${API}/webhooks`,
-    payload: { integrationSortingOrder: 10, url: 'https://receiver.example/hooks', secret: `whsec_${Buffer.alloc(24, 7).toString('base64')}` },
+    payload: {
+      integrationSortingOrder: 10,
+      url: 'https://receiver.example/hooks',
+      secret: `whsec_${Buffer.alloc(24, 7).toString('base64')}`,
+    },
   });
   expect(hook.statusCode).toBe(201);
   await post(`webhooks(${hook.json<{ webhookId: string }>().webhookId})/Microsoft.NAV.sendTestEvent`, {}, 200);

@@ -226,7 +226,7 @@ describe.each(BACKENDS)('webhooks on $name', (backend) => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
       const id = await processingRequest();
-      await completeRequest(connectionOf(t.service.db as never), {
+      await completeRequest(connectionOf(t.service.db), {
         requestId: id,
         owner: OWNER,
         now: at(),
@@ -247,7 +247,7 @@ describe.each(BACKENDS)('webhooks on $name', (backend) => {
     expect(await deliver(1000)).toBe(3);
     expect((await deliveries(ids[0]!))[0]).toMatchObject({ status: 'Pending', attempts: 2 });
     receiver.mode = 'unavailable';
-    expect(await deliver(RETRY_SCHEDULE_MS[1]!)).toBe(3);
+    expect(await deliver(RETRY_SCHEDULE_MS[1])).toBe(3);
     expect(receiver.events).toEqual([]);
     // Back after two hours more; every event arrives once, and nothing more is sent afterwards.
     receiver.mode = 'up';
@@ -266,7 +266,7 @@ describe.each(BACKENDS)('webhooks on $name', (backend) => {
     receiver.events.length = 0;
     receiver.mode = 'unavailable';
     const id = await processingRequest();
-    await failRequest(connectionOf(t.service.db as never), { requestId: id, owner: OWNER, now: at(), errorMessage: 'bad' });
+    await failRequest(connectionOf(t.service.db), { requestId: id, owner: OWNER, now: at(), errorMessage: 'bad' });
     for (let i = 0; i < MAX_ATTEMPTS; i++) expect(await deliver(i === 0 ? 0 : RETRY_SCHEDULE_MS[i - 1]!)).toBe(1);
     const [gaveUp] = await deliveries(id);
     expect(gaveUp).toMatchObject({ status: 'Failed', attempts: MAX_ATTEMPTS, nextAttemptAt: null });
@@ -322,7 +322,7 @@ describe.each(BACKENDS)('webhooks on $name', (backend) => {
     expect(listed.json<{ value: unknown[] }>().value).toHaveLength(1);
     // A disabled webhook is told of nothing.
     const id = await processingRequest();
-    await completeRequest(connectionOf(t.service.db as never), {
+    await completeRequest(connectionOf(t.service.db), {
       requestId: id,
       owner: OWNER,
       now: at(),
