@@ -290,3 +290,16 @@ export async function sendTestEvent(db: Db, clock: Clock, webhookId: string): Pr
     .executeTakeFirstOrThrow();
   return toDelivery(row);
 }
+
+/**
+ * Retention: deliveries that are done (Delivered, Failed) and were created before `cutoff` are
+ * deleted, as ended requests are; a Pending one stays until it is delivered or given up.
+ */
+export async function deleteOldDeliveries(db: Db, cutoff: Date): Promise<number> {
+  const result = await db
+    .deleteFrom('ifw_webhook_delivery')
+    .where('status', 'in', ['Delivered', 'Failed'])
+    .where('created_at', '<', cutoff.toISOString())
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

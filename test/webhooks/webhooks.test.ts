@@ -3,13 +3,14 @@
  * (Completed, Failed, Cancelled) and of an import run (Completed, Failed), written with the ending and
  * delivered afterwards, signed as a receiver using the `standardwebhooks` package verifies them; a
  * receiver that is down for hours gets every event exactly once by id once it is back (the clock moved,
- * not waited for); the delivery log and its redelivery, the test event, and the write-only secret.
+ * not waited for); the delivery log and its redelivery, retention, the test event, and the write-only secret.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/core/logger.js';
 import { createMetrics } from '../../src/core/metrics.js';
 import { completeRequest } from '../../src/bulk-import/complete-request.js';
 import { failRequest } from '../../src/bulk-import/fail-request.js';
+import { runRetentionCleanup } from '../../src/bulk-import/retention.js';
 import { completeRun } from '../../src/import-runs/complete-run.js';
 import { failRunWithoutStore } from '../../src/import-runs/open-run-store.js';
 import { createStagedRecordsTable } from '../../src/import-runs/postgres/staged-records.js';
@@ -280,6 +281,28 @@ describe.each(BACKENDS)('webhooks on $name', (backend) => {
     expect(await deliver()).toBe(1);
     expect(receiver.events.map((e) => e.id)).toEqual([gaveUp!.deliveryId]);
     expect(receiver.events[0]!.body).toMatchObject({ type: 'bulkImportRequest.failed', data: { requestId: id, errorMessage: 'bad' } });
+  });
+
+  it.skipIf(backend.skip)('retention deletes deliveries done long ago, never a Pending one', async () => {
+    const db = t.service.db;
+    const before = await db.selectFrom('ifw_webhook_delivery').select(['delivery_id', 'status']).execute();
+    expect(before.some((d) => d.status === 'Delivered')).toBe(true);
+    const pending = await processingRequest();
+    receiver.mode = 'unavailable';
+    await completeRequest(connectionOf(db as never), {
+      requestId: pending,
+      owner: OWNER,
+      now: at(),
+      recordCount: 0,
+      inserted: 0,
+      updated: 0,
+      skipped: 0,
+    });
+    await runRetentionCleanup(db, { now: new Date(at().getTime() + 31 * 86_400_000), retentionDays: 30 });
+    const left = await db.selectFrom('ifw_webhook_delivery').select(['subject_id', 'status']).execute();
+    expect(left).toEqual([{ subject_id: pending, status: 'Pending' }]);
+    await db.deleteFrom('ifw_webhook_delivery').execute();
+    receiver.mode = 'up';
   });
 
   it.skipIf(backend.skip)('sends a test event; the secret is write-only and bad input is refused', async () => {
