@@ -256,7 +256,10 @@ export function webhookPages(deps: WebhookPagesDeps): ConsolePages {
       'configure',
       {
         async change(request) {
-          const { url, description, enabled, secret } = request.body;
+          const { url: sent, description, enabled, secret } = request.body;
+          // The form shows the URL with secret query values redacted: sent back unchanged, the stored one stays.
+          const shown = toWebhook(await getWebhookRow(db, request.params.id)).url;
+          const url = sent === shown ? undefined : sent;
           await updateWebhook(db, secrets(), clock, request.params.id, {
             url,
             description,
