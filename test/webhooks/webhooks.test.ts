@@ -5,6 +5,8 @@
  * receiver that is down for hours gets every event exactly once by id once it is back (the clock moved,
  * not waited for); the delivery log and its redelivery, retention, the test event, and the write-only secret.
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/core/logger.js';
 import { createMetrics } from '../../src/core/metrics.js';
@@ -283,8 +285,60 @@ describe.each(BACKENDS)('webhooks on $name', (backend) => {
     expect(receiver.events[0]!.body).toMatchObject({ type: 'bulkImportRequest.failed', data: { requestId: id, errorMessage: 'bad' } });
   });
 
+  it.skipIf(backend.skip)('obeys the outbound rules: no redirect followed, the deny list refuses the address', async () => {
+    receiver.events.length = 0;
+    const redirecting = http.createServer((_req, res) => res.writeHead(302, { location: receiver.url }).end());
+    await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}/hooks`;
+      const hook = await t.inject({ method: 'POST', url: `${API}/webhooks`, payload: { integrationSortingOrder: 10, url, secret } });
+      const id = hook.json<{ webhookId: string }>().webhookId;
+      const test = await t.inject({ method: 'POST', url: `${API}/webhooks(${id})/Microsoft.NAV.sendTestEvent` });
+      expect(await deliver()).toBe(1);
+      const after = (
+        await t.inject({ method: 'GET', url: `${API}/webhookDeliveries('${test.json<{ deliveryId: string }>().deliveryId}')` })
+      ).json<{ status: string; lastStatus: number; lastError: string }>();
+      expect(after).toMatchObject({ status: 'Pending', lastStatus: 302 });
+      expect(after.lastError).toMatch(/redirects are not followed/);
+      expect(receiver.events).toEqual([]);
+      await t.inject({ method: 'DELETE', url: `${API}/webhooks(${id})` });
+
+      // The deny list refuses the receiver's address, checked where the connection is made.
+      const denied = await t.inject({ method: 'POST', url: `${API}/webhooks(${webhookId})/Microsoft.NAV.sendTestEvent` });
+      vi.useFakeTimers({ toFake: ['Date'] });
+      vi.setSystemTime(Date.now() + offsetMs);
+      try {
+        const deny = { deny: [{ address: '127.0.0.0', prefix: 8, family: 'ipv4' as const }], allow: [] };
+        expect(
+          await deliverDueWebhooks({
+            db: t.service.db,
+            clock: () => new Date(),
+            logger: silent,
+            secrets: () => t.service.secrets,
+            outbound: deny,
+          }),
+        ).toBe(1);
+      } finally {
+        vi.useRealTimers();
+      }
+      const refused = (
+        await t.inject({ method: 'GET', url: `${API}/webhookDeliveries('${denied.json<{ deliveryId: string }>().deliveryId}')` })
+      ).json<{ status: string; lastStatus: number | null; lastError: string }>();
+      expect(refused).toMatchObject({ status: 'Pending', lastStatus: null });
+      expect(refused.lastError).toMatch(/deny list/);
+      expect(receiver.events).toEqual([]);
+      await t.service.db.deleteFrom('ifw_webhook_delivery').execute();
+    } finally {
+      redirecting.closeAllConnections();
+      await new Promise((resolve) => redirecting.close(resolve));
+    }
+  });
+
   it.skipIf(backend.skip)('retention deletes deliveries done long ago, never a Pending one', async () => {
     const db = t.service.db;
+    receiver.mode = 'up';
+    await t.inject({ method: 'POST', url: `${API}/webhooks(${webhookId})/Microsoft.NAV.sendTestEvent` });
+    expect(await deliver()).toBe(1);
     const before = await db.selectFrom('ifw_webhook_delivery').select(['delivery_id', 'status']).execute();
     expect(before.some((d) => d.status === 'Delivered')).toBe(true);
     const pending = await processingRequest();
