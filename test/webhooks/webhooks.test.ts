@@ -343,7 +343,7 @@ describe.each(BACKENDS)('webhooks on $name', (backend) => {
     expect(before.some((d) => d.status === 'Delivered')).toBe(true);
     const pending = await processingRequest();
     receiver.mode = 'unavailable';
-    await completeRequest(connectionOf(db as never), {
+    await completeRequest(connectionOf(db), {
       requestId: pending,
       owner: OWNER,
       now: at(),
