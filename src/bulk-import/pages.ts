@@ -308,7 +308,7 @@ export function bulkImportPages(deps: BulkImportPagesDeps): ConsolePages {
           : ctx.page(
               `Request ${id}`,
               html`<p><a href="/requests">← All requests</a></p>
-                ${body} ${deliveryLog(await deliveriesOf(db, id), ctx)}`,
+                ${body} ${deliveryLog(await deliveriesOf(db, id), ctx, 'Webhook deliveries', true)}`,
             );
       },
       IdParams,

@@ -197,7 +197,7 @@ export function importRunPages(deps: ImportRunPagesDeps): ConsolePages {
           : ctx.page(
               `Import run ${run.runId}`,
               html`<p><a href="/runs">← All import runs</a></p>
-                ${body} ${deliveryLog(await deliveriesOf(db, run.runId), ctx)}`,
+                ${body} ${deliveryLog(await deliveriesOf(db, run.runId), ctx, 'Webhook deliveries', true)}`,
             );
       },
       { params: PathKey('id') },

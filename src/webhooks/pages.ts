@@ -41,8 +41,12 @@ const pageOf = (d: Delivery): string =>
       ? path(['runs', d.subjectId ?? ''])
       : path(['webhooks', d.webhookId]);
 
-/** The delivery log: one row per event per webhook, with Redeliver for those who may configure. */
-export function deliveryLog(deliveries: readonly Delivery[], ctx: ConsoleContext, caption = 'Webhook deliveries'): Html {
+/**
+ * The delivery log: one row per event per webhook, with Redeliver for those who may configure. On a
+ * request's or run's page (`whenAny`) it is left out while there is none: most have no webhook.
+ */
+export function deliveryLog(deliveries: readonly Delivery[], ctx: ConsoleContext, caption = 'Webhook deliveries', whenAny = false): Html {
+  if (whenAny && deliveries.length === 0) return html``;
   return html`<section aria-label="${caption}">
     <h2>${caption}</h2>
     ${table({
