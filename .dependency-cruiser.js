@@ -18,6 +18,7 @@ const layers = [
   'table-writer',
   'pagination',
   'rest-source',
+  'webhooks',
   'from-sample',
   'bulk-import',
   'import-runs',

@@ -7,6 +7,9 @@
  * Then the same on PostgreSQL (bench/process-postgres.ts): importPayloadPg against a raw COPY FROM STDIN.
  * BENCH_BACKENDS (sqlite,postgres) picks which run. Last line: `process records/s ratio=… target=0.7`
  * (SQLite's; PostgreSQL's is the line before it).
+ * BENCH_WEBHOOKS=1 adds, after them, the whole service draining many small requests with and without a
+ * webhook against a slow local receiver, in the same run (bench/process-webhooks.ts): its last line is
+ * `process with webhooks requests/s … ratio=…`.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import fs from 'node:fs';
@@ -206,6 +209,7 @@ async function main(): Promise<void> {
   const bytes = Buffer.from(payload);
   if (backends.includes('postgres')) await mainPostgres(payload, bytes, rows);
   if (backends.includes('sqlite')) mainSqlite(payload, bytes, rows);
+  if (process.env.BENCH_WEBHOOKS === '1') await (await import('./process-webhooks.js')).mainWebhooks();
 }
 
 function mainSqlite(payload: string, bytes: Buffer, rows: readonly (string | number)[][]): void {

@@ -1,24 +1,38 @@
 /**
  * Pending or Processing → Cancelled, by an administrator, in one statement. Cancelling a Processing
  * request clears its lease, so the worker that held it can no longer complete or fail it: its fenced
- * final write finds no row and its import transaction rolls back.
+ * final write finds no row and its import transaction rolls back. Its webhook events are written in
+ * the same transaction.
  */
 import type { Clock } from '../core/clock.js';
 import { conflict } from '../core/errors.js';
 import { REQUEST_COLUMNS, type RequestSummaryRow } from './model.js';
 import { currentStatus } from './queries.js';
 import type { Db } from '../storage/db.js';
+import { withTransaction } from '../storage/transaction.js';
+import { enqueueEvents } from '../webhooks/outbox.js';
 
 /** Pending or Processing → Cancelled. */
 export async function cancelRequest(db: Db, requestId: string, clock: Clock): Promise<RequestSummaryRow> {
-  const now = clock().toISOString();
-  const row = await db
-    .updateTable('ifw_bulk_import_request')
-    .set({ status: 'Cancelled', ended_at: now, lease_owner: null, lease_expires_at: null, error_message: 'Cancelled by an administrator.' })
-    .where('request_id', '=', requestId)
-    .where('status', 'in', ['Pending', 'Processing'])
-    .returning(REQUEST_COLUMNS)
-    .executeTakeFirst();
+  const at = clock();
+  const now = at.toISOString();
+  const row = await withTransaction(db, async (tx) => {
+    const cancelled = await tx
+      .updateTable('ifw_bulk_import_request')
+      .set({
+        status: 'Cancelled',
+        ended_at: now,
+        lease_owner: null,
+        lease_expires_at: null,
+        error_message: 'Cancelled by an administrator.',
+      })
+      .where('request_id', '=', requestId)
+      .where('status', 'in', ['Pending', 'Processing'])
+      .returning(REQUEST_COLUMNS)
+      .executeTakeFirst();
+    if (cancelled !== undefined) await enqueueEvents(tx, 'request', 'Cancelled', [requestId], at);
+    return cancelled;
+  });
   if (row !== undefined) return row;
   const status = await currentStatus(db, requestId);
   throw conflict('invalidStatusTransition', `Request ${requestId} is ${status}; only Pending or Processing requests can be cancelled.`);

@@ -4,7 +4,8 @@
  * status commit together, or (when the lease was lost) neither does.
  */
 import { sql } from 'kysely';
-import { runFenced, type Connection, type PostgresConnection, type SqliteConnection } from '../storage/connection.js';
+import type { Connection, PostgresConnection, SqliteConnection } from '../storage/connection.js';
+import { endWithEvents } from '../webhooks/outbox.js';
 
 export interface CompleteRequestArgs {
   readonly requestId: string;
@@ -24,7 +25,7 @@ export function completeRequest(conn: PostgresConnection, args: CompleteRequestA
 export function completeRequest(conn: Connection, args: CompleteRequestArgs): boolean | Promise<boolean>;
 export function completeRequest(conn: Connection, args: CompleteRequestArgs): boolean | Promise<boolean> {
   const now = args.now.toISOString();
-  return runFenced(
+  return endWithEvents(
     conn,
     sql`
       update ifw_bulk_import_request
@@ -41,5 +42,6 @@ export function completeRequest(conn: Connection, args: CompleteRequestArgs): bo
        where request_id = ${args.requestId}
          and status = 'Processing'
          and lease_owner = ${args.owner}`,
+    { subject: 'request', id: args.requestId, status: 'Completed', now: args.now },
   );
 }

@@ -3,7 +3,8 @@
  * data writes were rolled back) as well as alone: synchronous on SQLite, awaited on PostgreSQL.
  */
 import { sql } from 'kysely';
-import { runFenced, type Connection, type PostgresConnection, type SqliteConnection } from '../storage/connection.js';
+import type { Connection, PostgresConnection, SqliteConnection } from '../storage/connection.js';
+import { endWithEvents } from '../webhooks/outbox.js';
 
 export interface FailRequestArgs {
   readonly requestId: string;
@@ -20,7 +21,7 @@ export function failRequest(conn: PostgresConnection, args: FailRequestArgs): Pr
 export function failRequest(conn: Connection, args: FailRequestArgs): boolean | Promise<boolean>;
 export function failRequest(conn: Connection, args: FailRequestArgs): boolean | Promise<boolean> {
   const now = args.now.toISOString();
-  return runFenced(
+  return endWithEvents(
     conn,
     sql`
       update ifw_bulk_import_request
@@ -37,5 +38,6 @@ export function failRequest(conn: Connection, args: FailRequestArgs): boolean | 
        where request_id = ${args.requestId}
          and status = 'Processing'
          and lease_owner = ${args.owner}`,
+    { subject: 'request', id: args.requestId, status: 'Failed', now: args.now },
   );
 }

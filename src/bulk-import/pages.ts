@@ -12,6 +12,8 @@ import { actionButton, field, fields, liveRegion, pager, select, statusBadge, ta
 import { integrationLink, integrationNames } from '../integrations/integration-link.js';
 import { getIntegration, listIntegrations } from '../integrations/store.js';
 import type { Db } from '../storage/db.js';
+import { deliveryLog } from '../webhooks/pages.js';
+import { deliveriesOf } from '../webhooks/store.js';
 import { cancelRequest } from './cancel-request.js';
 import { REQUEST_STATUSES, type RequestStatus } from './model.js';
 import { consoleSelection, listRequestPage, submittersPresent, type RequestListQuery, type RequestListRow } from './page-queries.js';
@@ -413,7 +415,8 @@ export function bulkImportPages(deps: BulkImportPagesDeps): ConsolePages {
         return ctx.page(
           `Request ${id}`,
           html`<p><a href="/requests">← All requests</a></p>
-            ${body} ${payloadView(details, head, integration?.recordsPath ?? '$')}`,
+            ${body} ${deliveryLog(await deliveriesOf(db, id), ctx, 'Webhook deliveries', true)}
+            ${payloadView(details, head, integration?.recordsPath ?? '$')}`,
         );
       },
       IdParams,

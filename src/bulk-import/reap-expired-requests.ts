@@ -1,10 +1,13 @@
 /**
  * Processing with an expired lease → Pending again (the worker died; another may try), or → Failed
  * once the request has been claimed maxAttempts times, so that a payload that kills its worker every
- * time cannot loop forever. One statement: the CASEs decide per row.
+ * time cannot loop forever. One statement: the CASEs decide per row; the webhook events of the Failed
+ * ones in the same transaction.
  */
 import { sql } from 'kysely';
 import type { Db } from '../storage/db.js';
+import { withTransaction } from '../storage/transaction.js';
+import { enqueueEvents } from '../webhooks/outbox.js';
 
 export interface ReapArgs {
   readonly now: Date;
@@ -20,7 +23,8 @@ export interface Reaped {
 
 export async function reapExpiredLeases(db: Db, { now, maxAttempts }: ReapArgs): Promise<Reaped> {
   const at = now.toISOString();
-  const { rows } = await sql<{ request_id: string; status: string }>`
+  const rows = await withTransaction(db, async (tx) => {
+    const { rows } = await sql<{ request_id: string; status: string }>`
     update ifw_bulk_import_request
        set status = case when attempts < ${maxAttempts} then 'Pending' else 'Failed' end,
            error_message = case when attempts < ${maxAttempts} then error_message
@@ -31,7 +35,16 @@ export async function reapExpiredLeases(db: Db, { now, maxAttempts }: ReapArgs):
            lease_expires_at = null
      where status = 'Processing'
        and lease_expires_at < ${at}
-    returning request_id, status`.execute(db);
+    returning request_id, status`.execute(tx);
+    await enqueueEvents(
+      tx,
+      'request',
+      'Failed',
+      rows.filter((r) => r.status === 'Failed').map((r) => r.request_id),
+      now,
+    );
+    return rows;
+  });
   return {
     requeued: rows.filter((r) => r.status === 'Pending').map((r) => r.request_id),
     failed: rows.filter((r) => r.status === 'Failed').map((r) => r.request_id),

@@ -1,11 +1,12 @@
 /**
  * Retention cleanup: Completed, Failed and Cancelled requests are deleted retentionDays after they
  * ended, with their per-record errors and payload chunks; Pending and Processing never are. Idempotency
- * keys past their window go too. It deletes in small batches,
+ * keys past their window go too, and webhook deliveries done (Delivered, Failed) as long ago. It deletes in small batches,
  * each its own transaction, so the write lock is never held long enough to stall submissions.
  */
 import { sql } from 'kysely';
 import type { Db } from '../storage/db.js';
+import { deleteOldDeliveries } from '../webhooks/store.js';
 import { deleteExpiredIdempotencyKeys } from './idempotency.js';
 
 export interface RetentionArgs {
@@ -45,6 +46,7 @@ export async function runRetentionCleanup(db: Db, { now, retentionDays, batchSiz
   }
   await deleteAbandonedChunks(db, now);
   await deleteExpiredIdempotencyKeys(db, now);
+  await deleteOldDeliveries(db, new Date(cutoff));
   return deleted;
 }
 

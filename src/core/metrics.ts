@@ -37,6 +37,8 @@ export interface Metrics {
   readonly remoteRetries: Counter<'status'>;
   /** HTTP requests answered, by route (its pattern) and status code. */
   readonly httpRequests: Counter<'route' | 'status'>;
+  /** Webhook delivery attempts, by outcome: `delivered`, `retrying` (failed, tried again later), `failed` (for good). */
+  readonly webhookDeliveries: Counter<'outcome'>;
 }
 
 export function createMetrics(): Metrics {
@@ -99,6 +101,12 @@ export function createMetrics(): Metrics {
       name: 'ifw_http_requests_total',
       help: 'HTTP requests answered, by route pattern and status code.',
       labelNames: ['route', 'status'],
+      registers,
+    }),
+    webhookDeliveries: new Counter({
+      name: 'ifw_webhook_deliveries_total',
+      help: 'Webhook delivery attempts, by outcome (delivered, retrying, failed).',
+      labelNames: ['outcome'],
       registers,
     }),
   };

@@ -6,6 +6,8 @@
  */
 import type { Metrics } from '../core/metrics.js';
 import { isUtf8 } from 'node:buffer';
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
 import Fastify, {
   LogController,
@@ -248,6 +250,10 @@ export async function buildServer(options: ServerOptions): Promise<App> {
       headersTimeout: Math.min(60_000, limits.requestTimeoutMs),
     },
     loggerInstance: options.logger,
+    // Every request has an id, on each of its log lines (fastify's child logger) and in its answer's
+    // `request-id` header; a caller's own, when well-formed, is kept, so that both sides log the same.
+    requestIdHeader: false,
+    genReqId: requestIdOf,
     bodyLimit: options.bodyLimitBytes,
     rewriteUrl: (req) => rewriteODataUrl(req.url ?? '/'),
     // One line per request, written by the onResponse hook below, instead of fastify's two.
@@ -275,6 +281,11 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   enforcePermissions(app);
   installErrorHandling(app);
   authorizeRequests(app, options.authenticator);
+
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header(REQUEST_ID_HEADER, request.id);
+    done();
+  });
 
   // The access line holds the request id, method, path (no query), status and time, none of them a
   // secret, so it skips the redaction pass, which costs as much as the rest of the line (≈ 4.5 µs).
@@ -318,4 +329,15 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   for (const routes of options.routes) await app.register(async (scope) => routes(scope));
   await plain.register(metadataRoutes(shapes));
   return app;
+}
+
+/** The header that carries a request's id, in the answer and, optionally, in the request. */
+export const REQUEST_ID_HEADER = 'request-id';
+/** A caller's id is taken when it is 1 to 128 letters, digits and `.`, `_`, `:`, `-` (a UUID, a trace id): never text for a log line to trip on. */
+const WELL_FORMED_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The id of a request: the caller's `request-id` when well-formed, else a new UUID. */
+export function requestIdOf(req: IncomingMessage): string {
+  const given = req.headers[REQUEST_ID_HEADER];
+  return typeof given === 'string' && WELL_FORMED_ID.test(given) ? given : randomUUID();
 }

@@ -46,5 +46,5 @@ export function completeRun(conn: Connection, args: CompleteRunArgs): boolean | 
      where run_id = ${args.runId}
        and status = 'Running'
        and lease_owner = ${args.owner}`;
-  return endRun(conn, complete, args.runId);
+  return endRun(conn, complete, args.runId, { status: 'Completed', now: args.now });
 }

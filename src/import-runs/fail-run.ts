@@ -50,6 +50,7 @@ function failStatement(args: FailRunArgs) {
 export function failRun(conn: SqliteConnection, args: FailRunArgs): boolean;
 export function failRun(conn: PostgresConnection, args: FailRunArgs): Promise<boolean>;
 export function failRun(conn: Connection, args: FailRunArgs): boolean | Promise<boolean> {
-  if (conn.dialect === 'sqlite') return conn.sqlite.transaction(() => endRun(conn, failStatement(args), args.runId)).immediate();
-  return endRun(conn, failStatement(args), args.runId);
+  if (conn.dialect === 'sqlite')
+    return conn.sqlite.transaction(() => endRun(conn, failStatement(args), args.runId, { status: 'Failed', now: args.now })).immediate();
+  return endRun(conn, failStatement(args), args.runId, { status: 'Failed', now: args.now });
 }

@@ -16,6 +16,8 @@ import type { Database } from '../storage/database.js';
 import { isFinalStatus, RUN_STATUSES, runStatusLabel, type ImportRun } from './model.js';
 import { getRun, listRunPages, listRuns } from './queries.js';
 import { queueEndpointRun } from './queue-endpoint-run.js';
+import { deliveryLog } from '../webhooks/pages.js';
+import { deliveriesOf } from '../webhooks/store.js';
 
 export interface ImportRunPagesDeps {
   readonly db: Database;
@@ -195,7 +197,7 @@ export function importRunPages(deps: ImportRunPagesDeps): ConsolePages {
           : ctx.page(
               `Import run ${run.runId}`,
               html`<p><a href="/runs">← All import runs</a></p>
-                ${body}`,
+                ${body} ${deliveryLog(await deliveriesOf(db, run.runId), ctx, 'Webhook deliveries', true)}`,
             );
       },
       { params: PathKey('id') },

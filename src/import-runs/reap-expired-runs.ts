@@ -8,6 +8,8 @@
  */
 import { sql } from 'kysely';
 import type { Database } from '../storage/database.js';
+import { asDb } from '../storage/db.js';
+import { enqueueEvents } from '../webhooks/outbox.js';
 import { clearStaged } from './staged.js';
 
 export interface ReapRunsArgs {
@@ -35,6 +37,7 @@ export async function reapExpiredRuns(db: Database, { now, maxAttempts }: ReapRu
          and lease_expires_at < ${at}
       returning run_id, status`.execute(trx);
     const failed = rows.filter((r) => r.status === 'Failed').map((r) => r.run_id);
+    await enqueueEvents(asDb(trx, db.dialect), 'run', 'Failed', failed, now);
     return { requeued: rows.filter((r) => r.status === 'Queued').map((r) => r.run_id), failed };
   });
   // When this very connection staged one of them (its worker lost the lease but lives on), drop those

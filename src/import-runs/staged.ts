@@ -4,7 +4,8 @@
  * Synchronous on SQLite, so it can run inside the importer's transaction.
  */
 import type { RawBuilder } from 'kysely';
-import { runFenced, type Connection, type PostgresConnection, type SqliteConnection } from '../storage/connection.js';
+import type { Connection, PostgresConnection, SqliteConnection } from '../storage/connection.js';
+import { endWithEvents } from '../webhooks/outbox.js';
 import { dropStagedRows } from '../table-writer/sqlite/staged-rows.js';
 import { clearStagedRecords } from './postgres/staged-records.js';
 
@@ -16,21 +17,28 @@ export function clearStaged(conn: Connection, runId: string): void | Promise<voi
   return clearStagedRecords(conn, runId);
 }
 
+/** How a run ends, for its webhook events. */
+export interface RunEnding {
+  readonly status: 'Completed' | 'Failed';
+  readonly now: Date;
+}
+
 /**
- * A run's last status write (fenced by its lease) and, when it changed the run, the clearing of what
- * the run staged. False when the lease is no longer this worker's: nothing changed.
+ * A run's last status write (fenced by its lease) with its webhook events (the outbox, in the same
+ * transaction), and, when it changed the run, the clearing of what the run staged. False when the lease is no longer this worker's: nothing changed.
  */
-export function endRun(conn: SqliteConnection, statusWrite: RawBuilder<unknown>, runId: string): boolean;
-export function endRun(conn: PostgresConnection, statusWrite: RawBuilder<unknown>, runId: string): Promise<boolean>;
-export function endRun(conn: Connection, statusWrite: RawBuilder<unknown>, runId: string): boolean | Promise<boolean>;
-export function endRun(conn: Connection, statusWrite: RawBuilder<unknown>, runId: string): boolean | Promise<boolean> {
+export function endRun(conn: SqliteConnection, statusWrite: RawBuilder<unknown>, runId: string, ending: RunEnding): boolean;
+export function endRun(conn: PostgresConnection, statusWrite: RawBuilder<unknown>, runId: string, ending: RunEnding): Promise<boolean>;
+export function endRun(conn: Connection, statusWrite: RawBuilder<unknown>, runId: string, ending: RunEnding): boolean | Promise<boolean>;
+export function endRun(conn: Connection, statusWrite: RawBuilder<unknown>, runId: string, ending: RunEnding): boolean | Promise<boolean> {
+  const end = { subject: 'run' as const, id: runId, ...ending };
   if (conn.dialect === 'sqlite') {
-    if (!runFenced(conn, statusWrite)) return false;
+    if (!endWithEvents(conn, statusWrite, end)) return false;
     clearStaged(conn, runId);
     return true;
   }
   return (async () => {
-    if (!(await runFenced(conn, statusWrite))) return false;
+    if (!(await endWithEvents(conn, statusWrite, end))) return false;
     await clearStaged(conn, runId);
     return true;
   })();

@@ -194,5 +194,8 @@ export function integrationCard(view: CardView, ctx: ConsoleContext): Html {
           : ''
       }
     </form>
-    ${editable ? html`<p><a href="${path(['integrations', no, 'try'])}">Try a payload</a>: map a pasted payload through this integration without writing anything.</p>` : ''}`;
+    ${editable ? html`<p><a href="${path(['integrations', no, 'try'])}">Try a payload</a>: map a pasted payload through this integration without writing anything.</p>` : ''}
+    <p>
+      <a href="${path(['webhooks'], { integration: no })}">Webhooks</a>: who is told when a request or import run of this integration ends.
+    </p>`;
 }

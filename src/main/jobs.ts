@@ -10,6 +10,7 @@ import { defaultImportSources, type ImportSources } from '../import-runs/sources
 import type { JobKind } from '../job-queue/jobs.js';
 import { createSecretBox, type SecretBox } from '../rest-source/secrets.js';
 import { DEFAULT_OUTBOUND_POLICY } from '../rest-source/outbound-policy.js';
+import { webhookDelivery } from '../webhooks/jobs.js';
 
 export interface JobOptions extends BulkImportProcessorOptions {
   /** Endpoints, connections and the page fetch of import runs; default: the real ones. */
@@ -33,6 +34,14 @@ function lazySecrets({ secretKey, dataDir }: Partial<Pick<Config, 'secretKey' | 
 export type JobConfig = Pick<Config, 'retentionDays'> & Partial<Pick<Config, 'secretKey' | 'dataDir' | 'outbound'>>;
 
 export function jobKinds(config: JobConfig, options: JobOptions = {}): readonly JobKind[] {
-  const sources = options.importSources ?? defaultImportSources(lazySecrets(config), config.outbound ?? DEFAULT_OUTBOUND_POLICY);
-  return [bulkImportProcessor(options), retentionCleanup(config), importRunProcessor(sources), endpointImport(sources)];
+  const secrets = lazySecrets(config);
+  const outbound = config.outbound ?? DEFAULT_OUTBOUND_POLICY;
+  const sources = options.importSources ?? defaultImportSources(secrets, outbound);
+  return [
+    bulkImportProcessor(options),
+    retentionCleanup(config),
+    importRunProcessor(sources),
+    endpointImport(sources),
+    webhookDelivery(secrets, outbound),
+  ];
 }

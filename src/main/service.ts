@@ -45,6 +45,8 @@ import { securityRoutes } from '../accounts/routes.js';
 import { targetTableRowRoutes } from '../tables/row-routes.js';
 import { targetTableRoutes } from '../tables/routes.js';
 import type { SecretBox } from '../rest-source/secrets.js';
+import { webhookRoutes } from '../webhooks/routes.js';
+import { webhookPages } from '../webhooks/pages.js';
 import type { QueueHost } from '../job-queue/host.js';
 import { createNotifier } from '../job-queue/postgres/wake-channel.js';
 import type { Database } from '../storage/database.js';
@@ -157,6 +159,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       alarmRoutes({ db, clock, settings: alarmSettings }),
       restApiRoutes({ db, clock, secrets, outbound, activeRunOf: findActiveRun }),
       importRunRoutes({ db, clock, wake, maxPageSize: config.maxPageSize }),
+      webhookRoutes({ db, clock, secrets: () => secrets, maxPageSize: config.maxPageSize }),
       securityRoutes({ accounts, devIssuer }),
       consoleRoutes({
         sessions,
@@ -173,6 +176,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
           importRunPages({ db, clock, wake }),
           jobQueuePages({ db, clock, wake }),
           workerPages({ db, clock, config }),
+          webhookPages({ db, clock, secrets: () => secrets }),
           accountPages({ accounts }),
         ],
       }),

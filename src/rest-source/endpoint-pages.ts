@@ -116,7 +116,8 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
       `REST API endpoint ${code}`,
       html`<p>
           <a href="/rest">← REST API connections and endpoints</a> ·
-          <a href="${path(['runs'], { endpoint: code })}">Import runs of this endpoint</a>
+          <a href="${path(['runs'], { endpoint: code })}">Import runs of this endpoint</a> ·
+          <a href="${path(['webhooks'], { endpoint: code })}">Webhooks</a>
         </p>
         <p>
           ${ctx.can('configureRest') ? actions('preview', 'Preview first page', true) : ''}

@@ -263,6 +263,40 @@ export interface ConsoleSessionRow {
   expires_at: string;
 }
 
+/** A URL told when a request or run ends (src/webhooks/): of an integration or of a REST endpoint. */
+export interface WebhookRow {
+  webhook_id: string;
+  integration_sorting_order: number | null;
+  endpoint_code: string | null;
+  url: string;
+  description: Generated<string>;
+  /** The signing secret (`whsec_…`), sealed like a connection's secrets. */
+  secret: string;
+  enabled: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One event for one webhook: the outbox row and its delivery log. */
+export interface WebhookDeliveryRow {
+  /** The event's `webhook-id`: the same on every attempt and redelivery. */
+  delivery_id: string;
+  webhook_id: string;
+  event_type: string;
+  /** `request`, `run` or `test`. */
+  subject_kind: string;
+  subject_id: string | null;
+  payload: string;
+  status: string;
+  attempts: Generated<number>;
+  next_attempt_at: string | null;
+  last_attempt_at: string | null;
+  last_status: number | null;
+  last_error: Generated<string>;
+  created_at: string;
+  delivered_at: string | null;
+}
+
 export interface DB {
   ifw_target_table: TargetTableRow;
   ifw_integration: IntegrationRow;
@@ -281,4 +315,6 @@ export interface DB {
   ifw_application: ApplicationRow;
   ifw_console_session: ConsoleSessionRow;
   ifw_idempotency_key: IdempotencyKeyRow;
+  ifw_webhook: WebhookRow;
+  ifw_webhook_delivery: WebhookDeliveryRow;
 }

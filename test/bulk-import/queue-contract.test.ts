@@ -231,12 +231,13 @@ describe.each(BACKENDS)('job queue contract on $name', (backend) => {
             }
           }),
         );
-        expect(claimed.flat().sort()).toEqual(['bulk-import-processor', 'import-run-processor']);
+        expect(claimed.flat().sort()).toEqual(['bulk-import-processor', 'import-run-processor', 'webhook-delivery']);
         const rows = await db.kysely.selectFrom('ifw_job_queue_entry').select(['id', 'status']).orderBy('id').execute();
         expect(rows).toEqual([
           { id: 'bulk-import-processor', status: 'In Process' },
           { id: 'import-run-processor', status: 'In Process' },
           { id: 'retention-cleanup', status: 'On Hold' },
+          { id: 'webhook-delivery', status: 'In Process' },
         ]);
       });
     });

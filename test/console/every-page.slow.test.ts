@@ -10,6 +10,8 @@ import { API } from '../helpers/service.js';
 import { browserAvailable, expectAccessible, PASSWORD, screenshot, signIn, startConsole, type ConsoleFixture } from '../helpers/browser.js';
 import { PAGED_CONTACTS, startPagingServer, type PagingServer } from '../helpers/paging-server.js';
 import { until } from '../helpers/until.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { newWebhookSecret } from '../../src/webhooks/model.js';
 
 const available = browserAvailable();
 
@@ -19,6 +21,8 @@ const DESKTOP = { width: 1280, height: 900 };
 describe.runIf(available)('every console page at 390 px and at 1280 px', { timeout: 240_000 }, () => {
   let c: ConsoleFixture;
   let remote: PagingServer;
+  let receiver: WebhookReceiver;
+  let webhookId = '';
   const pages: string[] = [];
 
   async function api(method: string, url: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
@@ -34,6 +38,12 @@ describe.runIf(available)('every console page at 390 px and at 1280 px', { timeo
   beforeAll(async () => {
     c = await startConsole({ workers: true });
     remote = await startPagingServer({ records: 25, pageSize: 10 });
+    // A webhook on integration 10, told of the Failed request below (the request page's delivery log).
+    const secret = newWebhookSecret();
+    receiver = await startWebhookReceiver(secret);
+    const hook = await api('POST', 'webhooks', { integrationSortingOrder: 10, url: receiver.url, secret, description: 'operations' });
+    expect(hook.status).toBe(201);
+    webhookId = hook.json.webhookId as string;
     // A Failed request (its record errors table), a REST import run (its page log), an account of each kind.
     const failed = await api('POST', 'bulkImportRequests', { integrationSortingOrder: 10, payload: JSON.stringify([{ no: 'X-1' }]) });
     expect(failed.status).toBe(202);
@@ -70,6 +80,8 @@ describe.runIf(available)('every console page at 390 px and at 1280 px', { timeo
       '/integrations/new',
       '/integrations/10',
       '/integrations/10/try',
+      '/webhooks?integration=10',
+      `/webhooks/${webhookId}`,
       '/integrations/30',
       '/tables',
       '/tables/customer',
@@ -94,6 +106,7 @@ describe.runIf(available)('every console page at 390 px and at 1280 px', { timeo
 
   afterAll(async () => {
     await remote?.close();
+    await receiver?.close();
     await c?.close();
   });
 
@@ -184,6 +197,31 @@ describe.runIf(available)('every console page at 390 px and at 1280 px', { timeo
       await expectAccessible(page);
       await screenshot(page, `wide-${slug(path)}`);
     }
+    await page.context().close();
+  });
+
+  it('sends a test event from a webhook’s page; the delivery log shows it Delivered, and the request’s the event of its ending', async () => {
+    const page = await signedInAt(DESKTOP);
+    await visit(page, `/webhooks/${webhookId}`);
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    await page.getByRole('status').filter({ hasText: 'A test event' }).waitFor();
+    // Delivered by the job queue's webhooks lane (every 5 s), verified by the receiver with the standardwebhooks package.
+    await until(() => receiver.events.some((e) => e.type === 'webhook.test'), { what: 'the test event at the receiver' });
+    await visit(page, `/webhooks/${webhookId}`);
+    const log = page.getByRole('table', { name: 'Recent deliveries' });
+    await log.locator('tr[data-status="Delivered"]').filter({ hasText: 'webhook.test' }).waitFor();
+    expect(receiver.refused).toEqual([]);
+    const failed = receiver.events.find((e) => e.type === 'bulkImportRequest.failed');
+    expect(failed).toBeDefined();
+    const requestId = (failed!.body as { data: { requestId: string } }).data.requestId;
+    await visit(page, `/requests/${requestId}`);
+    await page
+      .getByRole('table', { name: 'Webhook deliveries' })
+      .locator('tr[data-status="Delivered"]')
+      .filter({ hasText: 'bulkImportRequest.failed' })
+      .waitFor();
+    await expectAccessible(page);
+    await screenshot(page, 'request-webhook-deliveries');
     await page.context().close();
   });
 

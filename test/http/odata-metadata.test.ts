@@ -30,6 +30,8 @@ const ENTITY_SETS = [
   'applications',
   'workers',
   'alarms',
+  'webhooks',
+  'webhookDeliveries',
 ];
 
 // ---- a small XML reader: well-formedness and elements with their attributes ---------------------
@@ -176,6 +178,18 @@ beforeAll(async () => {
     lanes: [],
   });
   await post("jobQueueEntries('import-run-processor')/Microsoft.NAV.setOnHold", {}, 200);
+  // A webhook and its test event, so that the webhook sets have something to walk.
+  const hook = await t.inject({
+    method: 'POST',
+    url: `${API}/webhooks`,
+    payload: {
+      integrationSortingOrder: 10,
+      url: 'https://receiver.example/hooks',
+      secret: `whsec_${Buffer.alloc(24, 7).toString('base64')}`,
+    },
+  });
+  expect(hook.statusCode).toBe(201);
+  await post(`webhooks(${hook.json<{ webhookId: string }>().webhookId})/Microsoft.NAV.sendTestEvent`, {}, 200);
 });
 
 afterAll(async () => {
@@ -211,6 +225,8 @@ describe('$metadata', () => {
       applications: ['clientId'],
       workers: ['workerId'],
       alarms: ['alarmId'],
+      webhooks: ['webhookId'],
+      webhookDeliveries: ['deliveryId'],
     });
     // Every entity type has a key, so that a client can address its entities (odata2ts generates code that needs one).
     const keyless = Object.entries(model as Record<string, { kind?: string; key?: string[] }>)

@@ -77,6 +77,7 @@ describe('GET jobQueueEntries', () => {
       },
       expect.objectContaining({ id: 'import-run-processor', kind: 'importRunProcessor', recurrenceSeconds: 60 }),
       expect.objectContaining({ id: 'retention-cleanup', kind: 'retentionCleanup', recurrenceSeconds: 3600 }),
+      expect.objectContaining({ id: 'webhook-delivery', kind: 'webhookDelivery', recurrenceSeconds: 5 }),
     ]);
   });
 

@@ -8,6 +8,7 @@ import { finishEntryRun } from '../../src/job-queue/finish-entry.js';
 import { holdEntry } from '../../src/job-queue/hold-entry.js';
 import { BULK_IMPORT_PROCESSOR_ENTRY as PROCESSOR, RETENTION_CLEANUP_ENTRY as RETENTION } from '../../src/bulk-import/jobs.js';
 import { IMPORT_RUN_PROCESSOR_ENTRY as IMPORT_RUNS } from '../../src/import-runs/jobs.js';
+import { WEBHOOK_DELIVERY_ENTRY as WEBHOOKS } from '../../src/webhooks/jobs.js';
 import { jobKinds } from '../../src/main/jobs.js';
 import type { ImportFn } from '../../src/bulk-import/processor.js';
 import { readyEntry } from '../../src/job-queue/ready-entry.js';
@@ -240,6 +241,7 @@ describe('job queue entry transitions', () => {
       .execute();
     await setStatus(PROCESSOR, 'On Hold');
     await setStatus(IMPORT_RUNS, 'On Hold');
+    await setStatus(WEBHOOKS, 'On Hold');
 
     const first = await claimNextDueEntry(t.db, { ...lease, now: clock() });
     const second = await claimNextDueEntry(t.db, { ...lease, now: clock() });
@@ -257,6 +259,7 @@ describe('job queue entry transitions', () => {
   it('takes over an In Process entry whose lease expired, but not one whose lease holds', async () => {
     await setStatus(RETENTION, 'On Hold');
     await setStatus(IMPORT_RUNS, 'On Hold');
+    await setStatus(WEBHOOKS, 'On Hold');
     await claimNextDueEntry(t.db, { ...lease, now: clock() });
 
     expect(await claimNextDueEntry(t.db, { owner: 'r2', leaseMs: 300_000, now: new Date(iso(299_999)) })).toBeUndefined();

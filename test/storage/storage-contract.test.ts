@@ -44,6 +44,7 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
             '012_resubmitted_requests',
             '013_workers',
             '014_response_actions_and_cookies',
+            '015_webhooks',
           ]);
           expect(await migrate(db)).toEqual([]);
           const entries = await db.kysely.selectFrom('ifw_job_queue_entry').select(['id', 'recurrence_seconds']).orderBy('id').execute();
@@ -51,12 +52,13 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
             { id: 'bulk-import-processor', recurrence_seconds: 60 },
             { id: 'import-run-processor', recurrence_seconds: 60 },
             { id: 'retention-cleanup', recurrence_seconds: 3600 },
+            { id: 'webhook-delivery', recurrence_seconds: 5 },
           ]);
           const count = await db.kysely
             .selectFrom('ifw_job_queue_entry')
             .select((eb) => eb.fn.countAll<number>().as('n'))
             .executeTakeFirstOrThrow();
-          expect(count.n).toBe(3);
+          expect(count.n).toBe(4);
         } finally {
           await db.close();
         }
@@ -369,6 +371,7 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
             'bulk-import-processor',
             'import-run-processor',
             'retention-cleanup',
+            'webhook-delivery',
           ]);
         });
 
