@@ -1,7 +1,7 @@
 /**
  * The `ifw` command. Server commands (serve, worker, migrate, apply, run-endpoint, users, apps) work on
  * the configured database through the composition root; client commands (submit, status:
- * client-commands.ts) talk to a running service over HTTP.
+ * client-commands.ts; requests: request-commands.ts) talk to a running service over HTTP.
  */
 import { Command, Option } from 'commander';
 import { ConfigError, loadConfig, type ConfigOverrides } from '../core/config.js';

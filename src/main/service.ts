@@ -14,6 +14,7 @@ import { createTokenValidator, type TokenValidator } from '../auth/jwt.js';
 import type { IssuerConfig } from '../auth/issuers.js';
 import { bulkImportPages } from '../bulk-import/pages.js';
 import { bulkImportRoutes } from '../bulk-import/routes.js';
+import { bulkImportAdminRoutes } from '../bulk-import/admin-routes.js';
 import { consoleRoutes } from '../console/console.js';
 import { accountPages } from '../accounts/pages.js';
 import { createSessions } from '../console/sessions.js';
@@ -151,6 +152,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       }),
       metricsRoutes(scrape),
       bulkImportRoutes({ db, clock, submitter, bodyLimitBytes: config.bodyLimitBytes, maxPageSize: config.maxPageSize, wake }),
+      bulkImportAdminRoutes({ db, clock, submitter, wake }),
       targetTableRoutes({ db, clock }),
       targetTableRowRoutes({ db, maxPageSize: config.maxPageSize }),
       integrationRoutes({ db, clock }),

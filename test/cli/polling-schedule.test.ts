@@ -6,7 +6,7 @@
  * wait-command.slow.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { scheduleOf } from '../../src/cli/client-commands.js';
+import { scheduleOf } from '../../src/cli/client-wait.js';
 import { DEFAULT_SCHEDULE, delayBefore, waitForEnd, type PollAnswer, type PollSchedule } from '../../src/cli/poll.js';
 
 describe('the polling schedule', () => {

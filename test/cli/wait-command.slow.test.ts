@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { EXIT_TIMED_OUT } from '../../src/cli/client-commands.js';
+import { EXIT_TIMED_OUT } from '../../src/cli/client-output.js';
 import { assertBuilt, ROOT, runIfw } from '../helpers/process.js';
 
 const PAYLOAD_FILE = path.join(ROOT, 'examples/customers-payload.json');
