@@ -7,6 +7,7 @@ import type { RawBuilder } from 'kysely';
 import { runFenced, type Connection, type PostgresConnection, type SqliteConnection } from '../storage/connection.js';
 import { dropStagedRows } from '../table-writer/sqlite/staged-rows.js';
 import { clearStagedRecords } from './postgres/staged-records.js';
+import { replaceRunErrors, type RunRecordError } from './run-errors.js';
 
 export function clearStaged(conn: SqliteConnection, runId: string): void;
 export function clearStaged(conn: PostgresConnection, runId: string): Promise<void>;
@@ -18,20 +19,43 @@ export function clearStaged(conn: Connection, runId: string): void | Promise<voi
 
 /**
  * A run's last status write (fenced by its lease) and, when it changed the run, the clearing of what
- * the run staged. False when the lease is no longer this worker's: nothing changed.
+ * the run staged and its per-record errors kept (run-errors.ts). False when the lease is no longer this
+ * worker's: nothing changed.
  */
-export function endRun(conn: SqliteConnection, statusWrite: RawBuilder<unknown>, runId: string): boolean;
-export function endRun(conn: PostgresConnection, statusWrite: RawBuilder<unknown>, runId: string): Promise<boolean>;
-export function endRun(conn: Connection, statusWrite: RawBuilder<unknown>, runId: string): boolean | Promise<boolean>;
-export function endRun(conn: Connection, statusWrite: RawBuilder<unknown>, runId: string): boolean | Promise<boolean> {
+export function endRun(
+  conn: SqliteConnection,
+  statusWrite: RawBuilder<unknown>,
+  runId: string,
+  errors?: readonly RunRecordError[],
+): boolean;
+export function endRun(
+  conn: PostgresConnection,
+  statusWrite: RawBuilder<unknown>,
+  runId: string,
+  errors?: readonly RunRecordError[],
+): Promise<boolean>;
+export function endRun(
+  conn: Connection,
+  statusWrite: RawBuilder<unknown>,
+  runId: string,
+  errors?: readonly RunRecordError[],
+): boolean | Promise<boolean>;
+export function endRun(
+  conn: Connection,
+  statusWrite: RawBuilder<unknown>,
+  runId: string,
+  errors: readonly RunRecordError[] = [],
+): boolean | Promise<boolean> {
   if (conn.dialect === 'sqlite') {
     if (!runFenced(conn, statusWrite)) return false;
     clearStaged(conn, runId);
+    void replaceRunErrors(conn, runId, errors);
     return true;
   }
   return (async () => {
     if (!(await runFenced(conn, statusWrite))) return false;
     await clearStaged(conn, runId);
+    await replaceRunErrors(conn, runId, errors);
     return true;
   })();
 }

@@ -16,6 +16,7 @@ import {
 import { m011_idempotency_keys, m012_resubmitted_requests } from './migrations/011-012-idempotency-resubmit.js';
 import { m013_workers } from './migrations/013-workers.js';
 import { m014_response_actions_and_cookies } from './migrations/014-response-actions-cookies.js';
+import { m017_run_errors_and_retention } from './migrations/017-run-housekeeping.js';
 
 /** The list, by name; the names are the ids in `ifw_migration` of every existing database: never rename one. */
 export const migrations = (dialect: Dialect): Record<string, Migration> => ({
@@ -33,6 +34,7 @@ export const migrations = (dialect: Dialect): Record<string, Migration> => ({
   '012_resubmitted_requests': m012_resubmitted_requests,
   '013_workers': m013_workers,
   '014_response_actions_and_cookies': m014_response_actions_and_cookies,
+  '017_run_errors_and_retention': m017_run_errors_and_retention,
 });
 
 export const migrationProvider = (dialect: Dialect): MigrationProvider => ({

@@ -44,6 +44,7 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
             '012_resubmitted_requests',
             '013_workers',
             '014_response_actions_and_cookies',
+            '017_run_errors_and_retention',
           ]);
           expect(await migrate(db)).toEqual([]);
           const entries = await db.kysely.selectFrom('ifw_job_queue_entry').select(['id', 'recurrence_seconds']).orderBy('id').execute();
