@@ -35,6 +35,8 @@ export interface ProcessorContext extends WorkerContext {
   readonly importPayloadPg?: ImportFnPg;
   /** PostgreSQL: how often the lease is renewed while a request imports (default: a third of the lease). */
   readonly heartbeatMs?: number;
+  /** After an aborted import, how long to wait for the cancel's status write at most (default ABORT_YIELD_MS). */
+  readonly abortYieldMs?: number;
 }
 
 /** After an aborted import, how long the worker waits for the cancel's status write before it claims again. */
@@ -128,7 +130,7 @@ async function processRequest(ctx: ProcessorContext, claimed: ClaimedRequest, ti
   } catch (err) {
     if (err instanceof ImportAborted) {
       // Cancelled or reset by an administrator: rolled back; let its status write have the lock first.
-      await abortBoard(db)?.waitLowered(requestAbortKey(requestId), ABORT_YIELD_MS);
+      await abortBoard(db)?.waitLowered(requestAbortKey(requestId), ctx.abortYieldMs ?? ABORT_YIELD_MS);
       log.warn('the import was aborted (cancelled or reset by an administrator) and rolled back');
       return 'lost';
     }

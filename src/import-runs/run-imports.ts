@@ -40,6 +40,8 @@ export interface ImportRunContext extends WorkerContext {
   readonly staging?: StagingLimits;
   /** How often the lease is renewed during PostgreSQL's import transaction; default a third of the lease. */
   readonly heartbeatMs?: number;
+  /** After an aborted import, how long to wait for the cancel's status write at most (default ABORT_YIELD_MS). */
+  readonly abortYieldMs?: number;
 }
 
 /** After an aborted import, how long the worker waits for the cancel's status write before it claims again. */
@@ -296,7 +298,7 @@ async function runOn(ctx: ImportRunContext, run: ClaimedRun, store: RunStore, lo
   } catch (err) {
     if (err instanceof ImportAborted) {
       // Cancelled by an administrator: rolled back; let the cancel's status write have the lock first.
-      await abortBoard(db)?.waitLowered(runAbortKey(runId), ABORT_YIELD_MS);
+      await abortBoard(db)?.waitLowered(runAbortKey(runId), ctx.abortYieldMs ?? ABORT_YIELD_MS);
       await store.clearStaged().catch(() => undefined);
       log.warn('the import was aborted (the run was cancelled by an administrator) and rolled back');
       return 'lost';
