@@ -1,0 +1,106 @@
+/**
+ * A cancel sent through the API while a 1 000 000-record bulk import runs, on both databases, with the
+ * service's own job queue (a worker thread) over a real socket. The cancel must not wait for the
+ * import: it answers 200 with the request Cancelled (had it waited, the import would have committed
+ * and the answer would be 409 "is Completed"), no row of the import is left, and the worker is free for
+ * the next request at once. The times are printed, not asserted: a loaded machine stretches them.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { systemClock } from '../../src/core/clock.js';
+import { applyConfig } from '../../src/declarative-config/apply.js';
+import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
+import { API, startTestService, type TestService } from '../helpers/service.js';
+
+const RECORDS = 1_000_000;
+
+describe.each(BACKENDS)('aborting a 1 000 000-record import on $name', (backend) => {
+  describe.skipIf(backend.skip)(`${backend.name}`, () => {
+    let fresh: FreshDatabase;
+    let t: TestService;
+    let base: string;
+
+    beforeAll(async () => {
+      fresh = await backend.fresh();
+      t = await startTestService({ databaseUrl: fresh.url, workers: true, config: { schedulerTickMs: 50 } });
+      await applyConfig(
+        t.service.db,
+        {
+          integrations: [
+            {
+              sortingOrder: 51,
+              name: 'Many customers',
+              type: 'file',
+              targetTable: 'customer',
+              recordsPath: '',
+              acceptBulkImportRequests: true,
+              maxPayloadSizeKb: 102_400,
+              writeMode: 'insert',
+              fields: [
+                { fieldNo: 1, title: 'No.', sourcePath: 'no' },
+                { fieldNo: 2, title: 'Name', sourcePath: 'name' },
+              ],
+              mappings: [
+                { fieldNo: 1, targetField: 'no', required: true },
+                { fieldNo: 2, targetField: 'name', required: true },
+              ],
+            },
+          ],
+        },
+        systemClock,
+      );
+      base = `${await t.service.listen()}${API}/bulkImportRequests`;
+    }, 60_000);
+    afterAll(async () => {
+      await t?.cleanup();
+      await fresh?.cleanup();
+    });
+
+    const call = async (method: string, url: string, body?: string) => {
+      const res = await fetch(url, {
+        method,
+        headers: { ...t.headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body }),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    const statusOf = async (id: string) => (await call('GET', `${base}(${id})`)).body.status as string;
+    const customers = async () =>
+      Number(
+        (
+          await t.service.db.kysely
+            .selectFrom('customer' as never)
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+
+    it('answers the cancel with the request Cancelled while the import runs, and leaves no row of it', async () => {
+      const records = Array.from({ length: RECORDS }, (_, i) => `{"no":"C${i}","name":"Customer ${i}"}`);
+      const payload = JSON.stringify({ integrationSortingOrder: 51, payload: `[${records.join(',')}]` });
+      const submitted = await call('POST', base, payload);
+      expect(submitted.status, JSON.stringify(submitted.body)).toBe(202);
+      const id = submitted.body.requestId as string;
+
+      // Cancel once the worker has claimed it and the import is under way.
+      while ((await statusOf(id)) === 'Pending') await sleep(20);
+      await sleep(300);
+      const sent = performance.now();
+      const cancelled = await call('POST', `${base}(${id})/Microsoft.NAV.cancel`);
+      const answeredMs = performance.now() - sent;
+
+      console.log(`${backend.name}: the cancel answered in ${Math.round(answeredMs)} ms`);
+      expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
+      expect(cancelled.body).toMatchObject({ requestId: id, status: 'Cancelled' });
+
+      // The worker is free for the next request as soon as the aborted import rolled back.
+      const next = await call('POST', base, JSON.stringify({ integrationSortingOrder: 51, payload: '[{"no":"N1","name":"next"}]' }));
+      const freed = performance.now();
+      while ((await statusOf(next.body.requestId as string)) !== 'Completed') await sleep(20);
+      console.log(`${backend.name}: the next request completed ${Math.round(performance.now() - freed)} ms after it was sent`);
+
+      expect(await statusOf(id)).toBe('Cancelled');
+      expect(await customers(), 'only the next request wrote a row').toBe(1);
+    }, 600_000);
+  });
+});
