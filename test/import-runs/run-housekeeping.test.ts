@@ -17,6 +17,8 @@ import { queueEndpointRun } from '../../src/import-runs/queue-endpoint-run.js';
 import { runRunRetention } from '../../src/import-runs/retention.js';
 import { listRunErrors } from '../../src/import-runs/run-errors.js';
 import { executeRun, runQueuedImports, type ImportRunContext } from '../../src/import-runs/run-imports.js';
+import type { JobContext } from '../../src/job-queue/jobs.js';
+import { jobKinds } from '../../src/main/jobs.js';
 import { abortBoard, claimOf } from '../../src/storage/abort-board.js';
 import { migrate, openDatabase, type Database } from '../../src/storage/database.js';
 import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
@@ -209,6 +211,22 @@ describe.each(BACKENDS)('import run housekeeping on $name', (backend) => {
       expect(await count('ifw_import_run_error')).toBe(0);
       expect((await getRun(db, running.runId))?.status).toBe('Running');
       expect((await getRun(db, queued.runId))?.status).toBe('Queued');
+    });
+
+    it('the retention cleanup entry deletes ended runs after IFW_RUN_RETENTION_DAYS, by the clock it is given', async () => {
+      await open();
+      const ended = await queueEndpointRun(db, 'numbered', 'manual', clock());
+      await runQueuedImports(ctx);
+      const endedAt = Date.parse((await getRun(db, ended.runId))!.endedAt!);
+      const retention = jobKinds({ retentionDays: 30, runRetentionDays: 7 }).find((k) => k.kind === 'retentionCleanup')!;
+      const runAt = async (ms: number): Promise<void> => {
+        const moved = () => new Date(ms);
+        await retention.run({ ...ctx, clock: moved } as unknown as JobContext);
+      };
+      await runAt(endedAt + 6 * DAY_MS);
+      expect(await getRun(db, ended.runId), 'six days after it ended').toBeDefined();
+      await runAt(endedAt + 7 * DAY_MS + 1);
+      expect(await getRun(db, ended.runId), 'seven days after it ended').toBeUndefined();
     });
   });
 });
