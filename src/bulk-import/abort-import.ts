@@ -5,13 +5,17 @@
  * thread) goes through at once. On PostgreSQL the write needs no lock the import holds; the import's
  * lease watch stops it.
  */
-import { abortBoard, claimOf } from '../storage/abort-board.js';
+import { abortBoard, ANY_CLAIM, claimOf } from '../storage/abort-board.js';
 import type { Db } from '../storage/db.js';
 
 export const requestAbortKey = (requestId: string): string => `request-${requestId}`;
 
-/** Runs `write` (the status change) with the request's running import asked to stop meanwhile. */
-export async function abortingImport<T>(db: Db, requestId: string, write: () => Promise<T>): Promise<T> {
+/**
+ * Runs `write` (the status change) with the request's running import asked to stop meanwhile. A
+ * Pending request may be claimed while the write waits for the lock (the claim commits, and the import
+ * takes the lock before the write's next try): `anyClaim` (a cancel) flags whichever claim that is.
+ */
+export async function abortingImport<T>(db: Db, requestId: string, write: () => Promise<T>, anyClaim = false): Promise<T> {
   const board = abortBoard(db);
   if (board === undefined) return write();
   const row = await db
@@ -19,9 +23,10 @@ export async function abortingImport<T>(db: Db, requestId: string, write: () => 
     .select(['status', 'lease_owner', 'started_at'])
     .where('request_id', '=', requestId)
     .executeTakeFirst();
-  if (row?.status !== 'Processing') return write();
+  const pending = anyClaim && row?.status === 'Pending';
+  if (row?.status !== 'Processing' && !pending) return write();
   const key = requestAbortKey(requestId);
-  board.raise(key, claimOf(row.lease_owner, row.started_at));
+  board.raise(key, pending ? ANY_CLAIM : claimOf(row.lease_owner, row.started_at));
   try {
     return await write();
   } finally {

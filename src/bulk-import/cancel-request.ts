@@ -14,20 +14,24 @@ import type { Db } from '../storage/db.js';
 
 /** Pending or Processing → Cancelled. */
 export async function cancelRequest(db: Db, requestId: string, clock: Clock): Promise<RequestSummaryRow> {
-  const row = await abortingImport(db, requestId, () =>
-    db
-      .updateTable('ifw_bulk_import_request')
-      .set({
-        status: 'Cancelled',
-        ended_at: clock().toISOString(),
-        lease_owner: null,
-        lease_expires_at: null,
-        error_message: 'Cancelled by an administrator.',
-      })
-      .where('request_id', '=', requestId)
-      .where('status', 'in', ['Pending', 'Processing'])
-      .returning(REQUEST_COLUMNS)
-      .executeTakeFirst(),
+  const row = await abortingImport(
+    db,
+    requestId,
+    () =>
+      db
+        .updateTable('ifw_bulk_import_request')
+        .set({
+          status: 'Cancelled',
+          ended_at: clock().toISOString(),
+          lease_owner: null,
+          lease_expires_at: null,
+          error_message: 'Cancelled by an administrator.',
+        })
+        .where('request_id', '=', requestId)
+        .where('status', 'in', ['Pending', 'Processing'])
+        .returning(REQUEST_COLUMNS)
+        .executeTakeFirst(),
+    true,
   );
   if (row !== undefined) return row;
   const status = await currentStatus(db, requestId);

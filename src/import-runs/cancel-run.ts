@@ -10,7 +10,7 @@
  */
 import type { Clock } from '../core/clock.js';
 import { conflict, notFound } from '../core/errors.js';
-import { abortBoard, claimOf } from '../storage/abort-board.js';
+import { abortBoard, ANY_CLAIM, claimOf } from '../storage/abort-board.js';
 import type { Db } from '../storage/db.js';
 import { RUN_COLUMNS, toImportRun, type ImportRun } from './model.js';
 
@@ -37,11 +37,12 @@ export async function cancelRun(db: Db, runId: string, clock: Clock): Promise<Im
       .where('status', 'in', ['Queued', 'Running'])
       .returning(RUN_COLUMNS)
       .executeTakeFirst();
-  const board = before.status === 'Running' ? abortBoard(db) : undefined;
+  // A Queued run may be claimed while the write waits for the lock: its flag stops whichever claim that is.
+  const board = before.status === 'Running' || before.status === 'Queued' ? abortBoard(db) : undefined;
   let row: Awaited<ReturnType<typeof write>>;
   if (board === undefined) row = await write();
   else {
-    board.raise(runAbortKey(runId), claimOf(before.lease_owner, before.started_at));
+    board.raise(runAbortKey(runId), before.status === 'Queued' ? ANY_CLAIM : claimOf(before.lease_owner, before.started_at));
     try {
       row = await write();
     } finally {

@@ -35,6 +35,13 @@ export interface AbortBoard {
 export const claimOf = (owner: string | null | undefined, startedAt: string | null | undefined): string =>
   `${owner ?? ''} ${startedAt ?? ''}`;
 
+/**
+ * The claim of a flag raised for work that was not claimed yet when the cancel read it (Pending, Queued):
+ * it stops whichever claim is made meanwhile. Only a cancel raises it, and cancelled work is never
+ * claimed again, so it cannot stop a later claim.
+ */
+export const ANY_CLAIM = '*';
+
 /** The board of a database, or undefined where none is needed (PostgreSQL) or possible (in memory). */
 export function abortBoard(db: Db): AbortBoard | undefined {
   if (db.dialect !== 'sqlite') return undefined;
@@ -59,7 +66,8 @@ export function fileBoard(dir: string): AbortBoard {
       const file = fileOf(dir, key);
       if (!fs.existsSync(file)) return false;
       try {
-        return fs.readFileSync(file, 'utf8') === claim;
+        const flagged = fs.readFileSync(file, 'utf8');
+        return flagged === claim || flagged === ANY_CLAIM;
       } catch {
         return false;
       }

@@ -3,7 +3,8 @@
  * service's own job queue (a worker thread) over a real socket. The cancel must not wait for the
  * import: it answers 200 with the request Cancelled (had it waited, the import would have committed
  * and the answer would be 409 "is Completed"), no row of the import is left, and the worker is free for
- * the next request at once. The times are printed, not asserted: a loaded machine stretches them.
+ * the next request at once. A reset likewise answers Pending at once, and the request is then imported
+ * again, once. The times are printed, not asserted: a loaded machine stretches them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import os from 'node:os';
@@ -134,6 +135,30 @@ describe.each(BACKENDS)('aborting a 1 000 000-record import on $name', (backend)
 
       expect(await statusOf(id)).toBe('Cancelled');
       expect(await customers(), 'only the next request wrote a row').toBe(1);
+    }, 600_000);
+
+    it('a reset while the import writes answers Pending at once; the request is then imported again from the start, once', async () => {
+      const before = await customers();
+      const records = Array.from({ length: RECORDS }, (_, i) => `{"no":"R${i}","name":"Reset ${i}"}`);
+      const submitted = await call('POST', base, JSON.stringify({ integrationSortingOrder: 51, payload: `[${records.join(',')}]` }));
+      expect(submitted.status).toBe(202);
+      const id = submitted.body.requestId as string;
+      while (!(await importWriting())) {
+        expect(await statusOf(id), 'the import ended before it was seen writing').not.toMatch(/Completed|Failed/);
+        await sleep(20);
+      }
+      const sent = performance.now();
+      const reset = await call('POST', `${base}(${id})/Microsoft.NAV.reset`);
+      console.log(`${backend.name}: the reset answered in ${Math.round(performance.now() - sent)} ms`);
+      expect(reset.status, JSON.stringify(reset.body)).toBe(200);
+      expect(reset.body).toMatchObject({ requestId: id, status: 'Pending' });
+
+      let status = '';
+      while ((status = await statusOf(id)) !== 'Completed') {
+        expect(status).not.toMatch(/Failed|Cancelled/);
+        await sleep(200);
+      }
+      expect(await customers(), 'every record once').toBe(before + RECORDS);
     }, 600_000);
   });
 });

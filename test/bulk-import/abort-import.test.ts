@@ -16,7 +16,7 @@ import { processPendingRequests, type ImportFnPg, type ProcessorContext } from '
 import { resetRequest } from '../../src/bulk-import/reset-request.js';
 import { manualClock } from '../../src/core/clock.js';
 import { parseDatabaseUrl } from '../../src/core/config.js';
-import { abortBoard, claimOf, fileBoard } from '../../src/storage/abort-board.js';
+import { abortBoard, ANY_CLAIM, claimOf, fileBoard } from '../../src/storage/abort-board.js';
 import { migrate, openDatabase, type Database } from '../../src/storage/database.js';
 import { importPayloadPg } from '../../src/table-writer/postgres/importer.js';
 import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
@@ -40,6 +40,10 @@ describe('the abort board', () => {
     expect(board.raised(requestAbortKey('0190a000-0000-7000-8000-000000000002'), claimOf('w1', 'T1'))).toBe(false);
     board.lower(key);
     expect(board.raised(key, claimOf('w1', 'T1'))).toBe(false);
+    board.lower(key);
+    // A cancel of a Pending request flags whichever claim is made while it waits for the lock.
+    board.raise(key, ANY_CLAIM);
+    expect(board.raised(key, claimOf('w2', 'T3'))).toBe(true);
     board.lower(key);
   });
 
