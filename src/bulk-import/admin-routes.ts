@@ -78,7 +78,9 @@ export function bulkImportAdminRoutes(deps: BulkImportAdminRouteDeps): RoutePlug
       {
         config: bulkImportRequests.config('bulkImport'),
         schema: {
-          summary: 'Cancel a Pending or Processing (stuck) request',
+          summary: 'Cancel a Pending or Processing request',
+          description:
+            'Answers 200 with the request, Cancelled. A Processing request whose records are being written stops at its next batch and its import rolls back: nothing of it is written, and the answer does not wait for the import. 409 when the request has already ended (also when its import completed in the instant before).',
           tags: ['Bulk Import API'],
           params: KeyParams,
           response: { 200: bulkImportRequests.Entity, 404: ErrorSchema, 409: ErrorSchema },

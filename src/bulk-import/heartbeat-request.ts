@@ -20,3 +20,15 @@ export async function heartbeatRequest(db: Db, { requestId, owner, now, leaseMs 
        and lease_owner = ${owner}`.execute(db);
   return result.numAffectedRows === 1n;
 }
+
+/** Whether the request is still Processing under this worker's lease (read only; a cancel or reset clears it). */
+export async function leaseHeld(db: Db, requestId: string, owner: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('ifw_bulk_import_request')
+    .select('request_id')
+    .where('request_id', '=', requestId)
+    .where('status', '=', 'Processing')
+    .where('lease_owner', '=', owner)
+    .executeTakeFirst();
+  return row !== undefined;
+}

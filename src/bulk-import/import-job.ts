@@ -14,6 +14,8 @@ export interface ImportJob {
   /** The lease token the final status write is fenced by. */
   readonly owner: string;
   readonly leaseMs: number;
+  /** When this claim started: with the owner, the claim an abort names (storage/abort-board.ts). */
+  readonly startedAt: string;
   /** The import; its payload is the stored text, or '' when it is in `payloadChunks` chunks (read by each dialect's import). */
   readonly input: ImportInput;
   readonly payloadChunks: number;

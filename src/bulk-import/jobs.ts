@@ -4,7 +4,7 @@
  * 001; the composition root lists the kinds (src/main/jobs.ts).
  */
 import type { Config } from '../core/config.js';
-import type { JobKind } from '../job-queue/jobs.js';
+import type { JobContext, JobKind } from '../job-queue/jobs.js';
 import { processPendingRequests, type ImportFn, type ImportFnPg } from './processor.js';
 import { releaseRequests } from './release-requests.js';
 import { runRetentionCleanup } from './retention.js';
@@ -41,13 +41,18 @@ export function bulkImportProcessor(options: BulkImportProcessorOptions = {}): J
   };
 }
 
-export function retentionCleanup(config: Pick<Config, 'retentionDays'>): JobKind {
+/** A further cleanup the retention entry runs after the requests' (import runs': import-runs/retention.ts). */
+export type MoreRetention = (ctx: JobContext) => Promise<void>;
+
+export function retentionCleanup(config: Pick<Config, 'retentionDays'>, more: readonly MoreRetention[] = []): JobKind {
   return {
     kind: 'retentionCleanup',
     lane: LANE,
-    async run({ db, clock, logger }) {
+    async run(ctx) {
+      const { db, clock, logger } = ctx;
       const deleted = await runRetentionCleanup(db, { now: clock(), retentionDays: config.retentionDays });
       if (deleted > 0) logger.info({ deleted, retentionDays: config.retentionDays }, 'retention cleanup deleted ended requests');
+      for (const cleanup of more) await cleanup(ctx);
     },
   };
 }

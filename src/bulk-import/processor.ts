@@ -10,6 +10,9 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { getIntegrationPlan } from '../integrations/store.js';
+import { abortBoard } from '../storage/abort-board.js';
+import { ImportAborted } from '../table-writer/model.js';
+import { requestAbortKey } from './abort-import.js';
 import { connectionOf } from '../storage/connection.js';
 import { getTableWithRelations } from '../tables/store.js';
 import { claimNextRequest } from './claim-request.js';
@@ -32,7 +35,12 @@ export interface ProcessorContext extends WorkerContext {
   readonly importPayloadPg?: ImportFnPg;
   /** PostgreSQL: how often the lease is renewed while a request imports (default: a third of the lease). */
   readonly heartbeatMs?: number;
+  /** After an aborted import, how long to wait for the cancel's status write at most (default ABORT_YIELD_MS). */
+  readonly abortYieldMs?: number;
 }
+
+/** After an aborted import, how long the worker waits for the cancel's status write before it claims again. */
+const ABORT_YIELD_MS = 5000;
 
 export type RequestResult = 'completed' | 'failed' | 'lost';
 
@@ -101,6 +109,7 @@ async function processRequest(ctx: ProcessorContext, claimed: ClaimedRequest, ti
       requestId,
       owner,
       leaseMs: ctx.leaseMs,
+      startedAt: claimed.startedAt,
       input: { plan, tables, payload: claimed.payload },
       payloadChunks: claimed.payloadChunks,
       payloadLength: claimed.payloadLength,
@@ -119,6 +128,12 @@ async function processRequest(ctx: ProcessorContext, claimed: ClaimedRequest, ti
     else log.info({ errors: outcome.errorCount, ms, errorMessage: outcome.errorMessage }, 'bulk import request failed');
     return outcome.ok ? 'completed' : 'failed';
   } catch (err) {
+    if (err instanceof ImportAborted) {
+      // Cancelled or reset by an administrator: rolled back; let its status write have the lock first.
+      await abortBoard(db)?.waitLowered(requestAbortKey(requestId), ctx.abortYieldMs ?? ABORT_YIELD_MS);
+      log.warn('the import was aborted (cancelled or reset by an administrator) and rolled back');
+      return 'lost';
+    }
     log.error({ err }, 'internal error while processing a bulk import request');
     try {
       return await fail(`internal error while processing: ${err instanceof Error ? err.message : String(err)}`);

@@ -22,6 +22,15 @@ export interface PollSchedule {
 /** The spec's guidance: 5 s, doubling to at most a minute, 60 attempts (about an hour). */
 export const DEFAULT_SCHEDULE: PollSchedule = { firstMs: 5_000, maxIntervalMs: 60_000, maxAttempts: 60, timeoutMs: undefined };
 
+/** The spec's guidance (§6): at least 5 to 10 seconds between polls; a shorter first interval is warned about. */
+export const SPEC_MIN_INTERVAL_MS = 5_000;
+
+/** The warning for an interval shorter than the spec advises (undefined: none). */
+export const intervalWarning = (schedule: PollSchedule): string | undefined =>
+  schedule.firstMs >= SPEC_MIN_INTERVAL_MS
+    ? undefined
+    : `polling every ${schedule.firstMs / 1000} s at first: the spec advises at least 5 to 10 seconds between polls (--interval 5 or more)`;
+
 /** The wait before poll number `attempt` (1-based). */
 export const delayBefore = (attempt: number, schedule: PollSchedule): number =>
   Math.min(schedule.firstMs * 2 ** (attempt - 1), Math.max(schedule.maxIntervalMs, schedule.firstMs));
@@ -56,6 +65,8 @@ export interface WaitDeps {
 const ENDED = new Set(['Completed', 'Failed', 'Cancelled']);
 
 export async function waitForEnd(schedule: PollSchedule, deps: WaitDeps, options: WaitOptions = {}): Promise<WaitOutcome> {
+  const warning = intervalWarning(schedule);
+  if (warning !== undefined) deps.say(warning);
   const started = deps.now();
   let last: unknown;
   let attempts = 0;

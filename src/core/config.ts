@@ -51,6 +51,8 @@ export interface Config {
   readonly maxAttempts: number;
   /** Days after which Completed, Failed and Cancelled requests are deleted. */
   readonly retentionDays: number;
+  /** Days after which Completed, Failed and Cancelled import runs are deleted, with their pages and errors. */
+  readonly runRetentionDays: number;
   /** How long a submission's Idempotency-Key holds. */
   readonly idempotencyHours: number;
   /** Largest page of a list answer; more results come through `@odata.nextLink`. */
@@ -272,6 +274,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     leaseSeconds: int(env, 'IFW_LEASE_SECONDS', 300, 1, 86_400),
     maxAttempts: int(env, 'IFW_MAX_ATTEMPTS', 3, 1, 100),
     retentionDays: int(env, 'IFW_RETENTION_DAYS', 30, 1, 36_500),
+    runRetentionDays: int(env, 'IFW_RUN_RETENTION_DAYS', 30, 1, 36_500),
     idempotencyHours: int(env, 'IFW_IDEMPOTENCY_HOURS', 24, 1, 720),
     maxPageSize: int(env, 'IFW_MAX_PAGE_SIZE', 100, 1, 10_000),
     schedulerTickMs: int(env, 'IFW_SCHEDULER_TICK_MS', 1000, 10, 60_000),

@@ -7,6 +7,7 @@
 import { sql } from 'kysely';
 import type { RunStopReason } from '../rest-source/model.js';
 import type { Connection, PostgresConnection, SqliteConnection } from '../storage/connection.js';
+import type { RunRecordError } from './run-errors.js';
 import { endRun } from './staged.js';
 
 export interface CompleteRunArgs {
@@ -19,6 +20,8 @@ export interface CompleteRunArgs {
   readonly skipped: number;
   readonly stopReason: RunStopReason;
   readonly stopDetail: string;
+  /** The per-record errors kept, with the page and place each record came from. */
+  readonly errors?: readonly RunRecordError[];
   readonly warnings: readonly string[];
   /** Describes skipped records when the integration skips bad ones; '' otherwise. */
   readonly errorMessage: string;
@@ -46,5 +49,5 @@ export function completeRun(conn: Connection, args: CompleteRunArgs): boolean | 
      where run_id = ${args.runId}
        and status = 'Running'
        and lease_owner = ${args.owner}`;
-  return endRun(conn, complete, args.runId, { status: 'Completed', now: args.now });
+  return endRun(conn, complete, args.runId, { status: 'Completed', now: args.now }, args.errors);
 }

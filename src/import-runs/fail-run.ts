@@ -6,6 +6,7 @@
 import { sql } from 'kysely';
 import type { RunStopReason } from '../rest-source/model.js';
 import type { Connection, PostgresConnection, SqliteConnection } from '../storage/connection.js';
+import type { RunRecordError } from './run-errors.js';
 import { endRun } from './staged.js';
 
 export interface FailRunArgs {
@@ -17,6 +18,8 @@ export interface FailRunArgs {
   /** Known when every page was fetched and the import itself failed. */
   readonly stopReason?: RunStopReason | null;
   readonly stopDetail?: string;
+  /** The per-record errors kept, with the page and place each record came from. */
+  readonly errors?: readonly RunRecordError[];
   readonly warnings?: readonly string[];
 }
 
@@ -51,6 +54,8 @@ export function failRun(conn: SqliteConnection, args: FailRunArgs): boolean;
 export function failRun(conn: PostgresConnection, args: FailRunArgs): Promise<boolean>;
 export function failRun(conn: Connection, args: FailRunArgs): boolean | Promise<boolean> {
   if (conn.dialect === 'sqlite')
-    return conn.sqlite.transaction(() => endRun(conn, failStatement(args), args.runId, { status: 'Failed', now: args.now })).immediate();
-  return endRun(conn, failStatement(args), args.runId, { status: 'Failed', now: args.now });
+    return conn.sqlite
+      .transaction(() => endRun(conn, failStatement(args), args.runId, { status: 'Failed', now: args.now }, args.errors))
+      .immediate();
+  return endRun(conn, failStatement(args), args.runId, { status: 'Failed', now: args.now }, args.errors);
 }

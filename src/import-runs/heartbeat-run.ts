@@ -20,3 +20,15 @@ export async function heartbeatRun(db: Db, { runId, owner, now, leaseMs }: Heart
        and lease_owner = ${owner}`.execute(db);
   return result.numAffectedRows === 1n;
 }
+
+/** Whether the run is still Running under this worker's lease (read only; a cancel clears it). */
+export async function runLeaseHeld(db: Db, runId: string, owner: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('ifw_import_run')
+    .select('run_id')
+    .where('run_id', '=', runId)
+    .where('status', '=', 'Running')
+    .where('lease_owner', '=', owner)
+    .executeTakeFirst();
+  return row !== undefined;
+}

@@ -3,10 +3,12 @@
  * migration 003) and one entry per scheduled endpoint (kind endpointImport, created and removed with
  * the endpoint's schedule, see rest-source/schedule.ts). The composition root lists the kinds.
  */
+import type { Config } from '../core/config.js';
 import { AppError } from '../core/errors.js';
 import type { JobContext, JobKind } from '../job-queue/jobs.js';
 import { ENDPOINT_IMPORT_KIND, type EndpointImportParameters } from '../rest-source/schedule.js';
 import { queueEndpointRun } from './queue-endpoint-run.js';
+import { runRunRetention } from './retention.js';
 import { runQueuedImports } from './run-imports.js';
 import type { ImportSources } from './sources.js';
 
@@ -54,3 +56,11 @@ export function endpointImport(sources: ImportSources): JobKind {
     },
   };
 }
+
+/** The import runs' part of the retention cleanup entry (bulk-import/jobs.ts runs it after the requests'). */
+export const runRetention =
+  (config: Pick<Config, 'runRetentionDays'>) =>
+  async ({ db, clock, logger }: Pick<JobContext, 'db' | 'clock' | 'logger'>): Promise<void> => {
+    const deleted = await runRunRetention(db, { now: clock(), retentionDays: config.runRetentionDays });
+    if (deleted > 0) logger.info({ deleted, runRetentionDays: config.runRetentionDays }, 'retention cleanup deleted ended import runs');
+  };

@@ -1,14 +1,15 @@
 /**
  * The console's import runs: "Run import now" on an endpoint's card, the list of runs, and a run's
  * page, which shows pages arriving while the run goes on and, at its end, the stop reason, warnings,
- * the page log, and the spec's "Pagination problems" remedies where the run shows their symptom.
+ * the page log, the per-record errors with the page and place of each record, the spec's "Pagination
+ * problems" remedies where the run shows their symptom, and Cancel for a Queued or Running run.
  */
 import { Type } from 'typebox';
 import type { Clock } from '../core/clock.js';
 import { AppError } from '../core/errors.js';
-import { FormBody, PathKey, redirect, type ConsolePages } from '../console/console.js';
+import { FormBody, PathKey, redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
 import { html, path, type Html } from '../console/html.js';
-import { field, fields, liveRegion, select, statusBadge, table, time } from '../console/widgets.js';
+import { actionButton, field, fields, liveRegion, select, statusBadge, table, time } from '../console/widgets.js';
 import { integrationLink, integrationNames } from '../integrations/integration-link.js';
 import { getIntegration } from '../integrations/store.js';
 import { getEndpoint } from '../rest-source/store.js';
@@ -18,6 +19,8 @@ import { getRun, listRunPages, listRuns } from './queries.js';
 import { queueEndpointRun } from './queue-endpoint-run.js';
 import { deliveryLog } from '../webhooks/pages.js';
 import { deliveriesOf } from '../webhooks/store.js';
+import { cancelRun } from './cancel-run.js';
+import { listRunErrors } from './run-errors.js';
 
 export interface ImportRunPagesDeps {
   readonly db: Database;
@@ -27,6 +30,8 @@ export interface ImportRunPagesDeps {
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const PAGE_LOG_LIMIT = 1000;
+/** Every kept error (at most MAX_KEPT_ERRORS, 1 000) is shown. */
+const ERRORS_LIMIT = 1000;
 const RunsQuery = Type.Object({ endpoint: Type.Optional(Type.String()), status: Type.Optional(Type.String()) });
 
 /** The rows of the spec's "Pagination problems" table whose symptom this run shows. */
@@ -54,9 +59,10 @@ export function importRunPages(deps: ImportRunPagesDeps): ConsolePages {
     return id.toLowerCase();
   };
 
-  async function runBody(run: ImportRun): Promise<Html> {
-    const [pages, endpoint, integration] = await Promise.all([
+  async function runBody(run: ImportRun, ctx: ConsoleContext): Promise<Html> {
+    const [pages, errors, endpoint, integration] = await Promise.all([
       listRunPages(db, run.runId, { skip: 0, limit: PAGE_LOG_LIMIT }),
+      listRunErrors(db, run.runId, { skip: 0, limit: ERRORS_LIMIT }),
       getEndpoint(db.kysely, run.endpointCode),
       getIntegration(db, run.integrationSortingOrder),
     ]);
@@ -83,6 +89,17 @@ export function importRunPages(deps: ImportRunPagesDeps): ConsolePages {
           ['Error', run.errorMessage],
           ['Attempts', String(run.attempts)],
         ])}
+        <div class="actions">
+          ${actionButton({
+            action: path(['runs', run.runId, 'cancel']),
+            label: 'Cancel run',
+            csrfToken: ctx.csrfToken,
+            confirm: `Cancel import run ${run.runId}? Nothing of it will be imported.`,
+            enabled: live,
+            disabledReason: 'Only a Queued or Running run can be cancelled.',
+            danger: true,
+          })}
+        </div>
         ${
           run.warnings.length === 0
             ? ''
@@ -103,6 +120,21 @@ export function importRunPages(deps: ImportRunPagesDeps): ConsolePages {
                 </ul>
               </div>`
         }
+        <h2>Record errors (${errors.length})</h2>
+        ${table({
+          rows: errors,
+          caption: 'Record errors, with the page and place each record came from',
+          empty: 'No record errors.',
+          columns: [
+            { header: 'Record', numeric: true, cell: (e) => e.recordNo ?? '—' },
+            { header: 'Page', numeric: true, cell: (e) => e.pageNo ?? '—' },
+            { header: 'On page', numeric: true, cell: (e) => e.recordOnPage ?? '—' },
+            { header: 'Field', cell: (e) => e.field ?? '—' },
+            { header: 'Value', cell: (e) => html`<code>${e.value ?? ''}</code>` },
+            { header: 'Rule', cell: (e) => e.rule },
+            { header: 'Message', cell: (e) => e.message },
+          ],
+        })}
         <h2>Page log (${pages.length})</h2>
         ${table({
           rows: pages,
@@ -184,6 +216,17 @@ export function importRunPages(deps: ImportRunPagesDeps): ConsolePages {
       { query: RunsQuery },
     );
 
+    router.post(
+      '/runs/:id/cancel',
+      'runImports',
+      async (request) => {
+        const id = runIdOf(request.params.id);
+        await cancelRun(db, id, clock);
+        return redirect(path(['runs', id]), { kind: 'info', text: `Import run ${id} was cancelled.` });
+      },
+      { params: PathKey('id'), body: FormBody({}) },
+    );
+
     router.get(
       '/runs/:id',
       'read',
@@ -191,7 +234,7 @@ export function importRunPages(deps: ImportRunPagesDeps): ConsolePages {
         const id = runIdOf(request.params.id);
         const run = await getRun(db, id);
         if (run === undefined) throw new AppError(404, 'notFound', `No import run ${id}.`);
-        const body = await runBody(run);
+        const body = await runBody(run, ctx);
         return ctx.partial
           ? body
           : ctx.page(

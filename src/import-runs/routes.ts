@@ -1,6 +1,6 @@
 /**
  * Import runs over HTTP: start a run of a REST API endpoint (`restApiEndpoints('<code>')/Microsoft.NAV.run`,
- * 202 with the Queued run), list runs, read one, and list its pages. Runs execute on the job queue's
+ * 202 with the Queued run), list runs, read one, cancel one, and list its pages and per-record errors. Runs execute on the job queue's
  * thread, never here: this process only queues the run and wakes the queue.
  */
 import { Type } from 'typebox';
@@ -10,6 +10,8 @@ import { STOP_REASONS } from '../pagination/index.js';
 import { RUN_STATUSES, RUN_TRIGGERS, type ImportRun } from './model.js';
 import { getRun, listRunPages, listRuns, RUN_FILTERS } from './queries.js';
 import { queueEndpointRun } from './queue-endpoint-run.js';
+import { cancelRun } from './cancel-run.js';
+import { listRunErrors } from './run-errors.js';
 import type { Db } from '../storage/db.js';
 import { entitySet } from '../http/entity-set.js';
 import type { RoutePlugin } from '../http/server.js';
@@ -78,6 +80,26 @@ const pages = importRuns.containsMany({
   }),
   listOptions: ['$top', '$skip'],
 });
+const errors = importRuns.containsMany({
+  name: 'errors',
+  key: 'seq',
+  keyType: 'integer',
+  noun: 'import run error',
+  keyParam: 'errorKey',
+  item: Type.Object({
+    seq: Integer({ description: 'Order of the error, from 1' }),
+    recordNo: Type.Union([Integer(), Type.Null()], {
+      description: "The record's number in the run (all pages), or null for an error of no record",
+    }),
+    pageNo: Type.Union([Integer(), Type.Null()], { description: 'The page the record came from' }),
+    recordOnPage: Type.Union([Integer(), Type.Null()], { description: "The record's place on that page, from 1" }),
+    field: Type.Union([Type.String(), Type.Null()]),
+    value: Type.Union([Type.String(), Type.Null()], { description: 'JSON of the offending value, shortened' }),
+    rule: Type.String(),
+    message: Type.String(),
+  }),
+  listOptions: ['$top', '$skip'],
+});
 
 export function importRunRoutes(deps: ImportRunRouteDeps): RoutePlugin {
   const { db } = deps;
@@ -139,6 +161,40 @@ export function importRunRoutes(deps: ImportRunRouteDeps): RoutePlugin {
         schema: { summary: 'Read an import run', tags, params: KeyParams, response: { 200: importRuns.Entity, 404: ErrorSchema } },
       },
       async (request) => importRuns.entity(await load(importRuns.key(request.params.key))),
+    );
+
+    app.post(
+      importRuns.action('cancel'),
+      {
+        config: importRuns.config('runImports'),
+        schema: {
+          summary: 'Cancel a Queued or Running import run',
+          description:
+            'Answers 200 with the run, Cancelled. A Running run stops fetching at its next page, and an import under way stops at its next batch and rolls back: nothing of the run is written. 409 when the run has already ended.',
+          tags,
+          params: KeyParams,
+          response: { 200: importRuns.Entity, 404: ErrorSchema, 409: ErrorSchema },
+        },
+      },
+      async (request) => importRuns.entity(await cancelRun(db, importRuns.key(request.params.key), deps.clock)),
+    );
+
+    app.get(
+      errors.path,
+      {
+        config: errors.config('read'),
+        schema: {
+          summary: 'The per-record errors of an import run (the first 1 000), each with the page and place its record came from',
+          tags,
+          params: KeyParams,
+          querystring: errors.ListQuery,
+          response: { 200: errors.List, 400: ErrorSchema, 404: ErrorSchema },
+        },
+      },
+      async (request) => {
+        const run = await load(importRuns.key(request.params.key));
+        return errors.page(request, run.runId, { maxPageSize, rows: ({ skip, limit }) => listRunErrors(db, run.runId, { skip, limit }) });
+      },
     );
 
     app.get(

@@ -10,6 +10,9 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Metrics } from '../core/metrics.js';
 import type { Logger } from 'pino';
 import { AppError } from '../core/errors.js';
+import { abortBoard } from '../storage/abort-board.js';
+import { ImportAborted } from '../table-writer/model.js';
+import { runAbortKey } from './cancel-run.js';
 import type { IntegrationPlan } from '../integrations/model.js';
 import { getIntegrationPlan } from '../integrations/store.js';
 import { compileMapping, type CompiledMapping } from '../mapping/engine.js';
@@ -37,7 +40,12 @@ export interface ImportRunContext extends WorkerContext {
   readonly staging?: StagingLimits;
   /** How often the lease is renewed during PostgreSQL's import transaction; default a third of the lease. */
   readonly heartbeatMs?: number;
+  /** After an aborted import, how long to wait for the cancel's status write at most (default ABORT_YIELD_MS). */
+  readonly abortYieldMs?: number;
 }
+
+/** After an aborted import, how long the worker waits for the cancel's status write before it claims again. */
+const ABORT_YIELD_MS = 5000;
 
 export type RunResult = 'completed' | 'failed' | 'lost';
 
@@ -188,7 +196,15 @@ export async function executeRun(ctx: ImportRunContext, run: ClaimedRun): Promis
   let store: RunStore;
   try {
     const heartbeat = ctx.heartbeatMs === undefined ? {} : { heartbeatMs: ctx.heartbeatMs };
-    store = await openRunStore(ctx.db, { runId, owner: ctx.owner, leaseMs: ctx.leaseMs, clock: ctx.clock, log, ...heartbeat });
+    store = await openRunStore(ctx.db, {
+      runId,
+      owner: ctx.owner,
+      leaseMs: ctx.leaseMs,
+      startedAt: run.startedAt,
+      clock: ctx.clock,
+      log,
+      ...heartbeat,
+    });
   } catch (err) {
     log.error({ err }, 'could not start the run');
     try {
@@ -248,7 +264,21 @@ async function runOn(ctx: ImportRunContext, run: ClaimedRun, store: RunStore, lo
     const { committed, outcome: imported } = await store.importStaged({ plan: loaded.plan, tables: loaded.tables }, (outcome): RunEnd => {
       const result = origins.locatedOutcome(outcome);
       const now = ctx.clock();
-      const ended = { runId, owner, now, durationMs: durationMs(now), stopReason, stopDetail, warnings, errorMessage: result.errorMessage };
+      const errors = result.errors.map((e) => {
+        const origin = e.recordNo === null ? undefined : origins.locate(e.recordNo);
+        return { ...e, pageNo: origin?.pageNo ?? null, recordOnPage: origin?.position ?? null };
+      });
+      const ended = {
+        runId,
+        owner,
+        now,
+        durationMs: durationMs(now),
+        stopReason,
+        stopDetail,
+        warnings,
+        errors,
+        errorMessage: result.errorMessage,
+      };
       return result.ok
         ? { complete: { ...ended, inserted: result.inserted, updated: result.updated, skipped: result.skipped } }
         : { fail: ended };
@@ -266,6 +296,13 @@ async function runOn(ctx: ImportRunContext, run: ClaimedRun, store: RunStore, lo
     else log.info({ ...details, errors: outcome.errorCount, errorMessage: outcome.errorMessage }, 'import run failed');
     return outcome.ok ? 'completed' : 'failed';
   } catch (err) {
+    if (err instanceof ImportAborted) {
+      // Cancelled by an administrator: rolled back; let the cancel's status write have the lock first.
+      await abortBoard(db)?.waitLowered(runAbortKey(runId), ctx.abortYieldMs ?? ABORT_YIELD_MS);
+      await store.clearStaged().catch(() => undefined);
+      log.warn('the import was aborted (the run was cancelled by an administrator) and rolled back');
+      return 'lost';
+    }
     log.error({ err }, 'internal error while running an import');
     try {
       return await fail(`internal error while running the import: ${message(err)}`);

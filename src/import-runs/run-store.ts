@@ -45,6 +45,8 @@ export interface RunStoreArgs {
   readonly runId: string;
   readonly owner: string;
   readonly leaseMs: number;
+  /** When this claim started: with the owner, the claim a cancel names (storage/abort-board.ts). */
+  readonly startedAt?: string;
   readonly clock: Clock;
   readonly log: Logger;
   /** How often the lease is renewed during PostgreSQL's import transaction; default a third of the lease. */

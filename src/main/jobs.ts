@@ -5,7 +5,7 @@
  */
 import type { Config } from '../core/config.js';
 import { bulkImportProcessor, retentionCleanup, type BulkImportProcessorOptions } from '../bulk-import/jobs.js';
-import { endpointImport, importRunProcessor } from '../import-runs/jobs.js';
+import { endpointImport, importRunProcessor, runRetention } from '../import-runs/jobs.js';
 import { defaultImportSources, type ImportSources } from '../import-runs/sources.js';
 import type { JobKind } from '../job-queue/jobs.js';
 import { createSecretBox, type SecretBox } from '../rest-source/secrets.js';
@@ -31,7 +31,9 @@ function lazySecrets({ secretKey, dataDir }: Partial<Pick<Config, 'secretKey' | 
   };
 }
 
-export type JobConfig = Pick<Config, 'retentionDays'> & Partial<Pick<Config, 'secretKey' | 'dataDir' | 'outbound'>>;
+export type JobConfig = Pick<Config, 'retentionDays'> &
+  Partial<Pick<Config, 'runRetentionDays'>> &
+  Partial<Pick<Config, 'secretKey' | 'dataDir' | 'outbound'>>;
 
 export function jobKinds(config: JobConfig, options: JobOptions = {}): readonly JobKind[] {
   const secrets = lazySecrets(config);
@@ -39,7 +41,7 @@ export function jobKinds(config: JobConfig, options: JobOptions = {}): readonly 
   const sources = options.importSources ?? defaultImportSources(secrets, outbound);
   return [
     bulkImportProcessor(options),
-    retentionCleanup(config),
+    retentionCleanup(config, [runRetention({ runRetentionDays: config.runRetentionDays ?? 30 })]),
     importRunProcessor(sources),
     endpointImport(sources),
     webhookDelivery(secrets, outbound),

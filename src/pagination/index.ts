@@ -5,7 +5,7 @@ export { parseLinkHeader, type LinkValue } from './link-values.js';
 export { moreRecordsSignal, nextLinkCandidate, propertiesHint, type MoreSignal } from './more-signals.js';
 export { createPaginator } from './paginator.js';
 export { compileRecordsGetter, explainNoRecords, extractRecords, listKeys, responseHint, type RecordsGetter } from './records.js';
-export { COMMON_SETTINGS, OWN_SETTINGS, PAGINATION_TYPE_HELP, titlesWhere, type OwnSetting } from './section.js';
+export { COMMON_SETTINGS, MAX_PAGES_SUGGESTIONS, OWN_SETTINGS, PAGINATION_TYPE_HELP, titlesWhere, type OwnSetting } from './section.js';
 export { MAX_MAX_PAGES, MAX_PAGE_SIZE, paginationProblems } from './settings.js';
 export { maxPagesWarning, STOP_REASONS } from './steps.js';
 export * from './types.js';

@@ -50,6 +50,14 @@ export const titlesWhere = (role: PageSizeRole, not = false): string =>
 /** The console's help under Pagination Type: each type in a sentence. */
 export const PAGINATION_TYPE_HELP = PAGINATIONS.map((d) => d.help).join(' ');
 
+/** The spec's suggested Max Pages by expected volume and page size (shown under the field in the console). */
+export const MAX_PAGES_SUGGESTIONS = [
+  { volume: 'up to 1,000 records', pageSize: 100, maxPages: 20 },
+  { volume: 'up to 10,000 records', pageSize: 100, maxPages: 150 },
+  { volume: 'up to 50,000 records', pageSize: 500, maxPages: 150 },
+  { volume: 'unknown volume', pageSize: 100, maxPages: 100 },
+] as const;
+
 /** The settings every type has, with their spec names and console help. */
 export const COMMON_SETTINGS = {
   pageSize: {
@@ -58,7 +66,7 @@ export const COMMON_SETTINGS = {
   },
   maxPages: {
     label: 'Max Pages',
-    help: `Safety limit against endless loops; default ${DEFAULT_MAX_PAGES}. Fetching stops at this page even if the API signals more.`,
+    help: `Safety limit against endless loops; default ${DEFAULT_MAX_PAGES}. Fetching stops at this page even if the API signals more. Suggested values by volume and page size are in the table below.`,
   },
   responseDataPath: {
     label: 'Response Data Path',

@@ -8,9 +8,10 @@ import { Type } from 'typebox';
 import { FormBody, FormText, type ConsoleContext } from '../console/console.js';
 import { NO_ERRORS, numberAt, type FormErrors, type FormPlaces } from '../console/form-errors.js';
 import { html, type Html } from '../console/html.js';
-import { field, formError } from '../console/widgets.js';
+import { field, formError, table } from '../console/widgets.js';
 import {
   COMMON_SETTINGS,
+  MAX_PAGES_SUGGESTIONS,
   OWN_SETTINGS,
   PAGINATION_TYPE_HELP,
   PAGINATION_TYPES,
@@ -120,6 +121,18 @@ function ownField(setting: SettingDeclaration, title: string, v: Values, errors:
   }
 }
 
+/** The spec's suggested Max Pages, as a small table under the field. */
+const maxPagesSuggestions = (): Html =>
+  table({
+    caption: 'Max Pages: suggested values',
+    rows: MAX_PAGES_SUGGESTIONS,
+    columns: [
+      { header: 'Expected volume', cell: (r) => r.volume },
+      { header: 'Page Size', numeric: true, cell: (r) => r.pageSize },
+      { header: 'Max Pages', numeric: true, cell: (r) => r.maxPages },
+    ],
+  });
+
 /** The settings of one pagination type, then those every type has; each marked with the type that requires it. */
 export function paginationFields(type: PaginationType, v: Values, errors: FormErrors = NO_ERRORS): Html {
   const { title } = paginationOf(type);
@@ -132,7 +145,7 @@ export function paginationFields(type: PaginationType, v: Values, errors: FormEr
     min: 1,
     ...(countsRecords ? { required: true, requiredFor: title } : {}),
   })}
-  ${textField('maxPages', maxPages.label, v, maxPages.help, errors, { kind: 'number', min: 1 })}
+  ${textField('maxPages', maxPages.label, v, maxPages.help, errors, { kind: 'number', min: 1 })} ${maxPagesSuggestions()}
   ${textField('responseDataPath', responseDataPath.label, v, responseDataPath.help, errors)}`;
 }
 

@@ -17,6 +17,7 @@ import { m011_idempotency_keys, m012_resubmitted_requests } from './migrations/0
 import { m013_workers } from './migrations/013-workers.js';
 import { m014_response_actions_and_cookies } from './migrations/014-response-actions-cookies.js';
 import { m015_webhooks } from './migrations/015-webhooks.js';
+import { m017_run_errors_and_retention } from './migrations/017-run-housekeeping.js';
 
 /** The list, by name; the names are the ids in `ifw_migration` of every existing database: never rename one. */
 export const migrations = (dialect: Dialect): Record<string, Migration> => ({
@@ -35,6 +36,7 @@ export const migrations = (dialect: Dialect): Record<string, Migration> => ({
   '013_workers': m013_workers,
   '014_response_actions_and_cookies': m014_response_actions_and_cookies,
   '015_webhooks': m015_webhooks,
+  '017_run_errors_and_retention': m017_run_errors_and_retention,
 });
 
 export const migrationProvider = (dialect: Dialect): MigrationProvider => ({

@@ -201,6 +201,19 @@ export interface ImportRunRow {
   attempts: Generated<number>;
 }
 
+/** A per-record error of a run (migration 017), with the page and the place on it the record came from. */
+export interface ImportRunErrorRow {
+  run_id: string;
+  seq: number;
+  record_no: number | null;
+  page_no: number | null;
+  record_on_page: number | null;
+  field: string | null;
+  value: string | null;
+  rule: string;
+  message: string;
+}
+
 export interface ImportRunPageRow {
   run_id: string;
   page_no: number;
@@ -311,6 +324,7 @@ export interface DB {
   ifw_rest_endpoint: RestEndpointRow;
   ifw_import_run: ImportRunRow;
   ifw_import_run_page: ImportRunPageRow;
+  ifw_import_run_error: ImportRunErrorRow;
   ifw_user: UserRow;
   ifw_application: ApplicationRow;
   ifw_console_session: ConsoleSessionRow;

@@ -9,6 +9,19 @@ export interface ImportTarget {
   readonly plan: IntegrationPlan;
   /** The target table and its related tables (from getTableWithRelations()). */
   readonly tables: ReadonlyMap<string, TargetTable>;
+  /**
+   * Asked between batches of records (about every 1 000 on SQLite, every chunk on PostgreSQL): true
+   * stops the import there with ImportAborted, and its transaction rolls back (an administrator
+   * cancelled or reset the request or run; see storage/abort-board.ts). Must be cheap.
+   */
+  readonly aborted?: () => boolean;
+}
+
+/** Thrown inside an import's transaction when `aborted()` said so: nothing of the import remains. */
+export class ImportAborted extends Error {
+  constructor() {
+    super('the import was aborted by an administrator');
+  }
 }
 
 export interface ImportInput extends ImportTarget {

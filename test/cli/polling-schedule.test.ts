@@ -95,6 +95,18 @@ describe('waitForEnd', () => {
     expect(await waitForEnd({ ...schedule, timeoutMs: 30_000 }, s.deps)).toMatchObject({ kind: 'timedOut', attempts: 2, waitedMs: 15_000 });
   });
 
+  it('warns once when the first interval is shorter than the spec advises (5 s), and not at 5 s or more', async () => {
+    const short = scripted([completed]);
+    await waitForEnd({ ...schedule, firstMs: 2_000 }, short.deps);
+    expect(short.said).toEqual([
+      'polling every 2 s at first: the spec advises at least 5 to 10 seconds between polls (--interval 5 or more)',
+    ]);
+    const advised = scripted([pending, completed]);
+    await waitForEnd(schedule, advised.deps);
+    await waitForEnd({ ...schedule, firstMs: 10_000 }, advised.deps);
+    expect(advised.said).toEqual([]);
+  });
+
   it('polls at once first when asked (resuming a wait), then follows the schedule', async () => {
     const s = scripted([pending, completed]);
     await waitForEnd(schedule, s.deps, { pollAtOnce: true });

@@ -59,6 +59,7 @@ const read: Record<string, { env?: NodeJS.ProcessEnv; value: (c: Config) => numb
   IFW_LEASE_SECONDS: { value: (c) => c.leaseSeconds },
   IFW_MAX_ATTEMPTS: { value: (c) => c.maxAttempts },
   IFW_RETENTION_DAYS: { value: (c) => c.retentionDays },
+  IFW_RUN_RETENTION_DAYS: { value: (c) => c.runRetentionDays },
   IFW_IDEMPOTENCY_HOURS: { value: (c) => c.idempotencyHours },
   IFW_MAX_PAGE_SIZE: { value: (c) => c.maxPageSize },
   IFW_SCHEDULER_TICK_MS: { value: (c) => c.schedulerTickMs },

@@ -40,6 +40,7 @@ const LATER = [
   '013_workers',
   '014_response_actions_and_cookies',
   '015_webhooks',
+  '017_run_errors_and_retention',
 ];
 const clock = manualClock('2025-01-01T00:00:00Z');
 const box = createSecretBox({ secretKey: 'migration-test', dataDir: os.tmpdir() });
@@ -496,6 +497,7 @@ describe.each(BACKENDS)('pagination storage migration on $name', (backend) => {
         '013_workers',
         '014_response_actions_and_cookies',
         '015_webhooks',
+        '017_run_errors_and_retention',
       ]);
 
       expect(await storedPagination(db, 'blank')).toEqual({ ...link, responseDataPath: null });

@@ -197,6 +197,23 @@ describe('the REST connection and endpoint forms', () => {
     });
   });
 
+  it("gives Max Pages the spec's suggested values, by volume and page size, under the field", async () => {
+    const page = (await web.get('/rest/endpoints/new')).text;
+    expect(page).toContain('Suggested values by volume and page size are in the table below.');
+    const table = /aria-label="Max Pages: suggested values"[\s\S]*?<\/table>/.exec(page)?.[0] ?? '';
+    const rows = [...table.matchAll(/<tr\s*>\s*<td[^>]*>([^<]+)<\/td>\s*<td[^>]*>(\d+)<\/td>\s*<td[^>]*>(\d+)<\/td>/g)].map((m) => [
+      m[1]!.trim(),
+      Number(m[2]),
+      Number(m[3]),
+    ]);
+    expect(rows).toEqual([
+      ['up to 1,000 records', 100, 20],
+      ['up to 10,000 records', 100, 150],
+      ['up to 50,000 records', 500, 150],
+      ['unknown volume', 100, 100],
+    ]);
+  });
+
   it('keeps a checkbox unticked as typed when the card is refused', async () => {
     const form = formValues((await web.get('/rest/endpoints/orders')).text, '/rest/endpoints/orders');
     expect((await web.post('/rest/endpoints/orders', { ...form, allowCrossOrigin: 'on' })).status).toBe(303);

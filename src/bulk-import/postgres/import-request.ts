@@ -8,7 +8,7 @@ import type { PostgresDatabase } from '../../storage/database.js';
 import { inLeasedTransaction, LEASE_LOST } from '../../storage/postgres/leased-transaction.js';
 import { importPayloadPg } from '../../table-writer/postgres/importer.js';
 import { finishRequest } from '../finish-request.js';
-import { heartbeatRequest } from '../heartbeat-request.js';
+import { heartbeatRequest, leaseHeld } from '../heartbeat-request.js';
 import { postgresChunks } from '../payload-chunks.js';
 import type { ImportFnPg, ImportJob, Imported } from '../import-job.js';
 
@@ -30,6 +30,8 @@ export async function importRequestOnPostgres(
   try {
     const renewal = {
       renew: () => heartbeatRequest(db, { requestId, owner, now: time(), leaseMs }),
+      // A cancel or reset clears the lease: read back often, so the import stops at once.
+      held: () => leaseHeld(db, requestId, owner),
       leaseMs,
       heartbeatMs: options.heartbeatMs,
       log: job.log,
@@ -38,13 +40,14 @@ export async function importRequestOnPostgres(
       db,
       client,
       renewal,
-      (finishing) =>
+      (finishing, lost) =>
         importer(
           client,
           job.payloadChunks === 0
-            ? job.input
+            ? { ...job.input, aborted: lost }
             : {
                 ...job.input,
+                aborted: lost,
                 payload: { bytes: job.payloadLength ?? 0, chunks: postgresChunks(onClient(client), requestId, job.payloadChunks) },
               },
           async (outcome) => finishing() && (await finishRequest(onClient(client), { requestId, owner, now: time(), outcome })),

@@ -12,7 +12,7 @@ import { failedOutcome } from '../../table-writer/tally.js';
 import { payloadError } from '../../mapping/messages.js';
 import { completeRun } from '../complete-run.js';
 import { failRun, type FailRunArgs } from '../fail-run.js';
-import { heartbeatRun } from '../heartbeat-run.js';
+import { heartbeatRun, runLeaseHeld } from '../heartbeat-run.js';
 import { createAsyncPageBuffer } from '../page-buffer.js';
 import type { RunStore, RunStoreArgs } from '../run-store.js';
 import { discardStagedPages } from '../stage-page.js';
@@ -49,7 +49,14 @@ export async function postgresRunStore(
     giveBack(asError(err));
     throw err;
   }
-  const renewal = { renew: () => heartbeatRun(db, { runId, owner, now: clock(), leaseMs }), leaseMs, heartbeatMs, log };
+  const renewal = {
+    renew: () => heartbeatRun(db, { runId, owner, now: clock(), leaseMs }),
+    // An administrator's cancel clears the lease: read back often, so the import stops at once.
+    held: () => runLeaseHeld(db, runId, owner),
+    leaseMs,
+    heartbeatMs,
+    log,
+  };
   return {
     async discardStaged() {
       await clearStagedRecords(conn, runId);
@@ -64,7 +71,7 @@ export async function postgresRunStore(
         db,
         client,
         renewal,
-        async (finishing) => {
+        async (finishing, lost) => {
           // Staging counted the records: the importer sizes its chunks by that (table-writer/postgres/records.ts).
           const [run] = await select(
             conn,
@@ -72,6 +79,7 @@ export async function postgresRunStore(
           );
           const input = {
             ...target,
+            aborted: lost,
             batches: stagedPages(conn, runId),
             ...(run === undefined ? {} : { expectedRecords: Number(run.records_fetched) }),
           };

@@ -1,5 +1,7 @@
 /** A run's store on SQLite (see ../run-store.ts): the worker thread's own connection, synchronous writes. */
+import { abortBoard, claimOf } from '../../storage/abort-board.js';
 import { withScratchCommits } from '../../storage/connection.js';
+import { runAbortKey } from '../cancel-run.js';
 import type { SqliteDatabase } from '../../storage/database.js';
 import { importStagedRows } from '../../table-writer/sqlite/importer.js';
 import { stagedRowsTable } from '../../table-writer/sqlite/staged-rows.js';
@@ -14,7 +16,11 @@ import { sqliteStaging } from './stage-pages.js';
 /** A synchronous call as a promise: a throw becomes a rejection, as for PostgreSQL's round trips. */
 const settle = <T>(fn: () => T): Promise<T> => new Promise((resolve) => resolve(fn()));
 
-export function sqliteRunStore(db: SqliteDatabase, { runId, owner, leaseMs, clock }: RunStoreArgs): RunStore {
+export function sqliteRunStore(db: SqliteDatabase, { runId, owner, leaseMs, clock, startedAt }: RunStoreArgs): RunStore {
+  // An administrator's cancel cannot write while the import holds the lock: it raises this flag instead.
+  const board = abortBoard(db);
+  const claim = claimOf(owner, startedAt);
+  const aborted = board === undefined ? {} : { aborted: () => board.raised(runAbortKey(runId), claim) };
   return {
     discardStaged: () => discardStagedPages(db, { runId, owner }),
     pageBuffer(limits, mapping) {
@@ -25,7 +31,7 @@ export function sqliteRunStore(db: SqliteDatabase, { runId, owner, leaseMs, cloc
     fail: (args) => settle(() => failRun(db, args)),
     importStaged: (target, end) =>
       settle(() =>
-        importStagedRows(db.sqlite, { ...target, table: stagedRowsTable(runId) }, (outcome) => {
+        importStagedRows(db.sqlite, { ...target, ...aborted, table: stagedRowsTable(runId) }, (outcome) => {
           const ending = end(outcome);
           return 'complete' in ending ? completeRun(db, ending.complete) : failRun(db, ending.fail);
         }),

@@ -15,6 +15,12 @@ export interface LeaseKeeperOptions {
   /** Renews the lease; false when it is no longer this worker's. */
   readonly renew: () => Promise<boolean>;
   readonly everyMs: number;
+  /**
+   * Asks whether the lease is still this worker's, reading only (cheaper than a renewal, so asked more
+   * often): an administrator's cancel or reset then stops the import within `watchMs`, not a heartbeat.
+   */
+  readonly held?: () => Promise<boolean>;
+  readonly watchMs?: number;
   /** Cancels the import's running statement (pg_cancel_backend of its client's server process). */
   readonly cancel: () => Promise<void>;
   readonly log: Logger;
@@ -27,6 +33,9 @@ export interface LeaseKeeper {
   stop(): Promise<void>;
 }
 
+/** How often the lease is read back while importing, when a `held` check is given. */
+export const DEFAULT_WATCH_MS = 250;
+
 /** The renewal interval when none is configured: three chances before the lease runs out. */
 export const defaultHeartbeatMs = (leaseMs: number): number => Math.max(1, Math.floor(leaseMs / 3));
 
@@ -34,25 +43,28 @@ export const defaultHeartbeatMs = (leaseMs: number): number => Math.max(1, Math.
  * Starts renewing. A renewal that may wait on finish's row lock only resolves after COMMIT: by then
  * `finishing` says to ignore it.
  */
-export function keepLease({ renew, everyMs, cancel, log }: LeaseKeeperOptions): LeaseKeeper {
+export function keepLease({ renew, everyMs, held, watchMs, cancel, log }: LeaseKeeperOptions): LeaseKeeper {
   let lost = false;
   let finishing = false;
   let inFlight: Promise<void> | undefined;
-  const renewOnce = async (): Promise<void> => {
-    const held = await renew();
-    if (held || finishing) return;
+  const checkOnce = async (ask: () => Promise<boolean>): Promise<void> => {
+    const stillHeld = await ask();
+    if (stillHeld || finishing || lost) return;
     lost = true;
     log.warn('lease lost while importing (cancelled, reset or taken over); cancelling the import');
     await cancel();
   };
-  const timer = setInterval(() => {
-    if (inFlight !== undefined || finishing || lost) return;
-    inFlight = renewOnce()
-      .catch((err: unknown) => log.warn({ err }, 'renewing the lease failed; retried at the next heartbeat'))
-      .finally(() => {
-        inFlight = undefined;
-      });
-  }, everyMs);
+  const every = (ms: number, ask: () => Promise<boolean>) =>
+    setInterval(() => {
+      if (inFlight !== undefined || finishing || lost) return;
+      inFlight = checkOnce(ask)
+        .catch((err: unknown) => log.warn({ err }, 'renewing the lease failed; retried at the next heartbeat'))
+        .finally(() => {
+          inFlight = undefined;
+        });
+    }, ms);
+  const timers = [every(everyMs, renew)];
+  if (held !== undefined) timers.push(every(watchMs ?? DEFAULT_WATCH_MS, held));
   return {
     get lost() {
       return lost;
@@ -61,7 +73,7 @@ export function keepLease({ renew, everyMs, cancel, log }: LeaseKeeperOptions): 
       finishing = true;
     },
     async stop() {
-      clearInterval(timer);
+      for (const timer of timers) clearInterval(timer);
       await inFlight;
     },
   };

@@ -21,6 +21,8 @@ export interface LeaseRenewal {
   readonly leaseMs: number;
   /** How often to renew (default: a third of the lease). */
   readonly heartbeatMs?: number | undefined;
+  /** Reads whether the lease is still this worker's (see lease-keeper.ts `held`). */
+  readonly held?: (() => Promise<boolean>) | undefined;
   readonly log: Logger;
 }
 
@@ -40,7 +42,7 @@ export async function inLeasedTransaction<T extends Committing>(
   db: PostgresDatabase,
   client: pg.PoolClient,
   renewal: LeaseRenewal,
-  body: (finishing: () => boolean) => Promise<T>,
+  body: (finishing: () => boolean, lost: () => boolean) => Promise<T>,
   onBroken: (err: Error) => void,
 ): Promise<T | typeof LEASE_LOST> {
   const lease = keepLease({
@@ -48,6 +50,7 @@ export async function inLeasedTransaction<T extends Committing>(
     everyMs: renewal.heartbeatMs ?? defaultHeartbeatMs(renewal.leaseMs),
     cancel: cancelBackend(db, backendPid(client)),
     log: renewal.log,
+    ...(renewal.held === undefined ? {} : { held: renewal.held }),
   });
   const finishing = (): boolean => {
     lease.finishing();
@@ -55,7 +58,7 @@ export async function inLeasedTransaction<T extends Committing>(
   };
   try {
     await client.query('begin');
-    const result = await body(finishing);
+    const result = await body(finishing, () => lease.lost);
     if (!result.committed) {
       await client.query('rollback');
       return result;

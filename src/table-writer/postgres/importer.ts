@@ -76,7 +76,7 @@ async function runImport(
         outcome =
           unwritable !== null
             ? failedOutcome([unwritable], 1)
-            : await writeRecordsPg(client, compiled.mapping, compiled.batches, writeMode, onRecordError, chunkRecords);
+            : await writeRecordsPg(client, compiled.mapping, compiled.batches, writeMode, onRecordError, chunkRecords, input.aborted);
       } catch (err) {
         // A payload read in chunks may turn out not to be JSON (or to lack its records) part-way.
         if (!(err instanceof PayloadProblem)) throw err;

@@ -7,7 +7,7 @@
  */
 import type { OnRecordError, WriteMode } from '../../integrations/model.js';
 import type { CompiledMapping } from '../../mapping/engine.js';
-import type { ImportOutcome } from '../model.js';
+import { ImportAborted, type ImportOutcome } from '../model.js';
 import { Tally } from '../tally.js';
 import { chunkWriter, type MappedChunk } from './chunk.js';
 import type { PgClient } from './client.js';
@@ -42,6 +42,7 @@ export async function writeRecordsPg(
   writeMode: WriteMode,
   onRecordError: OnRecordError,
   chunkRecords: number | (() => number) = CHUNK_RECORDS,
+  aborted?: () => boolean,
 ): Promise<ImportOutcome> {
   const tally = new Tally();
   // A function is asked once the first batch is in (an estimate of the number of records needs it).
@@ -80,6 +81,7 @@ export async function writeRecordsPg(
   // applies it.
   let current = map(await nextRecords());
   while (current !== null) {
+    if (aborted?.() === true) throw new ImportAborted();
     const records = await nextRecords();
     let next = null as MappedChunk | null;
     await writer.write(current, tally, () => {

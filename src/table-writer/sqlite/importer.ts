@@ -16,7 +16,15 @@ import BetterSqlite3 from 'better-sqlite3';
 import type { CompiledMapping } from '../../mapping/engine.js';
 import type { RecordError } from '../../mapping/messages.js';
 import { PayloadProblem } from '../../mapping/payload-stream.js';
-import type { ImportFinish, ImportInput, ImportOutcome, ImportResult, ImportTarget, RecordBatchesInput } from '../model.js';
+import {
+  ImportAborted,
+  type ImportFinish,
+  type ImportInput,
+  type ImportOutcome,
+  type ImportResult,
+  type ImportTarget,
+  type RecordBatchesInput,
+} from '../model.js';
 import { compileImport, isRecordError, payloadSource, tableNotWritable, type RecordSource } from '../plan.js';
 import { mapRecords, writeRecords, type Batch, type FillRow, type Writers } from './records.js';
 import { mappedBatches, mappedRowFiller, mapsInThread } from '../mapped-batches.js';
@@ -85,6 +93,7 @@ class LeaseLost extends Error {}
 /** The records written: in one statement when the staged rows allow it, else through the record loop. */
 function write<B extends Batch>(prepared: Prepared<B>, input: ImportTarget): ImportOutcome {
   const { onRecordError } = input.plan.integration;
+  if (input.aborted?.() === true) throw new ImportAborted();
   const copied = prepared.copy?.() ?? null;
   if (copied !== null) {
     const tally = new Tally();
@@ -92,7 +101,7 @@ function write<B extends Batch>(prepared: Prepared<B>, input: ImportTarget): Imp
     tally.updated = copied.updated;
     return tally.outcome(onRecordError);
   }
-  return writeRecords(prepared.mapping, prepared.feed.batches, prepared.feed.fill, prepared.writers, onRecordError);
+  return writeRecords(prepared.mapping, prepared.feed.batches, prepared.feed.fill, prepared.writers, onRecordError, input.aborted);
 }
 
 function runImport<B extends Batch>(

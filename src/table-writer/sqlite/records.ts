@@ -7,7 +7,7 @@
 import type { OnRecordError } from '../../integrations/model.js';
 import type { SqlValue } from '../../mapping/convert.js';
 import { mapRecord, type CompiledMapping, type FieldViolation, type RelationExists } from '../../mapping/engine.js';
-import type { ImportOutcome } from '../model.js';
+import { ImportAborted, type ImportOutcome } from '../model.js';
 import { isRecordLevelSqliteError, sqliteRefusal, type BatchInsert, type RowWriter } from './statements.js';
 import { keyErrorFactory, Tally } from '../tally.js';
 
@@ -46,12 +46,16 @@ export const mapRecords =
  * in the payload are judged exactly as in a clean run. The records come in batches (a payload is one
  * batch; a paginated run gives its staged rows a chunk at a time); record numbers run on across them.
  */
+/** How often (in records) the record loop asks whether the import was aborted: a few microseconds each time. */
+const ABORT_CHECK_EVERY = 1000;
+
 export function writeRecords<B extends Batch>(
   mapping: CompiledMapping,
   batches: Iterable<B>,
   fill: FillRow<B>,
   writers: Writers,
   onRecordError: OnRecordError,
+  aborted?: () => boolean,
 ): ImportOutcome {
   const width = mapping.columns.length;
   const { write, batch } = writers;
@@ -112,6 +116,8 @@ export function writeRecords<B extends Batch>(
   for (const records of batches) {
     for (let i = 0; i < records.length; i++) {
       recordNo++;
+      // A whole payload may be one batch: asked every ABORT_CHECK_EVERY records, not per batch.
+      if (aborted !== undefined && recordNo % ABORT_CHECK_EVERY === 0 && aborted()) throw new ImportAborted();
       const violations = fill(records, i, row, relationExists);
       if (violations !== null) {
         if (buffered > 0) flushOneByOne();
