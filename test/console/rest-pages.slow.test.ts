@@ -121,14 +121,12 @@ describe.runIf(available)('admin console: REST API connections, endpoints and ru
     await page.getByLabel('Code', { exact: true }).fill('graphql-contacts');
     await page.getByLabel('Method').selectOption('POST');
     await page.getByLabel('Path', { exact: true }).fill('graphql');
-    await page
-      .getByLabel('Body (POST only)')
-      .fill(
-        JSON.stringify({
-          query: 'query($first:Int,$after:String){contacts(first:$first,after:$after){nodes{id} pageInfo{hasNextPage endCursor}}}',
-          variables: { first: 10 },
-        }),
-      );
+    await page.getByLabel('Body (POST only)').fill(
+      JSON.stringify({
+        query: 'query($first:Int,$after:String){contacts(first:$first,after:$after){nodes{id} pageInfo{hasNextPage endCursor}}}',
+        variables: { first: 10 },
+      }),
+    );
     await page.getByLabel('Integration', { exact: true }).selectOption('30');
     await page.getByLabel('Pagination Type').selectOption('cursor');
     // Only Cursor's settings, and the stop conditions every type may add.
