@@ -332,25 +332,26 @@ describe('invalid input to ifw users and ifw apps', { timeout: 90_000 }, () => {
 });
 
 describe('ifw submit and ifw status with credentials', { timeout: 90_000 }, () => {
+  // --json: what a script reads (without it the commands print lines for a person).
   it('submits with IFW_USER and IFW_PASSWORD and reads the status back', async () => {
     const client = { IFW_USER: 'admin', IFW_PASSWORD: ADMIN_PASSWORD };
     const submitted = await runIfw(
-      ['submit', '-i', '10', '-f', PAYLOAD_FILE, '--url', server.baseUrl, '--wait', '--interval', '0.1'],
+      ['submit', '-i', '10', '-f', PAYLOAD_FILE, '--url', server.baseUrl, '--wait', '--interval', '0.1', '--json'],
       client,
     );
     expectSuccess(submitted);
     expect(submitted.stdout).toContain('"status": "Completed"');
     const requestId = /"requestId": "([^"]+)"/.exec(submitted.stdout)![1]!;
 
-    const status = await runIfw(['status', requestId, '--url', server.baseUrl], client);
+    const status = await runIfw(['status', requestId, '--url', server.baseUrl, '--json'], client);
     expectSuccess(status);
     expect(JSON.parse(status.stdout)).toMatchObject({ requestId, status: 'Completed', recordCount: 3 });
 
     const token = await ifw(['token', '--app', 'erp']);
-    const withToken = await runIfw(['status', requestId, '--url', server.baseUrl], { IFW_TOKEN: token.stdout.trim() });
+    const withToken = await runIfw(['status', requestId, '--url', server.baseUrl, '--json'], { IFW_TOKEN: token.stdout.trim() });
     expectSuccess(withToken);
 
-    const anonymous = await runIfw(['submit', '-i', '10', '-f', PAYLOAD_FILE, '--url', server.baseUrl], {});
+    const anonymous = await runIfw(['submit', '-i', '10', '-f', PAYLOAD_FILE, '--url', server.baseUrl, '--json'], {});
     expect(anonymous.code).toBe(1);
     expect(JSON.parse(anonymous.stdout)).toMatchObject({ error: { code: 'unauthorized' } });
   });
@@ -369,7 +370,7 @@ describe('ifw submit and ifw status with credentials', { timeout: 90_000 }, () =
     try {
       const url = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}`;
       const result = await runIfw(
-        ['submit', '-i', '10', '-f', PAYLOAD_FILE, '--url', url, '--wait', '--interval', '0.1'],
+        ['submit', '-i', '10', '-f', PAYLOAD_FILE, '--url', url, '--wait', '--interval', '0.1', '--json'],
         { IFW_USER: 'admin', IFW_PASSWORD: 'x' },
         { timeoutMs: 10_000 },
       );

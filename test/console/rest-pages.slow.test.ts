@@ -95,7 +95,7 @@ describe.runIf(available)('admin console: REST API connections, endpoints and ru
     await run.locator('.status').getByText('Completed').waitFor();
     expect(await run.innerText()).toMatch(/noNextLink/);
     await page.getByRole('heading', { name: 'Page log (3)' }).waitFor();
-    expect(await page.locator('#run tbody tr').count()).toBe(3);
+    expect(await page.getByRole('table', { name: 'Page log' }).locator('tbody tr').count()).toBe(3);
     await expectAccessible(page);
     await screenshot(page, 'import-run');
     const rows = await fetch(`${c.base}${API}/targetTables('contact')/rows?$count=true&$top=1`, { headers: c.t.headers });
@@ -106,7 +106,7 @@ describe.runIf(available)('admin console: REST API connections, endpoints and ru
   it('names the pagination problem a run shows: Max Pages reached', async () => {
     const page = await c.signedIn('VENDOR IF STANDARD');
     await page.goto(`${c.base}/rest/endpoints/contacts`);
-    await page.getByLabel('Max Pages').fill('2');
+    await page.getByLabel('Max Pages', { exact: true }).fill('2');
     await page.getByRole('button', { name: 'Save endpoint' }).click();
     await page.getByRole('status').getByText('Endpoint contacts was saved.').waitFor();
     await page.getByRole('button', { name: 'Run import now' }).click();
@@ -159,7 +159,7 @@ describe.runIf(available)('admin console: REST API connections, endpoints and ru
     // The third page says hasNextPage false: the run names that stop condition.
     expect(await run.innerText()).toMatch(/hasMoreFalse/);
     await page.getByRole('heading', { name: 'Page log (3)' }).waitFor();
-    const log = await page.locator('#run tbody tr').allInnerTexts();
+    const log = await page.getByRole('table', { name: 'Page log' }).locator('tbody tr').allInnerTexts();
     expect(log.map((row) => row.split('\t').map((cell) => cell.trim()))).toEqual([
       ['1', `${remote.origin}/graphql`, '10'],
       ['2', `${remote.origin}/graphql`, '10'],

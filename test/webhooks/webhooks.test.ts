@@ -1,6 +1,6 @@
 /**
  * Completion notifications on both databases: the events of every ending of a bulk import request
- * (Completed, Failed, Cancelled) and of an import run (Completed, Failed), written with the ending and
+ * (Completed, Failed, Cancelled) and of an import run (Completed, Failed, Cancelled), written with the ending and
  * delivered afterwards, signed as a receiver using the `standardwebhooks` package verifies them; a
  * receiver that is down for hours gets every event exactly once by id once it is back (the clock moved,
  * not waited for); the delivery log and its redelivery, retention, the test event, and the write-only secret.
@@ -185,10 +185,14 @@ describe.each(BACKENDS)('webhooks on $name', (backend) => {
     expect(
       await failRunWithoutStore(db, { ...args, runId: runFailed, durationMs: 5, errorMessage: 'page 2: the service answered 500' }),
     ).toBe(true);
+    // One active run per endpoint: the cancelled one starts once the completed one has ended.
+    const runCancelled = await runningRun('contacts');
+    const cancelRun = await t.inject({ method: 'POST', url: `${API}/importRuns(${runCancelled})/Microsoft.NAV.cancel` });
+    expect(cancelRun.statusCode, cancelRun.body).toBe(200);
 
     // Written with the ending, delivered later: nothing has been sent yet.
     expect(receiver.events).toEqual([]);
-    for (const id of [completed, failed, cancelled, runDone, runFailed])
+    for (const id of [completed, failed, cancelled, runDone, runFailed, runCancelled])
       expect((await deliveries(id)).map((d) => d.status)).toEqual(['Pending']);
     // A status write that finds the lease gone changes nothing and writes no event.
     expect(
@@ -202,7 +206,7 @@ describe.each(BACKENDS)('webhooks on $name', (backend) => {
       }),
     ).toBe(false);
 
-    expect(await deliver()).toBe(5);
+    expect(await deliver()).toBe(6);
     expect(receiver.refused).toEqual([]);
     const typeOf = (id: string) => eventsAbout(id).map((e) => e.type);
     expect(typeOf(completed)).toEqual(['bulkImportRequest.completed']);
@@ -210,6 +214,7 @@ describe.each(BACKENDS)('webhooks on $name', (backend) => {
     expect(typeOf(cancelled)).toEqual(['bulkImportRequest.cancelled']);
     expect(typeOf(runDone)).toEqual(['importRun.completed']);
     expect(typeOf(runFailed)).toEqual(['importRun.failed']);
+    expect(typeOf(runCancelled)).toEqual(['importRun.cancelled']);
     expect(eventsAbout(completed)[0]!.body).toMatchObject({
       type: 'bulkImportRequest.completed',
       data: { requestId: completed, integrationSortingOrder: 10, status: 'Completed', recordCount: 3, inserted: 2, updated: 1, skipped: 0 },
@@ -332,6 +337,29 @@ describe.each(BACKENDS)('webhooks on $name', (backend) => {
       redirecting.closeAllConnections();
       await new Promise((resolve) => redirecting.close(resolve));
     }
+  });
+
+  it.skipIf(backend.skip)('a webhook goes with the integration it belongs to', async () => {
+    const integration = await t.inject({ method: 'GET', url: `${API}/integrations(10)` });
+    expect(integration.statusCode, integration.body).toBe(200);
+    const { targetTable } = integration.json<{ targetTable: string }>();
+    const created = await t.inject({
+      method: 'POST',
+      url: `${API}/integrations`,
+      payload: { sortingOrder: 77, name: 'Short-lived', type: 'file', targetTable },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const hook = await t.inject({
+      method: 'POST',
+      url: `${API}/webhooks`,
+      payload: { integrationSortingOrder: 77, url: receiver.url, secret },
+    });
+    expect(hook.statusCode, hook.body).toBe(201);
+    const id = hook.json<{ webhookId: string }>().webhookId;
+    expect((await t.inject({ method: 'DELETE', url: `${API}/integrations(77)` })).statusCode).toBe(204);
+    expect((await t.inject({ method: 'GET', url: `${API}/webhooks(${id})` })).statusCode).toBe(404);
+    // The other webhooks stay.
+    expect((await t.inject({ method: 'GET', url: `${API}/webhooks(${webhookId})` })).statusCode).toBe(200);
   });
 
   it.skipIf(backend.skip)('retention deletes deliveries done long ago, never a Pending one', async () => {

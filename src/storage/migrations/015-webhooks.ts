@@ -4,12 +4,12 @@ import { sql, type Kysely, type Migration } from 'kysely';
 export const m015_webhooks: Migration = {
   async up(db: Kysely<unknown>) {
     // A URL told when a request or run ends: of an integration (its requests and the runs into it) or of
-    // a REST endpoint (its runs). The signing secret is sealed like a connection's secrets.
+    // a REST endpoint (its runs), and deleted with it. The signing secret is sealed like a connection's secrets.
     await db.schema
       .createTable('ifw_webhook')
       .addColumn('webhook_id', 'text', (c) => c.primaryKey())
-      .addColumn('integration_sorting_order', 'integer')
-      .addColumn('endpoint_code', 'text')
+      .addColumn('integration_sorting_order', 'integer', (c) => c.references('ifw_integration.sorting_order').onDelete('cascade'))
+      .addColumn('endpoint_code', 'text', (c) => c.references('ifw_rest_endpoint.code').onDelete('cascade'))
       .addColumn('url', 'text', (c) => c.notNull())
       .addColumn('description', 'text', (c) => c.notNull().defaultTo(''))
       .addColumn('secret', 'text', (c) => c.notNull())
