@@ -81,9 +81,8 @@ describe.each(BACKENDS)('aborting a running import on $name', (backend) => {
     const customers = async (): Promise<number> =>
       Number((await sql<{ n: number }>`select count(*) as n from customer`.execute(db.kysely)).rows[0]?.n);
 
-    it.runIf(backend.name === 'sqlite')(
-      'SQLite: an import whose claim is flagged stops at its next batch and rolls back; the cancel then writes Cancelled',
-      async () => {
+    if (backend.name === 'sqlite')
+      it('SQLite: an import whose claim is flagged stops at its next batch and rolls back; the cancel then writes Cancelled', async () => {
         const id = await insertRequest(db, { submittedAt: '2025-03-01T09:00:00.000Z', payload });
         // The claim the drain is about to make: this worker, at this (manual) clock's time.
         const claim = claimOf(ctx.owner, clock().toISOString());
@@ -98,25 +97,24 @@ describe.each(BACKENDS)('aborting a running import on $name', (backend) => {
         expect((await getRequest(db, id)).status, 'nobody wrote a status yet').toBe('Processing');
         expect((await cancelRequest(db, id, clock)).status).toBe('Cancelled');
         expect(board.raised(requestAbortKey(id), claim), 'the cancel lowered the flag').toBe(false);
-      },
-    );
+      });
 
-    it.runIf(backend.name === 'sqlite')('SQLite: a flag raised for an earlier claim does not stop the import of a later one', async () => {
-      const id = await insertRequest(db, { submittedAt: '2025-03-01T09:00:00.000Z', payload });
-      abortBoard(db)?.raise(requestAbortKey(id), claimOf('worker-1', '2025-01-01T00:00:00.000Z'));
-      try {
-        expect(await processPendingRequests(ctx)).toMatchObject({ completed: 1, lost: 0 });
-      } finally {
-        abortBoard(db)?.lower(requestAbortKey(id));
-      }
-      expect(await customers()).toBe(12_000);
-    });
+    if (backend.name === 'sqlite')
+      it('SQLite: a flag raised for an earlier claim does not stop the import of a later one', async () => {
+        const id = await insertRequest(db, { submittedAt: '2025-03-01T09:00:00.000Z', payload });
+        abortBoard(db)?.raise(requestAbortKey(id), claimOf('worker-1', '2025-01-01T00:00:00.000Z'));
+        try {
+          expect(await processPendingRequests(ctx)).toMatchObject({ completed: 1, lost: 0 });
+        } finally {
+          abortBoard(db)?.lower(requestAbortKey(id));
+        }
+        expect(await customers()).toBe(12_000);
+      });
 
     // SQLite's import runs synchronously on the thread that would send the cancel: there, the end-to-end case with the
     // service's worker thread is in abort-import.slow.test.ts, and the worker's side in the flagged-claim test above.
-    it.runIf(backend.name === 'postgres')(
-      'PostgreSQL: a cancel while the import runs ends the request Cancelled with none of its rows, and the worker goes on to the next request',
-      async () => {
+    if (backend.name === 'postgres')
+      it('PostgreSQL: a cancel while the import runs ends the request Cancelled with none of its rows, and the worker goes on to the next request', async () => {
         const id = await insertRequest(db, { submittedAt: '2025-03-01T09:00:00.000Z', payload });
         const next = await insertRequest(db, {
           submittedAt: '2025-03-01T09:00:01.000Z',
@@ -143,8 +141,7 @@ describe.each(BACKENDS)('aborting a running import on $name', (backend) => {
         expect((await getRequest(db, id)).status).toBe('Cancelled');
         expect((await getRequest(db, next)).status).toBe('Completed');
         expect(await customers(), "only the next request's record").toBe(1);
-      },
-    );
+      });
 
     it('a reset while the import runs puts the request back to Pending with none of its rows; it is then imported once', async () => {
       const id = await insertRequest(db, { submittedAt: '2025-03-01T09:00:00.000Z', payload });
