@@ -5,7 +5,7 @@
  * thread) goes through at once. On PostgreSQL the write needs no lock the import holds; the import's
  * lease watch stops it.
  */
-import { abortBoard, ANY_CLAIM, claimOf } from '../storage/abort-board.js';
+import { abortBoard, ANY_CLAIM, claimOf, whileRaised } from '../storage/abort-board.js';
 import type { Db } from '../storage/db.js';
 
 export const requestAbortKey = (requestId: string): string => `request-${requestId}`;
@@ -16,8 +16,7 @@ export const requestAbortKey = (requestId: string): string => `request-${request
  * takes the lock before the write's next try): `anyClaim` (a cancel) flags whichever claim that is.
  */
 export async function abortingImport<T>(db: Db, requestId: string, write: () => Promise<T>, anyClaim = false): Promise<T> {
-  const board = abortBoard(db);
-  if (board === undefined) return write();
+  if (abortBoard(db) === undefined) return write();
   const row = await db
     .selectFrom('ifw_bulk_import_request')
     .select(['status', 'lease_owner', 'started_at'])
@@ -25,11 +24,5 @@ export async function abortingImport<T>(db: Db, requestId: string, write: () => 
     .executeTakeFirst();
   const pending = anyClaim && row?.status === 'Pending';
   if (row?.status !== 'Processing' && !pending) return write();
-  const key = requestAbortKey(requestId);
-  board.raise(key, pending ? ANY_CLAIM : claimOf(row.lease_owner, row.started_at));
-  try {
-    return await write();
-  } finally {
-    board.lower(key);
-  }
+  return whileRaised(db, requestAbortKey(requestId), pending ? ANY_CLAIM : claimOf(row.lease_owner, row.started_at), write);
 }

@@ -10,7 +10,7 @@
  */
 import type { Clock } from '../core/clock.js';
 import { conflict, notFound } from '../core/errors.js';
-import { abortBoard, ANY_CLAIM, claimOf } from '../storage/abort-board.js';
+import { ANY_CLAIM, claimOf, whileRaised } from '../storage/abort-board.js';
 import type { Db } from '../storage/db.js';
 import { withTransaction } from '../storage/transaction.js';
 import { enqueueEvents } from '../webhooks/outbox.js';
@@ -46,17 +46,15 @@ export async function cancelRun(db: Db, runId: string, clock: Clock): Promise<Im
       return cancelled;
     });
   // A Queued run may be claimed while the write waits for the lock: its flag stops whichever claim that is.
-  const board = before.status === 'Running' || before.status === 'Queued' ? abortBoard(db) : undefined;
-  let row: Awaited<ReturnType<typeof write>>;
-  if (board === undefined) row = await write();
-  else {
-    board.raise(runAbortKey(runId), before.status === 'Queued' ? ANY_CLAIM : claimOf(before.lease_owner, before.started_at));
-    try {
-      row = await write();
-    } finally {
-      board.lower(runAbortKey(runId));
-    }
-  }
+  const active = before.status === 'Running' || before.status === 'Queued';
+  const row = active
+    ? await whileRaised(
+        db,
+        runAbortKey(runId),
+        before.status === 'Queued' ? ANY_CLAIM : claimOf(before.lease_owner, before.started_at),
+        write,
+      )
+    : await write();
   if (row !== undefined) return toImportRun(row);
   const now = await db.selectFrom('ifw_import_run').select('status').where('run_id', '=', runId).executeTakeFirst();
   throw conflict(

@@ -79,3 +79,19 @@ export function fileBoard(dir: string): AbortBoard {
     },
   };
 }
+
+/**
+ * Runs `write` with `key` raised for `claim` on the database's board (none on a database without one),
+ * lowered again whatever `write` does: how a cancel stops a running import while its status write
+ * waits for the lock that import holds.
+ */
+export async function whileRaised<T>(db: Db, key: string, claim: string, write: () => Promise<T>): Promise<T> {
+  const board = abortBoard(db);
+  if (board === undefined) return write();
+  board.raise(key, claim);
+  try {
+    return await write();
+  } finally {
+    board.lower(key);
+  }
+}
