@@ -2,7 +2,7 @@
  * Processing on PostgreSQL end to end, through the real service objects and the real `ifw worker`
  * process: submit → Completed with rows in the target table, Failed with its message, On Hold,
  * cancel and reset; LISTEN/NOTIFY waking an idle worker of another service (another pool, as another
- * host would have) within well under a second although its scheduler ticks once a minute; and
+ * host would have) although its scheduler ticks only once an hour; and
  * `ifw worker` stopping with exit code 0 on SIGTERM.
  */
 import fs from 'node:fs';
@@ -18,6 +18,7 @@ import { queueHadItsTurn } from '../helpers/queue-fixtures.js';
 
 const postgres = BACKENDS.find((b) => b.name === 'postgres')!;
 const SET = `${API}/bulkImportRequests`;
+const HOUR = 3_600_000;
 const ENTRY = `${API}/jobQueueEntries('bulk-import-processor')`;
 
 const customers = (...records: object[]) => ({ integrationSortingOrder: 10, payload: JSON.stringify(records) });
@@ -110,8 +111,8 @@ describe.skipIf(postgres.skip)('processing on PostgreSQL', () => {
     beforeAll(async () => {
       fresh = await postgres.fresh();
       api = await startTestService({ databaseUrl: fresh.url, workers: false });
-      // Ticks once a minute: only a notification can start it within the test's time.
-      worker = await startTestService({ databaseUrl: fresh.url, workers: true, applyExample: false, config: { schedulerTickMs: 60_000 } });
+      // Ticks once an hour: within the test's time, only a notification can start it.
+      worker = await startTestService({ databaseUrl: fresh.url, workers: true, applyExample: false, config: { schedulerTickMs: HOUR } });
       // Its start-up drain (nothing Pending) is over, and the loops wait, once the queue has had its turn.
       await queueHadItsTurn(worker.service.db, () => worker.service.queue?.wake());
     });
@@ -121,13 +122,11 @@ describe.skipIf(postgres.skip)('processing on PostgreSQL', () => {
       await fresh?.cleanup();
     });
 
-    it('a submission through the API service is picked up by the idle worker within well under a second', async () => {
+    it('a submission through the API service is picked up by the idle worker, woken by the notification (its tick is an hour away)', async () => {
       for (const no of ['N1', 'N2', 'N3']) {
         const id = await submit(api, customers({ no, name: `Notified ${no}` }));
         // From the 202 (the commit): the NOTIFY, the worker's claim, the import, and the poll that sees it.
-        const accepted = Date.now();
-        expect(await ended(api, id, 2_000)).toMatchObject({ status: 'Completed' });
-        expect(Date.now() - accepted).toBeLessThan(1_000);
+        expect(await ended(api, id)).toMatchObject({ status: 'Completed' });
       }
     });
     it('readiness says when wake-ups are degraded: the LISTEN connection dropped and is reconnecting; then ok, and notifications work again', async () => {
@@ -159,10 +158,9 @@ describe.skipIf(postgres.skip)('processing on PostgreSQL', () => {
       });
       await until(wakeups, { holds: (now) => now.wakeups === 'ok', what: 'wake-ups ok again' });
 
+      // Picked up long before the worker's hourly tick: the new LISTEN connection hears the notification.
       const id = await submit(api, customers({ no: 'N9', name: 'After the reconnect' }));
-      const accepted = Date.now();
-      expect(await ended(api, id, 2_000)).toMatchObject({ status: 'Completed' });
-      expect(Date.now() - accepted).toBeLessThan(1_000);
+      expect(await ended(api, id)).toMatchObject({ status: 'Completed' });
     });
   });
 

