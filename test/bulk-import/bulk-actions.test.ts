@@ -3,33 +3,16 @@
  * one request and the payload download, on SQLite and PostgreSQL through the API: each state rule holds
  * per request as for a single action (a refused request is reported with the reason, the others go
  * ahead), a call takes at most 1 000 requests and says whether more remain, continuing from `next`
- * takes every request once, a filter matching 10 000 requests is worked through, a bad filter changes
+ * takes every request once (a filter matching 10 000 requests: bulk-actions.slow.test.ts), a bad filter changes
  * nothing, and a deleted request leaves no payload, chunk, error or Idempotency-Key behind.
  */
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
+import { seedRequests, type BulkAnswer, type SeedRow } from '../helpers/bulk-requests.js';
 import { API, startTestService, type TestService } from '../helpers/service.js';
 
 const SET = `${API}/bulkImportRequests`;
 const STATUSES = ['Pending', 'Processing', 'Completed', 'Failed', 'Cancelled'] as const;
-
-interface BulkAnswer {
-  action: string;
-  matched: number;
-  processed: number;
-  succeeded: number;
-  refused: number;
-  results: {
-    requestId: string;
-    outcome: string;
-    status: string | null;
-    newRequestId: string | null;
-    error: { code: string; message: string } | null;
-  }[];
-  more: boolean;
-  next: string | null;
-}
 
 for (const backend of BACKENDS) {
   describe.skipIf(backend.skip)(`bulk actions, delete and payload on ${backend.name}`, () => {
@@ -46,34 +29,7 @@ for (const backend of BACKENDS) {
     });
 
     const db = () => t.service.db.kysely;
-    /** Requests inserted straight into storage, 500 rows a statement. */
-    async function seed(
-      count: number,
-      row: { status: string; integration?: number; submittedBy?: string | null; submittedAt?: string; payload?: string },
-    ): Promise<string[]> {
-      const ids: string[] = [];
-      const ended = row.status !== 'Pending' && row.status !== 'Processing';
-      const now = row.submittedAt ?? new Date().toISOString();
-      for (let i = 0; i < count; i += 500) {
-        const rows = Array.from({ length: Math.min(500, count - i) }, () => {
-          const id = randomUUID();
-          ids.push(id);
-          return {
-            request_id: id,
-            integration_sorting_order: row.integration ?? 10,
-            payload: row.payload ?? '[{"no":"C1","name":"One"}]',
-            status: row.status,
-            submitted_at: now,
-            submitted_by: row.submittedBy ?? null,
-            ended_at: ended ? now : null,
-            processed_at: ended ? now : null,
-            ...(row.status === 'Processing' ? { lease_owner: 'w1', lease_expires_at: now, started_at: now, attempts: 1 } : {}),
-          };
-        });
-        await db().insertInto('ifw_bulk_import_request').values(rows).execute();
-      }
-      return ids.sort();
-    }
+    const seed = (count: number, row: SeedRow) => seedRequests(db(), count, row);
     const statusOf = async (id: string) =>
       (await db().selectFrom('ifw_bulk_import_request').select('status').where('request_id', '=', id).executeTakeFirst())?.status;
     const bulk = async (action: string, body: object): Promise<BulkAnswer> => {
@@ -236,46 +192,6 @@ for (const backend of BACKENDS) {
       expect(over.statusCode).toBe(400);
       expect(over.json().error.code).toBe('invalidRequest');
     });
-
-    it('works through a filter matching 10 000 requests, 1 000 a call, each request cancelled once', async () => {
-      await clear();
-      const ids = await seed(10_000, { status: 'Pending', integration: 30 });
-      await seed(50, { status: 'Pending', integration: 31 });
-      const seen: string[] = [];
-      let after: string | null = null;
-      let calls = 0;
-      for (;;) {
-        const answer: BulkAnswer = await bulk('Cancel', { filter: 'integrationSortingOrder eq 30', ...(after === null ? {} : { after }) });
-        calls++;
-        expect(answer.matched).toBe(10_000);
-        expect(answer.processed).toBeLessThanOrEqual(1000);
-        expect(answer.refused).toBe(0);
-        seen.push(...answer.results.map((r) => r.requestId));
-        if (!answer.more) break;
-        after = answer.next;
-      }
-      expect(calls).toBe(10);
-      expect(seen).toEqual(ids);
-      const counts = await db()
-        .selectFrom('ifw_bulk_import_request')
-        .select(['integration_sorting_order', 'status', (eb) => eb.fn.countAll<number>().as('n')])
-        .groupBy(['integration_sorting_order', 'status'])
-        .execute();
-      expect(counts.map((c) => [c.integration_sorting_order, c.status, Number(c.n)]).sort()).toEqual([
-        [30, 'Cancelled', 10_000],
-        [31, 'Pending', 50],
-      ]);
-      // Then deleted the same way: nothing of them is left.
-      let more = true;
-      let deleted = 0;
-      while (more) {
-        const answer = await bulk('Delete', { filter: 'integrationSortingOrder eq 30' });
-        deleted += answer.succeeded;
-        more = answer.more;
-      }
-      expect(deleted).toBe(10_000);
-      expect(await statusOf(ids[0]!)).toBeUndefined();
-    }, 300_000);
 
     it('refuses a bad filter, an unknown property or a missing filter with 400, changing nothing', async () => {
       await clear();

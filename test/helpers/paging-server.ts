@@ -70,6 +70,8 @@ export interface PagingServer {
   /** The token endpoint's answer for the n-th token (1-based). */
   tokenResponse: (n: number) => { status: number; body: unknown };
   setFaults(faults: Fault[]): void;
+  /** Closes the connections of the requests a `hang` fault holds: the client sees its connection dropped. */
+  dropHung(): void;
   /** Clears requests, faults, tokens and expectations; keeps records and pageSize unless given. */
   reset(options?: { records?: number; pageSize?: number }): void;
   close(): Promise<void>;
@@ -112,6 +114,7 @@ export async function startPagingServer(options: { records?: number; pageSize?: 
   let faults: Fault[] = [];
   let tokensIssued = 0;
   const sockets = new Set<Socket>();
+  const hung = new Set<http.ServerResponse>();
 
   const faultOn = <K extends Fault['kind']>(kind: K, page: number): Extract<Fault, { kind: K }> | undefined =>
     faults.find((f): f is Extract<Fault, { kind: K }> => f.kind === kind && (!('page' in f) || f.page === page));
@@ -223,7 +226,8 @@ export async function startPagingServer(options: { records?: number; pageSize?: 
     const hang = faultOn('hang', page);
     if (hang !== undefined && hang.times > 0) {
       hang.times--;
-      return; // never answered; close() destroys the socket
+      hung.add(res);
+      return; // never answered; dropHung() or close() destroys the socket
     }
     if (faultOn('malformedJson', page) !== undefined) return send(res, 200, '{"data": [{"id": 1, "name": "trunc');
 
@@ -262,6 +266,10 @@ export async function startPagingServer(options: { records?: number; pageSize?: 
     tokenResponse: DEFAULT_TOKEN,
     setFaults(next) {
       faults = next.map((f) => ({ ...f }));
+    },
+    dropHung() {
+      for (const res of hung) res.socket?.destroy();
+      hung.clear();
     },
     reset(next = {}) {
       server.requests.length = 0;

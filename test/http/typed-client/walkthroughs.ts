@@ -1,7 +1,7 @@
 /**
  * A client program as a user of the service writes it: types generated from the OpenAPI document
  * (`npx openapi-typescript http://127.0.0.1:8080/docs/json -o api.ts`, imported as `./api.js`), calls
- * made with openapi-fetch. test/http/typed-client.test.ts generates api.ts from a running service next
+ * made with openapi-fetch. test/http/typed-client.slow.test.ts generates api.ts from a running service next
  * to a copy of this file, type-checks both (any type error fails it) and runs the two walkthroughs
  * against the service. docs/bulk-import.md and docs/rest-api.md show the same program.
  *
