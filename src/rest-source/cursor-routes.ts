@@ -19,8 +19,8 @@ export interface CursorRouteDeps {
 
 const SetCursorBody = Type.Object(
   {
-    value: Type.Union([Type.String(), Type.Number()], {
-      description: "The bookmark's new value, as the cursor field's type reads it: a date-time (ISO 8601) or a number",
+    value: Type.String({
+      description: "The bookmark's new value, as the cursor field's type reads it: a date-time (ISO 8601) or a number, as text",
     }),
   },
   ODATA_BODY,
@@ -44,7 +44,7 @@ export function cursorRoutes({ db, clock }: CursorRouteDeps): RoutePlugin {
         },
       },
       async (request) => {
-        const endpoint = await setCursor(db, endpoints.key(request.params.key), String(request.body.value), clock);
+        const endpoint = await setCursor(db, endpoints.key(request.params.key), request.body.value, clock);
         return endpoints.entity(await endpointAnswerOf(db, endpoint));
       },
     );

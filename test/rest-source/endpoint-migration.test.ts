@@ -396,6 +396,8 @@ describe.each(BACKENDS)('pagination storage migration on $name', (backend) => {
           scheduleSeconds,
           responseActions: [],
           sessionCookies: false,
+          incremental: null,
+          cursorAtLoad: null,
         };
         expect(await loadEndpoint(db, c.code), c.code).toEqual(expected);
         expect(await storedPagination(db, c.code), c.code).toEqual(c.stored);

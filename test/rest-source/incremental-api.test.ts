@@ -131,6 +131,6 @@ describe('setCursor and resetCursor', () => {
     const none = await call('POST', "restApiEndpoints('plain')/Microsoft.NAV.resetCursor");
     expect(none.status).toBe(400);
     expect(none.body).toMatchObject({ error: { message: expect.stringContaining("'plain' has no cursorField") } });
-    expect((await call('POST', "restApiEndpoints('missing')/Microsoft.NAV.setCursor", { value: 1 })).status).toBe(404);
+    expect((await call('POST', "restApiEndpoints('missing')/Microsoft.NAV.setCursor", { value: '1' })).status).toBe(404);
   });
 });
