@@ -42,9 +42,7 @@ export interface BookmarkMove {
 }
 
 function bookmarkStatements(move: BookmarkMove, now: string) {
-  const statements = [
-    sql`update ifw_rest_endpoint set last_success_started_at = ${move.startedAt} where code = ${move.endpointCode}`,
-  ];
+  const statements = [sql`update ifw_rest_endpoint set last_success_started_at = ${move.startedAt} where code = ${move.endpointCode}`];
   if (move.to !== null && move.to !== move.from) {
     const unchanged = move.from === null ? sql`cursor_value is null` : sql`cursor_value = ${move.from}`;
     statements.push(sql`

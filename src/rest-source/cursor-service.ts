@@ -12,7 +12,10 @@ import { bookmarkValue } from './incremental-rules.js';
 import type { EndpointSettings } from './settings.js';
 import { getEndpoint } from './store.js';
 
-async function incrementalEndpoint(tx: Db, code: string): Promise<EndpointSettings & { incremental: NonNullable<EndpointSettings['incremental']> }> {
+async function incrementalEndpoint(
+  tx: Db,
+  code: string,
+): Promise<EndpointSettings & { incremental: NonNullable<EndpointSettings['incremental']> }> {
   const endpoint = await getEndpoint(tx, code);
   if (endpoint === undefined) throw notFound(`No REST API endpoint with code '${code}'.`);
   const { incremental } = endpoint;

@@ -53,12 +53,14 @@ export const isoOf = (ms: number): string => new Date(ms).toISOString().replace(
 
 /**
  * A value of the cursor field as the bookmark stores it: a date-time as ISO 8601 UTC, a number as its
- * decimal text; null when the value cannot be one (the reason says why).
+ * decimal text; or the problem when the value cannot be one.
  */
 export function cursorValueOf(value: unknown, type: CursorFieldType): { readonly value: string } | { readonly problem: string } {
   if (type === 'dateTime') {
     const ms = typeof value === 'string' ? parseDateTime(value) : null;
-    return ms === null ? { problem: `${JSON.stringify(value)} is not a date-time (ISO 8601, e.g. 2026-11-26T10:00:00Z)` } : { value: isoOf(ms) };
+    return ms === null
+      ? { problem: `${JSON.stringify(value)} is not a date-time (ISO 8601, e.g. 2026-11-26T10:00:00Z)` }
+      : { value: isoOf(ms) };
   }
   const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : typeof value === 'string' ? value.trim() : '';
   return NUMBER.test(text) ? { value: text.replace(/^(-?)0+(?=\d)/, '$1') } : { problem: `${JSON.stringify(value)} is not a number` };

@@ -251,14 +251,24 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
       '/rest/endpoints/:code/cursor',
       'configureRest',
       async (request, ctx, body) =>
-        changeCursor(ctx, request.params.code, () => setCursor(db, request.params.code, body.get('value') ?? '', clock), 'The bookmark was set.'),
+        changeCursor(
+          ctx,
+          request.params.code,
+          () => setCursor(db, request.params.code, body.get('value') ?? '', clock),
+          'The bookmark was set.',
+        ),
       { ...CodeParams, body: CursorBody },
     );
     router.post(
       '/rest/endpoints/:code/cursor/reset',
       'configureRest',
       async (request, ctx) =>
-        changeCursor(ctx, request.params.code, () => resetCursor(db, request.params.code, clock), 'The bookmark was reset: the next run starts over.'),
+        changeCursor(
+          ctx,
+          request.params.code,
+          () => resetCursor(db, request.params.code, clock),
+          'The bookmark was reset: the next run starts over.',
+        ),
       { ...CodeParams, ...NoFields },
     );
 

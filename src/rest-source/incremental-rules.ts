@@ -6,13 +6,7 @@
 import { invalidAt, pathOf } from '../core/validation.js';
 import { pathProblem } from '../json-path/lookup.js';
 import { oneOf } from './common-rules.js';
-import {
-  CURSOR_FIELD_TYPES,
-  cursorValueOf,
-  parseDuration,
-  type CursorFieldType,
-  type IncrementalSettings,
-} from './cursor-values.js';
+import { CURSOR_FIELD_TYPES, cursorValueOf, parseDuration, type CursorFieldType, type IncrementalSettings } from './cursor-values.js';
 import type { EndpointInput } from './schemas.js';
 import { templateProblem } from './templates.js';
 

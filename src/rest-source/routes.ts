@@ -221,7 +221,9 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
       async () => {
         const recordsPaths = new Map((await listIntegrations(db)).map((i) => [i.sortingOrder, i.recordsPath]));
         const [stored, bookmarks] = await Promise.all([listEndpoints(db), listBookmarks(db)]);
-        return endpoints.list(stored.map((e) => answerOf(e, recordsPaths.get(e.integrationSortingOrder), bookmarks.get(e.code) ?? NO_BOOKMARK)));
+        return endpoints.list(
+          stored.map((e) => answerOf(e, recordsPaths.get(e.integrationSortingOrder), bookmarks.get(e.code) ?? NO_BOOKMARK)),
+        );
       },
     );
 

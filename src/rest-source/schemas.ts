@@ -131,7 +131,9 @@ export const EndpointProperties = {
   cursorField: nullableString(
     'Incremental imports: the record field the bookmark follows (a property name, dot path or JSONPath, e.g. updated_at). After a Completed run the highest value imported is stored and {{cursor}} sends it on the next run. null: no bookmark',
   ),
-  cursorFieldType: nullableString(`${CURSOR_FIELD_TYPES.join(' or ')}: how the cursor field's values are read and compared; default dateTime`),
+  cursorFieldType: nullableString(
+    `${CURSOR_FIELD_TYPES.join(' or ')}: how the cursor field's values are read and compared; default dateTime`,
+  ),
   cursorFieldInitialValue: textOrNumber(
     `What {{cursor}} sends while there is no bookmark (first run, after a reset); null: ${DEFAULT_INITIAL.dateTime} (dateTime) or ${DEFAULT_INITIAL.number} (number)`,
   ),

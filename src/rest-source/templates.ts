@@ -103,7 +103,10 @@ export function templateValuesOf(
 ): TemplateValues {
   return {
     lastSuccessfulRunStartedAt: lastSuccessfulRunStartedAt ?? NO_RUN_YET,
-    cursor: incremental === null || incremental === undefined ? null : { value: cursorToSend(incremental, cursorValue), type: incremental.cursorFieldType },
+    cursor:
+      incremental === null || incremental === undefined
+        ? null
+        : { value: cursorToSend(incremental, cursorValue), type: incremental.cursorFieldType },
   };
 }
 

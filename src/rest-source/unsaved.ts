@@ -40,8 +40,13 @@ export async function resolveUnsavedEndpoint(
   const row = (await getConnectionRow(db, settings.connectionCode))!;
   // Template variables as a run of the saved endpoint would send them (its bookmark), else as on a first run.
   const bookmark = input.code === undefined ? undefined : await getBookmark(db, input.code);
-  const same = saved?.incremental?.cursorField === settings.incremental?.cursorField && saved?.incremental?.cursorFieldType === settings.incremental?.cursorFieldType;
+  const same =
+    saved?.incremental?.cursorField === settings.incremental?.cursorField &&
+    saved?.incremental?.cursorFieldType === settings.incremental?.cursorFieldType;
   const cursorValue = same ? (bookmark?.cursorValue ?? null) : null;
   const values = templateValuesOf(settings.incremental, cursorValue, bookmark?.lastSuccessfulRunStartedAt ?? null);
-  return { connection: restConnectionOf(context.connection!, readSecrets(row, box)), endpoint: renderEndpoint(restEndpointOf(settings), values) };
+  return {
+    connection: restConnectionOf(context.connection!, readSecrets(row, box)),
+    endpoint: renderEndpoint(restEndpointOf(settings), values),
+  };
 }

@@ -18,7 +18,11 @@ describe('ifw endpoints cursor against a service', () => {
     url = (await t.service.listen()).replace('localhost', '127.0.0.1');
     env = { IFW_TOKEN: t.headers.authorization.replace(/^Bearer /, '') };
     const post = (path: string, body: unknown) =>
-      fetch(`${url}${API}/${path}`, { method: 'POST', headers: { ...t.headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(`${url}${API}/${path}`, {
+        method: 'POST',
+        headers: { ...t.headers, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     expect((await post('restApiConnections', { code: 'blog', baseUrl: 'https://api.example.com' })).status).toBe(201);
     const endpoint = { connectionCode: 'blog', path: '/posts', integrationSortingOrder: 10, queryParameters: { after: '{{cursor}}' } };
     expect((await post('restApiEndpoints', { ...endpoint, code: 'posts', cursorField: 'id', cursorFieldType: 'number' })).status).toBe(201);

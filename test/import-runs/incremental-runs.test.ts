@@ -57,7 +57,7 @@ function handle(request: http.IncomingMessage, response: http.ServerResponse, bo
     response.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"database down"}');
     return;
   }
-  const since = url.searchParams.get('updated_since') ?? (body === '' ? null : (JSON.parse(body) as { after?: string }).after ?? null);
+  const since = url.searchParams.get('updated_since') ?? (body === '' ? null : ((JSON.parse(body) as { after?: string }).after ?? null));
   const records = since === null ? api.articles : api.articles.filter((a) => Date.parse(a.updated_at) >= Date.parse(since));
   response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: records }));
 }
@@ -143,7 +143,14 @@ describe.each(BACKENDS)('incremental imports on $name', (backend) => {
     const addEndpoint = (settings: Partial<EndpointInput>) =>
       createEndpoint(
         db,
-        { code: 'articles', connectionCode: 'blog', path: '/articles', integrationSortingOrder: ARTICLES, responseDataPath: 'data', ...settings },
+        {
+          code: 'articles',
+          connectionCode: 'blog',
+          path: '/articles',
+          integrationSortingOrder: ARTICLES,
+          responseDataPath: 'data',
+          ...settings,
+        },
         clock,
       );
 
@@ -157,7 +164,10 @@ describe.each(BACKENDS)('incremental imports on $name', (backend) => {
       return { run: (await getRun(db, queued.runId))!, sent: api.received[0]! };
     }
     const rows = async () =>
-      (await sql<Article>`select id, title, updated_at from article order by id`.execute(db.kysely)).rows.map((r) => ({ ...r, id: Number(r.id) }));
+      (await sql<Article>`select id, title, updated_at from article order by id`.execute(db.kysely)).rows.map((r) => ({
+        ...r,
+        id: Number(r.id),
+      }));
     const bookmark = async () => (await getBookmark(db, 'articles'))?.cursorValue;
     const article = (id: number, title: string, updated: string): Article => ({ id, title, updated_at: `2026-01-10T${updated}:00Z` });
 
@@ -179,7 +189,12 @@ describe.each(BACKENDS)('incremental imports on $name', (backend) => {
       expect((await getBookmark(db, 'articles'))?.lastSuccessfulRunStartedAt).toBe(first.run.startedAt);
 
       // Two changes and one new article; the lookback fetches article 3 again, and upsert makes that harmless.
-      api.articles = [article(1, 'One', '10:00'), article(2, 'Two, edited', '11:00'), article(3, 'Three', '10:10'), article(4, 'Four', '11:05')];
+      api.articles = [
+        article(1, 'One', '10:00'),
+        article(2, 'Two, edited', '11:00'),
+        article(3, 'Three', '10:10'),
+        article(4, 'Four', '11:05'),
+      ];
       const second = await run();
       expect(second.sent.url.searchParams.get('updated_since')).toBe('2026-01-10T10:09:00Z');
       expect(second.sent.headers['x-since']).toBe(String(Date.parse(first.run.startedAt!) / 1000));

@@ -6,6 +6,7 @@
  */
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import fs from 'node:fs';
 import path from 'node:path';
 import { manualClock } from '../../src/core/clock.js';
 import { applyConfigFile } from '../../src/declarative-config/apply.js';
@@ -48,8 +49,13 @@ afterEach(async () => {
 });
 
 async function call(method: 'GET' | 'POST' | 'PATCH', url: string, body?: unknown) {
-  const res = await app.inject({ headers: auth.headers, method, url: `${API}/${url}`, ...(body === undefined ? {} : { payload: body as object }) });
-  return { status: res.statusCode, body: res.body === '' ? undefined : (res.json() as Record<string, unknown>) };
+  const res = await app.inject({
+    headers: auth.headers,
+    method,
+    url: `${API}/${url}`,
+    ...(body === undefined ? {} : { payload: body as object }),
+  });
+  return { status: res.statusCode, body: res.body === '' ? undefined : res.json<Record<string, unknown>>() };
 }
 
 const incremental = {
@@ -84,7 +90,11 @@ describe('incremental endpoint settings', () => {
 
   it.each([
     ['path', { path: 'customers/{{since}}' }, 'path: unknown template variable {{since}}'],
-    ['a query parameter', { queryParameters: { since: '{{lastRun.startedAt}}' } }, 'queryParameters.since: unknown template variable {{lastRun.startedAt}}'],
+    [
+      'a query parameter',
+      { queryParameters: { since: '{{lastRun.startedAt}}' } },
+      'queryParameters.since: unknown template variable {{lastRun.startedAt}}',
+    ],
     ['a header', { headers: { 'X-Since': '{{cursor|epoch}}' } }, 'headers.X-Since: unknown format "epoch" in {{cursor|epoch}}'],
     [
       'the body',
@@ -93,15 +103,57 @@ describe('incremental endpoint settings', () => {
     ],
     ['{{cursor}} without a cursor field', { cursorField: null, cursorFieldLookback: null }, '{{cursor}} needs a cursor field'],
     ['a lookback that is no duration', { cursorFieldLookback: '5 minutes' }, 'cursorFieldLookback: "5 minutes" is not a duration'],
-    ['an initial value of another type', { cursorFieldType: 'number', headers: {}, cursorFieldLookback: 5, cursorFieldInitialValue: 'soon' }, 'cursorFieldInitialValue: "soon" is not a number'],
+    [
+      'an initial value of another type',
+      { cursorFieldType: 'number', headers: {}, cursorFieldLookback: 5, cursorFieldInitialValue: 'soon' },
+      'cursorFieldInitialValue: "soon" is not a number',
+    ],
     ['an unknown type', { cursorFieldType: 'text' }, 'cursorFieldType: "text" is not allowed; use one of dateTime, number'],
-    ['a lookback without a cursor field', { cursorField: null, queryParameters: {}, headers: {} }, 'cursorFieldLookback: is used only with a cursorField'],
+    [
+      'a lookback without a cursor field',
+      { cursorField: null, queryParameters: {}, headers: {} },
+      'cursorFieldLookback: is used only with a cursorField',
+    ],
   ])('refuses %s with a 400 naming the field', async (_what, change, message) => {
     const answer = await call('POST', 'restApiEndpoints', { ...incremental, ...change });
     expect(answer.status).toBe(400);
     expect((answer.body as { error: { code: string; message: string } }).error).toMatchObject({ code: 'invalidRequest' });
     expect((answer.body as { error: { message: string } }).error.message).toContain(message);
     expect((await call('GET', "restApiEndpoints('changes')")).status).toBe(404);
+  });
+});
+
+describe('ifw apply', () => {
+  it('declares an incremental endpoint from YAML (a number lookback as a YAML number), idempotently', async () => {
+    const file = path.join(t.dir, 'incremental.yaml');
+    fs.writeFileSync(
+      file,
+      [
+        'restApiEndpoints:',
+        '  - code: by-id',
+        '    connectionCode: crm',
+        '    path: "customers?after={{cursor}}"',
+        '    headers: { X-Since: "{{lastSuccessfulRun.startedAt|unix}}" }',
+        '    integrationSortingOrder: 10',
+        '    cursorField: id',
+        '    cursorFieldType: number',
+        '    cursorFieldInitialValue: 100',
+        '    cursorFieldLookback: 5',
+        '',
+      ].join('\n'),
+    );
+    expect((await applyConfigFile(t.db, file, clock)).restApiEndpoints).toEqual([{ code: 'by-id', result: 'created', changes: [] }]);
+    expect((await call('GET', "restApiEndpoints('by-id')")).body).toMatchObject({
+      cursorField: 'id',
+      cursorFieldType: 'number',
+      cursorFieldInitialValue: '100',
+      cursorFieldLookback: '5',
+    });
+    expect((await applyConfigFile(t.db, file, clock)).restApiEndpoints).toEqual([{ code: 'by-id', result: 'unchanged', changes: [] }]);
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('{{cursor}}', '{{cursor|date}}'));
+    await expect(applyConfigFile(t.db, file, clock)).rejects.toThrow(
+      'restApiEndpoints[0].path: {{cursor|date}}: a number cursor is sent as it is; formats (|iso, |date, |unix) are for date-time cursors',
+    );
   });
 });
 
@@ -117,7 +169,9 @@ describe('setCursor and resetCursor', () => {
 
     const bad = await call('POST', "restApiEndpoints('changes')/Microsoft.NAV.setCursor", { value: 'next week' });
     expect(bad.status).toBe(400);
-    expect(bad.body).toMatchObject({ error: { code: 'invalidRequest', message: expect.stringContaining('value: "next week" is not a date-time') } });
+    expect(bad.body).toMatchObject({
+      error: { code: 'invalidRequest', message: expect.stringContaining('value: "next week" is not a date-time') },
+    });
 
     const reset = await call('POST', "restApiEndpoints('changes')/Microsoft.NAV.resetCursor");
     expect(reset.status).toBe(200);

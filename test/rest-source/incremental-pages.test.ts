@@ -26,7 +26,12 @@ describe('incremental imports in the console', () => {
       ['restApiConnections', { code: 'shop', baseUrl: 'https://shop.example/api' }],
       ['restApiEndpoints', { code: 'orders', connectionCode: 'shop', path: 'orders', integrationSortingOrder: 10 }],
     ] as const) {
-      const answer = await t.inject({ method: 'POST', url: `${API}/${url}`, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+      const answer = await t.inject({
+        method: 'POST',
+        url: `${API}/${url}`,
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify(body),
+      });
       expect(answer.statusCode).toBe(201);
     }
   });

@@ -11,7 +11,14 @@ import {
   type IncrementalSettings,
 } from '../../src/rest-source/cursor-values.js';
 import type { RestEndpoint } from '../../src/rest-source/model.js';
-import { jsonEscape, renderEndpoint, renderText, templateProblem, templateValuesOf, type TemplateValues } from '../../src/rest-source/templates.js';
+import {
+  jsonEscape,
+  renderEndpoint,
+  renderText,
+  templateProblem,
+  templateValuesOf,
+  type TemplateValues,
+} from '../../src/rest-source/templates.js';
 
 const dateCursor: IncrementalSettings = {
   cursorField: 'updated_at',
@@ -40,12 +47,7 @@ describe('rendering a text', () => {
     ['{"a":"{{cursor}}"}', VALUES, jsonEscape, '{"a":"2026-11-25T23:59:59Z"}'],
     ['{{cursor}}', NUMBER_VALUES, (v: string) => v, '12345678901234567890'],
     ['no variables {here}', VALUES, (v: string) => v, 'no variables {here}'],
-    [
-      '{{lastSuccessfulRun.startedAt|unix}}',
-      { lastSuccessfulRunStartedAt: '1970-01-01T00:00:00Z', cursor: null },
-      (v: string) => v,
-      '0',
-    ],
+    ['{{lastSuccessfulRun.startedAt|unix}}', { lastSuccessfulRunStartedAt: '1970-01-01T00:00:00Z', cursor: null }, (v: string) => v, '0'],
   ])('%s', (text, values, escape, expected) => {
     expect(renderText(text, values, escape)).toBe(expected);
   });
@@ -89,7 +91,10 @@ describe('an endpoint rendered for a run', () => {
       lastSuccessfulRunStartedAt: '1970-01-01T00:00:00Z',
       cursor: { value: '1970-01-01T00:00:00Z', type: 'dateTime' },
     });
-    expect(templateValuesOf({ ...numberCursor, cursorFieldInitialValue: '100' }, null, null).cursor).toEqual({ value: '100', type: 'number' });
+    expect(templateValuesOf({ ...numberCursor, cursorFieldInitialValue: '100' }, null, null).cursor).toEqual({
+      value: '100',
+      type: 'number',
+    });
     expect(templateValuesOf(null, null, null).cursor).toBeNull();
   });
 });
