@@ -8,7 +8,7 @@ import { pathProblem } from '../json-path/lookup.js';
 import { oneOf } from './common-rules.js';
 import { CURSOR_FIELD_TYPES, cursorValueOf, parseDuration, type CursorFieldType, type IncrementalSettings } from './cursor-values.js';
 import type { EndpointInput } from './schemas.js';
-import { templateProblem } from './templates.js';
+import { hasTemplate, templateProblem } from './templates.js';
 
 const asText = (value: string | number | null | undefined): string | null =>
   value === undefined || value === null ? null : typeof value === 'number' ? String(value) : value.trim() === '' ? null : value.trim();
@@ -66,6 +66,9 @@ export function refuseBadTemplates(
     ...Object.entries(parts.headers).map(([name, value]): [string, string] => [pathOf(pathOf(at, 'headers'), name), value]),
     ...(parts.body === null ? [] : [[pathOf(at, 'body'), parts.body] as [string, string]]),
   ];
+  for (const name of Object.keys(parts.query))
+    if (hasTemplate(name))
+      throw invalidAt(pathOf(parts.queryAt, name), 'template variables are rendered in query parameter values, not in their names');
   for (const [where, text] of texts) {
     const problem = templateProblem(text, incremental);
     if (problem !== null) throw invalidAt(where, problem);

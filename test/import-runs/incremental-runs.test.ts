@@ -17,7 +17,10 @@ import { declareIntegration } from '../../src/integrations/service.js';
 import type { ImportRun } from '../../src/import-runs/model.js';
 import { getRun } from '../../src/import-runs/queries.js';
 import { queueEndpointRun } from '../../src/import-runs/queue-endpoint-run.js';
-import { runQueuedImports, type ImportRunContext } from '../../src/import-runs/run-imports.js';
+import { executeRun, runQueuedImports, type ImportRunContext } from '../../src/import-runs/run-imports.js';
+import { cancelRun } from '../../src/import-runs/cancel-run.js';
+import { claimNextRun } from '../../src/import-runs/claim-run.js';
+import { endpointImport } from '../../src/import-runs/jobs.js';
 import { resetCursor, setCursor } from '../../src/rest-source/cursor-service.js';
 import type { EndpointInput } from '../../src/rest-source/schemas.js';
 import { createConnection, createEndpoint } from '../../src/rest-source/service.js';
@@ -154,14 +157,33 @@ describe.each(BACKENDS)('incremental imports on $name', (backend) => {
         clock,
       );
 
-    /** Queues a run, drains the queue (a minute later than the last), and answers the run and what the API was sent. */
-    async function run(): Promise<{ run: ImportRun; sent: Received }> {
+    /**
+     * One run a minute after the last: queued and drained (`runQueuedImports`), or, `scheduled`, as the
+     * endpoint's job queue entry runs it (the endpointImport job kind). Answers the run and what the API was sent.
+     */
+    async function run(scheduled = false): Promise<{ run: ImportRun; sent: Received }> {
       clock.advance(60_000);
       api.received = [];
-      const queued = await queueEndpointRun(db, 'articles', 'manual', clock());
-      await runQueuedImports(ctx);
+      if (scheduled) {
+        const row = await db.kysely
+          .selectFrom('ifw_job_queue_entry')
+          .selectAll()
+          .where('id', '=', 'endpoint:articles')
+          .executeTakeFirstOrThrow();
+        const entry = { id: row.id, kind: row.kind, recurrenceSeconds: Number(row.recurrence_seconds), parameters: row.parameters };
+        await endpointImport(ctx.sources).run({
+          ...ctx,
+          entry,
+          signal: new AbortController().signal,
+          keepGoing: () => Promise.resolve(true),
+        });
+      } else {
+        await queueEndpointRun(db, 'articles', 'manual', clock());
+        await runQueuedImports(ctx);
+      }
       expect(api.received).toHaveLength(1);
-      return { run: (await getRun(db, queued.runId))!, sent: api.received[0]! };
+      const latest = await db.kysely.selectFrom('ifw_import_run').select('run_id').orderBy('queued_at', 'desc').executeTakeFirstOrThrow();
+      return { run: (await getRun(db, latest.run_id))!, sent: api.received[0]! };
     }
     const rows = async () =>
       (await sql<Article>`select id, title, updated_at from article order by id`.execute(db.kysely)).rows.map((r) => ({
@@ -178,11 +200,13 @@ describe.each(BACKENDS)('incremental imports on $name', (backend) => {
         cursorField: 'updated_at',
         cursorFieldInitialValue: '2026-01-01T00:00:00Z',
         cursorFieldLookback: '1m',
+        scheduleSeconds: 3600,
       });
       api.articles = [article(1, 'One', '10:00'), article(2, 'Two', '10:05'), article(3, 'Three', '10:10')];
 
-      const first = await run();
-      expect(first.run).toMatchObject({ status: 'Completed', insertedCount: 3, updatedCount: 0 });
+      // The three successful runs are the endpoint's scheduled ones.
+      const first = await run(true);
+      expect(first.run).toMatchObject({ status: 'Completed', trigger: 'schedule', insertedCount: 3, updatedCount: 0 });
       expect(first.sent.url.searchParams.get('updated_since')).toBe('2026-01-01T00:00:00Z');
       expect(first.sent.headers['x-since']).toBe('0');
       expect(await bookmark()).toBe('2026-01-10T10:10:00Z');
@@ -195,7 +219,7 @@ describe.each(BACKENDS)('incremental imports on $name', (backend) => {
         article(3, 'Three', '10:10'),
         article(4, 'Four', '11:05'),
       ];
-      const second = await run();
+      const second = await run(true);
       expect(second.sent.url.searchParams.get('updated_since')).toBe('2026-01-10T10:09:00Z');
       expect(second.sent.headers['x-since']).toBe(String(Date.parse(first.run.startedAt!) / 1000));
       expect(second.run).toMatchObject({ status: 'Completed', recordsFetched: 3, insertedCount: 1, updatedCount: 2 });
@@ -218,7 +242,7 @@ describe.each(BACKENDS)('incremental imports on $name', (backend) => {
       expect(await bookmark()).toBe('2026-01-10T11:05:00Z');
 
       api.articles = api.articles.filter((a) => a.id !== 6);
-      const third = await run();
+      const third = await run(true);
       expect(third.sent.url.searchParams.get('updated_since')).toBe('2026-01-10T11:04:00Z');
       expect(third.sent.headers['x-since']).toBe(String(Date.parse(second.run.startedAt!) / 1000));
       expect(third.run).toMatchObject({ status: 'Completed', recordsFetched: 2, insertedCount: 1, updatedCount: 1 });
@@ -253,6 +277,25 @@ describe.each(BACKENDS)('incremental imports on $name', (backend) => {
       expect(await bookmark()).toBe('2026-01-10T09:00:00Z');
       expect((await run()).sent.url.searchParams.get('updated_since')).toBe('2026-01-10T08:55:00Z');
       await expect(setCursor(db, 'articles', 'yesterday', clock)).rejects.toThrow(/value: "yesterday" is not a date-time/);
+    });
+
+    it('a run cancelled while it runs leaves the bookmark; the next run sends it again', async () => {
+      await addEndpoint({ queryParameters: { updated_since: '{{cursor}}' }, cursorField: 'updated_at' });
+      api.articles = [article(1, 'One', '10:00')];
+      await run();
+      expect(await bookmark()).toBe('2026-01-10T10:00:00Z');
+
+      api.articles.push(article(2, 'Two', '11:00'));
+      const queued = await queueEndpointRun(db, 'articles', 'manual', clock());
+      const claimed = await claimNextRun(db, { owner: ctx.owner, now: clock(), leaseMs: ctx.leaseMs });
+      expect((await cancelRun(db, queued.runId, clock)).status).toBe('Cancelled');
+      expect(await executeRun(ctx, claimed!)).toBe('lost');
+      expect(await bookmark()).toBe('2026-01-10T10:00:00Z');
+
+      const next = await run();
+      expect(next.sent.url.searchParams.get('updated_since')).toBe('2026-01-10T10:00:00Z');
+      expect(next.run).toMatchObject({ status: 'Completed', insertedCount: 1, updatedCount: 1 });
+      expect(await bookmark()).toBe('2026-01-10T11:00:00Z');
     });
 
     it('renders the variables in the path, query, headers and a JSON body; a number cursor follows the highest id', async () => {

@@ -102,6 +102,11 @@ describe('incremental endpoint settings', () => {
       'body: unknown template variable {{cursors}}; use {{lastSuccessfulRun.startedAt}} or {{cursor}}',
     ],
     ['{{cursor}} without a cursor field', { cursorField: null, cursorFieldLookback: null }, '{{cursor}} needs a cursor field'],
+    [
+      'a variable in a query parameter name',
+      { queryParameters: { '{{cursor}}': 'x' } },
+      'queryParameters.{{cursor}}: template variables are rendered in query parameter values, not in their names',
+    ],
     ['a lookback that is no duration', { cursorFieldLookback: '5 minutes' }, 'cursorFieldLookback: "5 minutes" is not a duration'],
     [
       'an initial value of another type',
