@@ -14,6 +14,7 @@ import { createService } from '../main/service.js';
 import { withWorld } from '../main/world.js';
 import { addClientCommands } from './client-commands.js';
 import { addRunCommands } from './run-commands.js';
+import { addEndpointCommands } from './endpoint-commands.js';
 import { addSecurityCommands } from './security-commands.js';
 
 interface ServerFlags {
@@ -165,6 +166,7 @@ addSecurityCommands(program, { withDatabaseFlags, configFrom: (flags) => loadCon
 
 addClientCommands(program);
 addRunCommands(program);
+addEndpointCommands(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof ConfigError || err instanceof AppError) {

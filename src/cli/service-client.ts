@@ -29,10 +29,15 @@ export interface Answer {
   readonly json: unknown;
 }
 
-export async function call(method: string, url: string): Promise<Answer> {
+/** `body`, when given, is sent as JSON. */
+export async function call(method: string, url: string, body?: unknown): Promise<Answer> {
   let res: Response;
   try {
-    res = await fetch(url, { method, headers: authorization() });
+    res = await fetch(url, {
+      method,
+      headers: body === undefined ? authorization() : { ...authorization(), 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
   } catch (err) {
     const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : String(err);
     throw new ConfigError(`cannot reach the service at ${new URL(url).origin} (${cause}); is it running? (--url or IFW_URL)`);

@@ -24,6 +24,7 @@ import { claimNextRun } from './claim-run.js';
 import { heartbeatRun } from './heartbeat-run.js';
 import type { ClaimedRun } from './model.js';
 import { RecordOrigins } from '../rest-source/record-origins.js';
+import { cursorTracker, type CursorTracker } from './cursor-tracker.js';
 import { reapExpiredRuns } from './reap-expired-runs.js';
 import { releaseRun } from './release-run.js';
 import type { ImportSources } from './sources-model.js';
@@ -124,7 +125,9 @@ function runWarnings(summary: FetchSummary, endpoint: RestEndpoint): string[] {
 
 /** How fetching ended: every page staged (and where each record came from), or why the run goes no further. */
 type Fetched =
-  { readonly summary: FetchSummary; readonly origins: RecordOrigins } | { readonly failed: string } | { readonly lost: string };
+  | { readonly summary: FetchSummary; readonly origins: RecordOrigins; readonly cursor: CursorTracker }
+  | { readonly failed: string }
+  | { readonly lost: string };
 
 const LEASE_LOST_WHILE_FETCHING = { lost: 'lease lost while fetching (taken over after expiry); stopped' } as const;
 
@@ -141,6 +144,7 @@ async function fetchAndStage(ctx: ImportRunContext, run: ClaimedRun, loaded: Loa
   const { method } = loaded.endpoint;
   const buffer = store.pageBuffer(ctx.staging ?? DEFAULT_STAGING_LIMITS, loaded.mapping);
   const origins = new RecordOrigins();
+  const cursor = cursorTracker(loaded.endpoint.incremental, loaded.endpoint.cursorAtLoad ?? null);
   let stopped: { readonly failed: string } | { readonly lost: string } | undefined;
   const stop = (why: NonNullable<typeof stopped>): never => {
     stopped = why;
@@ -154,9 +158,11 @@ async function fetchAndStage(ctx: ImportRunContext, run: ClaimedRun, loaded: Loa
         // A page whose records are not found is staged empty, so that the failed run's log shows it.
         const records = page.records ?? [];
         origins.add(page.pageNo, records.length);
+        const badCursor = cursor.add(page.pageNo, records);
         const staged = (added: boolean): void => {
           if (!added) stop(LEASE_LOST_WHILE_FETCHING);
           if (page.records === null) stop({ failed: `page ${page.pageNo} (${method} ${page.url}): ${page.whyNoRecords ?? 'no records'}` });
+          if (badCursor !== null) stop({ failed: badCursor });
         };
         // SQLite's buffer answers at once: its pages are handed over without a promise per page.
         const added = buffer.add({ pageNo: page.pageNo, url: page.url, records });
@@ -168,7 +174,7 @@ async function fetchAndStage(ctx: ImportRunContext, run: ClaimedRun, loaded: Loa
         ...(ctx.metrics === undefined ? {} : { onRetry: retriesOf(ctx.metrics) }),
       },
     );
-    return (await buffer.flush()) ? { summary, origins } : LEASE_LOST_WHILE_FETCHING;
+    return (await buffer.flush()) ? { summary, origins, cursor } : LEASE_LOST_WHILE_FETCHING;
   } catch (err) {
     if (stopped !== undefined && 'lost' in stopped) return stopped;
     if (ctx.signal?.aborted === true) {
@@ -254,7 +260,7 @@ async function runOn(ctx: ImportRunContext, run: ClaimedRun, store: RunStore, lo
       log.warn(fetched.lost);
       return 'lost';
     }
-    const { summary, origins } = fetched;
+    const { summary, origins, cursor } = fetched;
 
     const warnings = runWarnings(summary, loaded.endpoint);
     const { stopReason, stopDetail } = summary;
@@ -280,7 +286,15 @@ async function runOn(ctx: ImportRunContext, run: ClaimedRun, store: RunStore, lo
         errorMessage: result.errorMessage,
       };
       return result.ok
-        ? { complete: { ...ended, inserted: result.inserted, updated: result.updated, skipped: result.skipped } }
+        ? {
+            complete: {
+              ...ended,
+              inserted: result.inserted,
+              updated: result.updated,
+              skipped: result.skipped,
+              bookmark: cursor.move(run.endpointCode, run.startedAt),
+            },
+          }
         : { fail: ended };
     });
     if (!committed) {

@@ -42,6 +42,7 @@ import { importRunRoutes } from '../import-runs/routes.js';
 import { integrationRoutes } from '../integrations/routes.js';
 import { jobQueueRoutes } from '../job-queue/routes.js';
 import { restApiRoutes } from '../rest-source/routes.js';
+import { cursorRoutes } from '../rest-source/cursor-routes.js';
 import { securityRoutes } from '../accounts/routes.js';
 import { targetTableRowRoutes } from '../tables/row-routes.js';
 import { targetTableRoutes } from '../tables/routes.js';
@@ -160,6 +161,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       workerRoutes({ db, clock, config }),
       alarmRoutes({ db, clock, settings: alarmSettings }),
       restApiRoutes({ db, clock, secrets, outbound, activeRunOf: findActiveRun }),
+      cursorRoutes({ db, clock }),
       importRunRoutes({ db, clock, wake, maxPageSize: config.maxPageSize }),
       webhookRoutes({ db, clock, secrets: () => secrets, maxPageSize: config.maxPageSize }),
       securityRoutes({ accounts, devIssuer }),

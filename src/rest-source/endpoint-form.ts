@@ -22,6 +22,7 @@ import {
 import { HTTP_METHODS } from './model.js';
 import { LIMITS, type EndpointInput } from './schemas.js';
 import { parseResponseActions, responseActionsText } from './response-actions.js';
+import { CURSOR_FIELD_TYPES, DEFAULT_INITIAL } from './cursor-values.js';
 
 /** The response actions as the form shows them: an answer's list as text, a refused form's text as typed. */
 const actionsText = (value: unknown): string =>
@@ -49,6 +50,10 @@ export const EndpointBody = FormBody({
   responseDataPath: Optional(),
   responseActions: Optional(2000),
   sessionCookies: Optional(10),
+  cursorField: Optional(),
+  cursorFieldType: Optional(100),
+  cursorFieldInitialValue: Optional(),
+  cursorFieldLookback: Optional(100),
   ...(Object.fromEntries(OWN_SETTINGS.map((o) => [o.setting.field, Optional()])) as Record<string, ReturnType<typeof Optional>>),
 });
 
@@ -68,6 +73,10 @@ export const ENDPOINT_PLACES: FormPlaces = {
     responseDataPath: { name: 'responseDataPath', label: COMMON_SETTINGS.responseDataPath.label },
     responseActions: { name: 'responseActions', label: 'Response actions' },
     sessionCookies: { name: 'sessionCookies', label: 'Session cookies' },
+    cursorField: { name: 'cursorField', label: 'Cursor field' },
+    cursorFieldType: { name: 'cursorFieldType', label: 'Cursor field type' },
+    cursorFieldInitialValue: { name: 'cursorFieldInitialValue', label: 'Initial value' },
+    cursorFieldLookback: { name: 'cursorFieldLookback', label: 'Lookback' },
     ...Object.fromEntries(OWN_SETTINGS.map(({ setting }) => [setting.field, { name: setting.field, label: setting.label }])),
   },
 };
@@ -178,6 +187,10 @@ export function inputFrom(form: URLSearchParams, code: string): EndpointInput {
     responseActions: parseResponseActions(form.get('responseActions') ?? '', 'responseActions'),
     sessionCookies: form.get('sessionCookies') === 'on',
   };
+  for (const name of ['cursorField', 'cursorFieldType', 'cursorFieldInitialValue', 'cursorFieldLookback']) {
+    const value = (form.get(name) ?? '').trim();
+    input[name] = value === '' ? null : value;
+  }
   const maxPages = int('maxPages');
   if (maxPages !== undefined && maxPages !== null) input.maxPages = maxPages;
   if ((form.get('method') ?? 'GET') === 'POST') input.body = (form.get('body') ?? '') === '' ? null : form.get('body');
@@ -186,6 +199,51 @@ export function inputFrom(form: URLSearchParams, code: string): EndpointInput {
       input[field] = kind === 'checkbox' ? form.get(field) === 'on' : (form.get(field) ?? '');
   }
   return input as unknown as EndpointInput;
+}
+
+const TEMPLATE_HELP =
+  'The path, query parameter values, header values and body may hold {{lastSuccessfulRun.startedAt}} (when the last successful run started; 1970-01-01T00:00:00Z before the first) and {{cursor}} (the bookmark below), with a format: |iso (default), |date or |unix.';
+
+/** The Incremental imports section: the cursor field bookmark's settings. */
+function incrementalFields(v: Values, disabled: boolean, errors: FormErrors): Html {
+  const at = (name: string) => errors.on(name);
+  return html`<fieldset>
+    <legend>Incremental imports</legend>
+    ${field({
+      name: 'cursorField',
+      label: 'Cursor field',
+      value: text(v.cursorField),
+      disabled,
+      help: 'The record field the bookmark follows (e.g. updated_at, or an increasing id; a dot path or JSONPath). After each successful run the highest value imported is kept and {{cursor}} sends it on the next run; a failed or cancelled run leaves it. Blank: no bookmark.',
+      ...at('cursorField'),
+    })}
+    ${field({
+      kind: 'select',
+      name: 'cursorFieldType',
+      label: 'Cursor field type',
+      disabled,
+      options: CURSOR_FIELD_TYPES.map((t) => [t, t === 'dateTime' ? 'Date-time (ISO 8601)' : 'Number'] as const),
+      value: text(v.cursorFieldType) || 'dateTime',
+      help: 'How the values are read and compared.',
+      ...at('cursorFieldType'),
+    })}
+    ${field({
+      name: 'cursorFieldInitialValue',
+      label: 'Initial value',
+      value: text(v.cursorFieldInitialValue),
+      disabled,
+      help: `What {{cursor}} sends on the first run and after a reset. Blank: ${DEFAULT_INITIAL.dateTime} (date-time) or ${DEFAULT_INITIAL.number} (number).`,
+      ...at('cursorFieldInitialValue'),
+    })}
+    ${field({
+      name: 'cursorFieldLookback',
+      label: 'Lookback',
+      value: text(v.cursorFieldLookback),
+      disabled,
+      help: 'Subtracted from the bookmark before it is sent, to catch records written late: a duration for a date-time (30s, 15m, 2h, 1d or PT15M), a number for a number. With upsert the records fetched again only update the same rows. Blank: none.',
+      ...at('cursorFieldLookback'),
+    })}
+  </fieldset>`;
 }
 
 /** The endpoint's form; its live check runs what its submit runs (Create, or Save of the endpoint `action` names). */
@@ -239,7 +297,7 @@ export function endpointForm(
         size: 60,
         value: text(v.path),
         disabled,
-        help: "Relative to the connection's base URL, or absolute on its origin; may carry a query.",
+        help: `Relative to the connection's base URL, or absolute on its origin; may carry a query. ${TEMPLATE_HELP}`,
         ...at('path'),
       })}
       ${field({
@@ -308,6 +366,7 @@ export function endpointForm(
           ...at('sessionCookies'),
         })}
       </fieldset>
+      ${incrementalFields(v, disabled, errors)}
       <div id="validation" aria-live="polite"></div>
       ${ctx.can('configureRest') ? html`<button type="submit">${isNew ? 'Create endpoint' : 'Save endpoint'}</button>` : ''}
       ${isNew && ctx.can('configure') ? html`<button type="submit" class="secondary" formaction="/integrations/from-sample/endpoint" formnovalidate>Preview first page and create its table</button>` : ''}

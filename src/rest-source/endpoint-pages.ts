@@ -8,7 +8,7 @@
  */
 import { Type } from 'typebox';
 import { AppError } from '../core/errors.js';
-import { FormBody, PathKey, redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
+import { FormBody, FormText, PathKey, redirect, type ConsoleContext, type ConsolePages } from '../console/console.js';
 import { formErrors, placeError, type FormErrors } from '../console/form-errors.js';
 import { html, path, type Html } from '../console/html.js';
 import { actionButton, formError } from '../console/widgets.js';
@@ -31,7 +31,10 @@ import { previewFirstPage, type PagePreview } from './preview.js';
 import { LIMITS } from './schemas.js';
 import { checkEndpointChange, checkNewEndpoint, createEndpoint, updateEndpoint } from './service.js';
 import { endpointViewOf, type EndpointView } from './settings.js';
-import { getEndpoint, listConnections, loadConnection, loadEndpoint } from './store.js';
+import { getBookmark, getEndpoint, listConnections, loadConnection, loadEndpoint } from './store.js';
+import { NO_BOOKMARK } from './cursor-values.js';
+import { cursorPanel } from './cursor-panel.js';
+import { resetCursor, setCursor } from './cursor-service.js';
 
 const PaginationFieldsQuery = Type.Object({
   paginationType: Type.Optional(Type.String()),
@@ -43,6 +46,7 @@ const PaginationFieldsQuery = Type.Object({
 const NewEndpointQuery = Type.Object({ connection: Type.Optional(Type.String()) });
 const CodeParams = { params: PathKey('code') };
 const NoFields = { body: FormBody({}) };
+const CursorBody = FormBody({ value: FormText(200) });
 
 function previewPanel(p: PagePreview): Html {
   const next =
@@ -109,6 +113,7 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
     const endpoint = await getEndpoint(db.kysely, code);
     if (endpoint === undefined) throw new AppError(404, 'notFound', `No REST API endpoint '${code}'.`);
     const view: EndpointView = endpointViewOf(endpoint);
+    const bookmark = (await getBookmark(db.kysely, code)) ?? NO_BOOKMARK;
     // Plain form posts, without htmx: Preview answers the card with its result, Run redirects to the run's page.
     const actions = (verb: string, label: string, secondary = false) =>
       actionButton({ action: path(['rest', 'endpoints', code, verb]), label, csrfToken: ctx.csrfToken, secondary, showsPage: true });
@@ -123,7 +128,8 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
           ${ctx.can('configureRest') ? actions('preview', 'Preview first page', true) : ''}
           ${ctx.can('runImports') ? actions('run', 'Run import now') : ''}
         </p>
-        ${extra} ${await form(ctx, path(['rest', 'endpoints', code]), { ...(view as unknown as Values), ...typed }, false, errors)}`,
+        ${extra} ${cursorPanel(ctx, endpoint, bookmark)}
+        ${await form(ctx, path(['rest', 'endpoints', code]), { ...(view as unknown as Values), ...typed }, false, errors)}`,
     );
   }
 
@@ -229,6 +235,41 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
         return redirect(path(['rest', 'endpoints', code]), { kind: 'info', text: `Endpoint ${code} was saved.` });
       },
       { ...CodeParams, body: EndpointBody },
+    );
+
+    /** The bookmark set or reset: the card again, with what changed or why it was refused. */
+    const changeCursor = async (ctx: ConsoleContext, code: string, change: () => Promise<unknown>, done: string) => {
+      try {
+        await change();
+      } catch (err) {
+        if (!(err instanceof AppError) || err.status >= 500) throw err;
+        return card(ctx, code, formError(`The bookmark was not changed: ${err.message}`, 'bookmark'));
+      }
+      return redirect(path(['rest', 'endpoints', code]), { kind: 'info', text: done });
+    };
+    router.post(
+      '/rest/endpoints/:code/cursor',
+      'configureRest',
+      async (request, ctx, body) =>
+        changeCursor(
+          ctx,
+          request.params.code,
+          () => setCursor(db, request.params.code, body.get('value') ?? '', clock),
+          'The bookmark was set.',
+        ),
+      { ...CodeParams, body: CursorBody },
+    );
+    router.post(
+      '/rest/endpoints/:code/cursor/reset',
+      'configureRest',
+      async (request, ctx) =>
+        changeCursor(
+          ctx,
+          request.params.code,
+          () => resetCursor(db, request.params.code, clock),
+          'The bookmark was reset: the next run starts over.',
+        ),
+      { ...CodeParams, ...NoFields },
     );
 
     router.post(

@@ -8,6 +8,7 @@ import { CONTROL, URL_LIMIT, findKey, headerMap, intIn, oneOf, queryParametersOf
 import { HTTP_METHODS, type HttpMethod } from './model.js';
 import { paginationTypeOf, validatePagination } from './pagination-rules.js';
 import { validateResponseActions } from './response-actions.js';
+import { refuseBadTemplates, validateIncremental } from './incremental-rules.js';
 import { LIMITS, type EndpointInput } from './schemas.js';
 import type { PaginationFields } from '../pagination/index.js';
 import type { ConnectionSettings, EndpointSettings } from './settings.js';
@@ -96,7 +97,9 @@ export function validateEndpoint(input: EndpointInput, context: EndpointContext,
   if (!context.integrationExists)
     throw invalidAt(pathOf(at, 'integrationSortingOrder'), `no integration with sortingOrder ${integrationSortingOrder}; create it first`);
 
-  const path = endpointPath(input.path, connection, pathOf(at, 'path'));
+  // Template variables (templates.ts) are checked where they stand, the path as it is with a value in their place.
+  const path = input.path;
+  endpointPath(input.path.replace(/\{\{[^{}]*\}\}/g, '0'), connection, pathOf(at, 'path'));
   const method: HttpMethod = oneOf(HTTP_METHODS, input.method, 'GET', pathOf(at, 'method'));
   let body: string | null = input.body ?? null;
   if (body !== null && method !== 'POST') throw invalidAt(pathOf(at, 'body'), `only POST requests carry a body; method is ${method}`);
@@ -157,6 +160,8 @@ export function validateEndpoint(input: EndpointInput, context: EndpointContext,
   const responseActions = validateResponseActions(input.responseActions, paginationType, pathOf(at, 'responseActions'));
   const sessionCookies = input.sessionCookies ?? false;
   if ('parametersIn' in pagination && pagination.parametersIn === 'body') bodyTakesParameters(method, body, at);
+  const incremental = validateIncremental(input, at);
+  refuseBadTemplates({ path, query, queryAt, headers, body }, incremental, at);
 
   return {
     code,
@@ -172,5 +177,6 @@ export function validateEndpoint(input: EndpointInput, context: EndpointContext,
     scheduleSeconds,
     responseActions,
     sessionCookies,
+    incremental,
   };
 }

@@ -4,6 +4,7 @@
  * holds them encrypted with IFW_SECRET_KEY.
  */
 import type { PaginationSettings, StopReason } from '../pagination/types.js';
+import type { IncrementalSettings } from './cursor-values.js';
 
 export const AUTH_TYPES = ['none', 'basic', 'bearer', 'apiKey', 'oauth2ClientCredentials'] as const;
 export type AuthType = (typeof AUTH_TYPES)[number];
@@ -78,6 +79,13 @@ export interface RestEndpoint {
   readonly responseActions: readonly ResponseAction[];
   /** A cookie jar per run, for the connection's origin only (cookies.ts); false by default. */
   readonly sessionCookies: boolean;
+  /** The cursor field bookmark (cursor-values.ts); null or absent: the endpoint has none. */
+  readonly incremental?: IncrementalSettings | null;
+  /**
+   * The bookmark as stored when the endpoint was loaded for a run (its template variables rendered
+   * from it, templates.ts); the run moves it only if it is still this value. Absent: not loaded from storage.
+   */
+  readonly cursorAtLoad?: string | null;
 }
 
 /** One fetched page, as the fetch loop hands it to whoever stages it. */

@@ -12,6 +12,7 @@ import type { RestConnection, RestEndpoint } from './model.js';
 import { PaginationAnswers } from './pagination-fields.js';
 import { previewFirstPage, type PagePreview, type PreviewIntegration } from './preview.js';
 import type { EndpointView } from './settings.js';
+import type { EndpointBookmark } from './cursor-values.js';
 import { Integer } from '../http/schemas.js';
 
 export const tags = ['REST API'];
@@ -56,16 +57,33 @@ export const answered = <T extends { readonly query: Readonly<Record<string, str
 
 export const RECORDS_FOUND_BY =
   "Read-only, ignored on input: which setting finds a page's records (the integration's records path, else Response Data Path, else the response root) and why that one";
-/** An answer may be sent back as it is (GET, change, PATCH): its read-only property is accepted there and ignored. */
-export const ReadOnlyIn = { recordsFoundBy: Type.Optional(Type.String({ description: RECORDS_FOUND_BY })) };
+const CURSOR_VALUE =
+  'Read-only, ignored on input: the bookmark, the highest cursorField value the Completed runs imported (date-times as ISO 8601 UTC); null: none yet, {{cursor}} sends cursorFieldInitialValue. Changed by Microsoft.NAV.setCursor and resetCursor';
+const CURSOR_UPDATED_AT = 'Read-only, ignored on input: when the bookmark last changed (a Completed run, a set or a reset)';
+const LAST_SUCCESS =
+  'Read-only, ignored on input: when the last Completed run started, what {{lastSuccessfulRun.startedAt}} sends; null: no Completed run yet (it then sends 1970-01-01T00:00:00Z)';
+/** An answer may be sent back as it is (GET, change, PATCH): its read-only properties are accepted there and ignored. */
+export const ReadOnlyIn = {
+  recordsFoundBy: Type.Optional(Type.String({ description: RECORDS_FOUND_BY })),
+  cursorValue: Type.Optional(nullable(Type.String({ description: CURSOR_VALUE }))),
+  cursorUpdatedAt: Type.Optional(nullable(Type.String({ description: CURSOR_UPDATED_AT }))),
+  lastSuccessfulRunStartedAt: Type.Optional(nullable(Type.String({ description: LAST_SUCCESS }))),
+};
 export const withoutReadOnly = <T extends { recordsFoundBy?: string }>({
   recordsFoundBy: _ignored,
+  cursorValue: _value,
+  cursorUpdatedAt: _updated,
+  lastSuccessfulRunStartedAt: _success,
   ...input
-}: T): Omit<T, 'recordsFoundBy'> => input;
-export type EndpointAnswer = Omit<EndpointView, 'query'> & {
-  readonly queryParameters: Record<string, string>;
-  readonly recordsFoundBy: string;
-};
+}: T & { cursorValue?: unknown; cursorUpdatedAt?: unknown; lastSuccessfulRunStartedAt?: unknown }): Omit<
+  T,
+  'recordsFoundBy' | 'cursorValue' | 'cursorUpdatedAt' | 'lastSuccessfulRunStartedAt'
+> => input;
+export type EndpointAnswer = Omit<EndpointView, 'query'> &
+  EndpointBookmark & {
+    readonly queryParameters: Record<string, string>;
+    readonly recordsFoundBy: string;
+  };
 
 export const restApiEndpoints = entitySet({
   name: 'restApiEndpoints',
@@ -90,6 +108,13 @@ export const restApiEndpoints = entitySet({
     scheduleSeconds: nullable(Integer()),
     responseActions: Type.Array(Type.Object({ status: Integer(), action: Type.String() })),
     sessionCookies: Type.Boolean(),
+    cursorField: nullable(Type.String()),
+    cursorFieldType: nullable(Type.String()),
+    cursorFieldInitialValue: nullable(Type.String()),
+    cursorFieldLookback: nullable(Type.String()),
+    cursorValue: nullable(Type.String({ description: CURSOR_VALUE })),
+    cursorUpdatedAt: nullable(Type.String({ description: CURSOR_UPDATED_AT })),
+    lastSuccessfulRunStartedAt: nullable(Type.String({ description: LAST_SUCCESS })),
     recordsFoundBy: Type.String({ description: RECORDS_FOUND_BY }),
   }),
 });

@@ -15,12 +15,12 @@ import { CONNECTION_EXAMPLES, ENDPOINT_EXAMPLES } from './body-examples.js';
 import { Type } from 'typebox';
 import type { Clock } from '../core/clock.js';
 import { notFound } from '../core/errors.js';
-import { getIntegration, listIntegrations } from '../integrations/store.js';
+import { listIntegrations } from '../integrations/store.js';
+import { answerOf, endpointAnswerOf } from './endpoint-answer.js';
+import { NO_BOOKMARK } from './cursor-values.js';
 import { titlesWhere } from '../pagination/index.js';
-import { recordsFoundBy } from './page-records.js';
 import { loadDryRunIntegration } from '../table-writer/dry-run.js';
 import { testConnection } from './probe.js';
-import { enginePagination } from './runtime-forms.js';
 import type { SecretBox } from './secrets.js';
 import type { OutboundPolicy } from './outbound-policy.js';
 import {
@@ -33,7 +33,16 @@ import {
   type ActiveRunLookup,
 } from './service.js';
 import { resolveUnsavedConnection, resolveUnsavedEndpoint } from './unsaved.js';
-import { getConnection, getEndpoint, listConnections, listEndpoints, loadConnection, loadEndpoint, type ConnectionView } from './store.js';
+import {
+  getConnection,
+  getEndpoint,
+  listBookmarks,
+  listConnections,
+  listEndpoints,
+  loadConnection,
+  loadEndpoint,
+  type ConnectionView,
+} from './store.js';
 import {
   ConnectionPatchSchema,
   ConnectionProbeSchema,
@@ -43,7 +52,7 @@ import {
   EndpointProperties,
   LIMITS,
 } from './schemas.js';
-import { endpointViewOf, type EndpointSettings } from './settings.js';
+import type { EndpointSettings } from './settings.js';
 import type { Database } from '../storage/database.js';
 import type { RoutePlugin } from '../http/server.js';
 import { Deleted, ErrorSchema, KeyParams, ODATA_BODY } from '../http/schemas.js';
@@ -81,14 +90,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
     if (connection === undefined) throw notFound(`No REST API connection with code '${code}'.`);
     return connection;
   }
-  /** The endpoint as answers show it, with the sentence saying which setting finds its records. */
-  const answerOf = (endpoint: EndpointSettings, recordsPath: string | undefined): EndpointAnswer => ({
-    ...answered(endpointViewOf(endpoint)),
-    recordsFoundBy: recordsFoundBy(enginePagination(endpoint.pagination).responseDataPath, recordsPath ?? ''),
-  });
-  async function endpointAnswer(endpoint: EndpointSettings): Promise<EndpointAnswer> {
-    return answerOf(endpoint, (await getIntegration(db, endpoint.integrationSortingOrder))?.recordsPath);
-  }
+  const endpointAnswer = (endpoint: EndpointSettings): Promise<EndpointAnswer> => endpointAnswerOf(db, endpoint);
   async function readEndpoint(code: string): Promise<EndpointAnswer> {
     const endpoint = await getEndpoint(db, code);
     if (endpoint === undefined) throw notFound(`No REST API endpoint with code '${code}'.`);
@@ -218,8 +220,10 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
       { config: endpoints.config('read'), schema: { summary: 'List REST API endpoints', tags, response: { 200: endpoints.List } } },
       async () => {
         const recordsPaths = new Map((await listIntegrations(db)).map((i) => [i.sortingOrder, i.recordsPath]));
-        const stored = await listEndpoints(db);
-        return endpoints.list(stored.map((e) => answerOf(e, recordsPaths.get(e.integrationSortingOrder))));
+        const [stored, bookmarks] = await Promise.all([listEndpoints(db), listBookmarks(db)]);
+        return endpoints.list(
+          stored.map((e) => answerOf(e, recordsPaths.get(e.integrationSortingOrder), bookmarks.get(e.code) ?? NO_BOOKMARK)),
+        );
       },
     );
 

@@ -76,5 +76,6 @@ export function restEndpointOf(s: EndpointSettings): RestEndpoint {
     scheduleSeconds: s.scheduleSeconds,
     responseActions: s.responseActions,
     sessionCookies: s.sessionCookies,
+    incremental: s.incremental,
   };
 }

@@ -6,6 +6,7 @@
 import { Type, type Static } from 'typebox';
 import { DEFAULT_MAX_PAGES, MAX_MAX_PAGES, MAX_PAGE_SIZE, PAGINATION_TYPES, titlesWhere } from '../pagination/index.js';
 import { AUTH_TYPES, HTTP_METHODS, RESPONSE_ACTIONS } from './model.js';
+import { CURSOR_FIELD_TYPES, DEFAULT_INITIAL } from './cursor-values.js';
 import { PaginationInputs, SWITCH_SETTINGS } from './pagination-fields.js';
 import { Integer } from '../http/schemas.js';
 
@@ -29,6 +30,7 @@ export const LIMITS = {
 const nullableString = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Null()], { description }));
 const secret = (usedBy: string) =>
   nullableString(`${usedBy}. Write-only: answers show <name>IsSet instead; omitted keeps the stored value, null clears it`);
+const textOrNumber = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Number(), Type.Null()], { description }));
 const stringMap = (description: string) => Type.Optional(Type.Record(Type.String(), Type.String(), { description }));
 /** Answers say `queryParameters` (`query` is a method of generated OData clients); the former name is still read. */
 const formerQuery = Type.Optional(
@@ -125,6 +127,18 @@ export const EndpointProperties = {
       description:
         "Keep the cookies the connection's origin sets during a run and send them back to that origin (a new jar per run; never to another origin, never shown); default false",
     }),
+  ),
+  cursorField: nullableString(
+    'Incremental imports: the record field the bookmark follows (a property name, dot path or JSONPath, e.g. updated_at). After a Completed run the highest value imported is stored and {{cursor}} sends it on the next run. null: no bookmark',
+  ),
+  cursorFieldType: nullableString(
+    `${CURSOR_FIELD_TYPES.join(' or ')}: how the cursor field's values are read and compared; default dateTime`,
+  ),
+  cursorFieldInitialValue: textOrNumber(
+    `What {{cursor}} sends while there is no bookmark (first run, after a reset); null: ${DEFAULT_INITIAL.dateTime} (dateTime) or ${DEFAULT_INITIAL.number} (number)`,
+  ),
+  cursorFieldLookback: textOrNumber(
+    'Subtracted from the bookmark before it is sent, to catch late writes: a duration for dateTime (30s, 15m, 2h, 1d or ISO 8601 PT15M), a number for number; null: none',
   ),
 };
 

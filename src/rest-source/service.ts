@@ -74,7 +74,18 @@ const endpointColumns = (s: EndpointSettings) => ({
   schedule_seconds: s.scheduleSeconds,
   response_actions: JSON.stringify(s.responseActions),
   session_cookies: s.sessionCookies ? 1 : 0,
+  incremental: s.incremental === null ? null : JSON.stringify(s.incremental),
 });
+
+/**
+ * A bookmark follows one field read one way: when the cursor field or its type changes, the stored
+ * bookmark no longer means anything and is cleared (the next run sends the initial value).
+ */
+const bookmarkAfter = (current: EndpointSettings, next: EndpointSettings, now: Date) =>
+  current.incremental?.cursorField === next.incremental?.cursorField &&
+  current.incremental?.cursorFieldType === next.incremental?.cursorFieldType
+    ? {}
+    : { cursor_value: null, cursor_updated_at: now.toISOString() };
 
 /** Names of the settings that differ, for a person to read. */
 const changedKeys = <T extends object>(current: T, next: T): string[] =>
@@ -255,7 +266,7 @@ export async function updateEndpoint(db: Db, code: string, patch: EndpointPatch,
     const now = clock();
     await tx
       .updateTable('ifw_rest_endpoint')
-      .set({ ...endpointColumns(next), updated_at: now.toISOString() })
+      .set({ ...endpointColumns(next), ...bookmarkAfter(current, next, now), updated_at: now.toISOString() })
       .where('code', '=', code)
       .execute();
     // Only a changed schedule touches the job queue entry: other edits must not move its next run.
@@ -354,7 +365,7 @@ export async function declareEndpoint(db: Db, input: EndpointInput, clock: Clock
     if (changed.length === 0) return { value: next, result: 'unchanged', changes: [] };
     await tx
       .updateTable('ifw_rest_endpoint')
-      .set({ ...endpointColumns(next), updated_at: now.toISOString() })
+      .set({ ...endpointColumns(next), ...bookmarkAfter(current, next, now), updated_at: now.toISOString() })
       .where('code', '=', next.code)
       .execute();
     if (next.scheduleSeconds !== current.scheduleSeconds) await syncEndpointSchedule(tx, next.code, next.scheduleSeconds, now);

@@ -7,6 +7,7 @@
  * type's own settings: pagination-fields.ts) are derived from both.
  */
 import type { PaginationFields, PaginationType } from '../pagination/index.js';
+import type { CursorFieldType, IncrementalSettings } from './cursor-values.js';
 import type { AuthType, ResponseActionKind, RestEndpoint } from './model.js';
 import { paginationFieldsOf, switchFieldsOf, textFieldsOf, type ConfiguredPagination, type KeptPagination } from './pagination-fields.js';
 import type { ConnectionInput, EndpointInput } from './schemas.js';
@@ -73,9 +74,10 @@ export type { ConfiguredPagination, KeptPagination } from './pagination-fields.j
  * An endpoint as stored: the shape the fetch loop uses (RestEndpoint), but with the Pagination section
  * as configured, and the other types' kept settings. runtime-forms.ts turns it into a RestEndpoint.
  */
-export interface EndpointSettings extends Omit<RestEndpoint, 'pagination'> {
+export interface EndpointSettings extends Omit<RestEndpoint, 'pagination' | 'cursorAtLoad'> {
   readonly pagination: ConfiguredPagination;
   readonly keptPagination: KeptPagination;
+  readonly incremental: IncrementalSettings | null;
 }
 
 /**
@@ -99,6 +101,11 @@ export interface EndpointView extends PaginationFields {
   readonly responseDataPath: string | null;
   readonly responseActions: { status: number; action: ResponseActionKind }[];
   readonly sessionCookies: boolean;
+  /** The incremental settings flat (cursor-values.ts); all null when the endpoint has no cursor field. */
+  readonly cursorField: string | null;
+  readonly cursorFieldType: CursorFieldType | null;
+  readonly cursorFieldInitialValue: string | null;
+  readonly cursorFieldLookback: string | null;
 }
 
 export function endpointViewOf(settings: EndpointSettings): EndpointView {
@@ -123,6 +130,10 @@ export function endpointViewOf(settings: EndpointSettings): EndpointView {
     responseDataPath: pagination.responseDataPath,
     responseActions: settings.responseActions.map((a) => ({ ...a })),
     sessionCookies: settings.sessionCookies,
+    cursorField: settings.incremental?.cursorField ?? null,
+    cursorFieldType: settings.incremental?.cursorFieldType ?? null,
+    cursorFieldInitialValue: settings.incremental?.cursorFieldInitialValue ?? null,
+    cursorFieldLookback: settings.incremental?.cursorFieldLookback ?? null,
   };
 }
 

@@ -22,6 +22,8 @@ import {
 } from './settings.js';
 import { keptPaginationFromColumn, paginationFromColumn } from './stored-pagination.js';
 import { responseActionsFromColumn } from './response-actions.js';
+import type { EndpointBookmark, IncrementalSettings } from './cursor-values.js';
+import { renderEndpoint, templateValuesOf } from './templates.js';
 
 /** A connection as answers show it: settings, and for each secret only whether it is set. */
 export interface ConnectionView extends ConnectionSettings {
@@ -98,12 +100,35 @@ export function toEndpointSettings(row: Selectable<RestEndpointRow>): EndpointSe
     scheduleSeconds: row.schedule_seconds,
     responseActions: responseActionsFromColumn(row.response_actions, row.code),
     sessionCookies: row.session_cookies === 1,
+    incremental: row.incremental === null ? null : (JSON.parse(row.incremental) as IncrementalSettings),
   };
 }
 
-/** The endpoint as the fetch loop uses it (a stored `$` or null Response Data Path becomes '', blank). */
+/** The bookmark and last successful run as stored on the endpoint row. */
+export const bookmarkOf = (row: Selectable<RestEndpointRow>): EndpointBookmark => ({
+  cursorValue: row.cursor_value,
+  cursorUpdatedAt: row.cursor_updated_at,
+  lastSuccessfulRunStartedAt: row.last_success_started_at,
+});
+
+export async function getBookmark(db: Db, code: string): Promise<EndpointBookmark | undefined> {
+  const row = await getEndpointRow(db, code);
+  return row === undefined ? undefined : bookmarkOf(row);
+}
+
+export async function listBookmarks(db: Db): Promise<Map<string, EndpointBookmark>> {
+  const rows = await db.selectFrom('ifw_rest_endpoint').selectAll().execute();
+  return new Map(rows.map((row) => [row.code, bookmarkOf(row)]));
+}
+
+/**
+ * The endpoint as the fetch loop uses it (a stored `$` or null Response Data Path becomes '', blank),
+ * its template variables rendered from the stored bookmark and last successful run (templates.ts).
+ */
 export function toRestEndpoint(row: Selectable<RestEndpointRow>): RestEndpoint {
-  return restEndpointOf(toEndpointSettings(row));
+  const endpoint = restEndpointOf(toEndpointSettings(row));
+  const values = templateValuesOf(endpoint.incremental, row.cursor_value, row.last_success_started_at);
+  return { ...renderEndpoint(endpoint, values), cursorAtLoad: row.cursor_value };
 }
 
 // ---- queries -------------------------------------------------------------------------------

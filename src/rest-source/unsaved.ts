@@ -10,7 +10,8 @@ import { restConnectionOf, restEndpointOf } from './runtime-forms.js';
 import type { ConnectionProbeInput, EndpointProbeInput } from './schemas.js';
 import type { SecretBox } from './secrets.js';
 import { endpointContext } from './service.js';
-import { getConnectionRow, getEndpoint, readSecrets } from './store.js';
+import { getBookmark, getConnectionRow, getEndpoint, readSecrets } from './store.js';
+import { renderEndpoint, templateValuesOf } from './templates.js';
 
 const UNSAVED = 'unsaved';
 
@@ -37,5 +38,15 @@ export async function resolveUnsavedEndpoint(
     context,
   );
   const row = (await getConnectionRow(db, settings.connectionCode))!;
-  return { connection: restConnectionOf(context.connection!, readSecrets(row, box)), endpoint: restEndpointOf(settings) };
+  // Template variables as a run of the saved endpoint would send them (its bookmark), else as on a first run.
+  const bookmark = input.code === undefined ? undefined : await getBookmark(db, input.code);
+  const same =
+    saved?.incremental?.cursorField === settings.incremental?.cursorField &&
+    saved?.incremental?.cursorFieldType === settings.incremental?.cursorFieldType;
+  const cursorValue = same ? (bookmark?.cursorValue ?? null) : null;
+  const values = templateValuesOf(settings.incremental, cursorValue, bookmark?.lastSuccessfulRunStartedAt ?? null);
+  return {
+    connection: restConnectionOf(context.connection!, readSecrets(row, box)),
+    endpoint: renderEndpoint(restEndpointOf(settings), values),
+  };
 }

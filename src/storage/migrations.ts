@@ -18,6 +18,7 @@ import { m013_workers } from './migrations/013-workers.js';
 import { m014_response_actions_and_cookies } from './migrations/014-response-actions-cookies.js';
 import { m015_webhooks } from './migrations/015-webhooks.js';
 import { m017_run_errors_and_retention } from './migrations/017-run-housekeeping.js';
+import { m018_incremental_imports } from './migrations/018-incremental-imports.js';
 
 /** The list, by name; the names are the ids in `ifw_migration` of every existing database: never rename one. */
 export const migrations = (dialect: Dialect): Record<string, Migration> => ({
@@ -37,6 +38,7 @@ export const migrations = (dialect: Dialect): Record<string, Migration> => ({
   '014_response_actions_and_cookies': m014_response_actions_and_cookies,
   '015_webhooks': m015_webhooks,
   '017_run_errors_and_retention': m017_run_errors_and_retention,
+  '018_incremental_imports': m018_incremental_imports,
 });
 
 export const migrationProvider = (dialect: Dialect): MigrationProvider => ({

@@ -170,6 +170,14 @@ export interface RestEndpointRow {
   response_actions: Generated<string>;
   /** 1 when a run keeps a cookie jar for the connection's origin, else 0. */
   session_cookies: Generated<number>;
+  /** JSON of the incremental settings (src/rest-source/cursor-values.ts), null when the endpoint has no cursor field. */
+  incremental: string | null;
+  /** The cursor field bookmark: the highest value the committed runs imported (normalised); null: none yet. */
+  cursor_value: string | null;
+  /** When the bookmark last changed (a run, a set, a reset). */
+  cursor_updated_at: string | null;
+  /** When the endpoint's last Completed run started: {{lastSuccessfulRun.startedAt}}. */
+  last_success_started_at: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -278,6 +278,13 @@ describe('restApiEndpoints', () => {
       scheduleSeconds: null,
       responseActions: [],
       sessionCookies: false,
+      cursorField: null,
+      cursorFieldType: null,
+      cursorFieldInitialValue: null,
+      cursorFieldLookback: null,
+      cursorValue: null,
+      cursorUpdatedAt: null,
+      lastSuccessfulRunStartedAt: null,
       recordsFoundBy: `Response Data Path "data" (the integration's records path is blank)`,
     });
     expect((await call('GET', "restApiEndpoints('crm.customers')")).body).toEqual(created.body);

@@ -41,6 +41,7 @@ const LATER = [
   '014_response_actions_and_cookies',
   '015_webhooks',
   '017_run_errors_and_retention',
+  '018_incremental_imports',
 ];
 const clock = manualClock('2025-01-01T00:00:00Z');
 const box = createSecretBox({ secretKey: 'migration-test', dataDir: os.tmpdir() });
@@ -79,6 +80,10 @@ const UNUSED = {
   allowCrossOrigin: false,
   responseActions: [] as never[],
   sessionCookies: false,
+  cursorField: null,
+  cursorFieldType: null,
+  cursorFieldInitialValue: null,
+  cursorFieldLookback: null,
   // Settings declared after the migration: the endpoints it wrote do not have them, and read them as not set.
   parametersIn: null,
   hasMoreJsonPath: null,
@@ -391,6 +396,8 @@ describe.each(BACKENDS)('pagination storage migration on $name', (backend) => {
           scheduleSeconds,
           responseActions: [],
           sessionCookies: false,
+          incremental: null,
+          cursorAtLoad: null,
         };
         expect(await loadEndpoint(db, c.code), c.code).toEqual(expected);
         expect(await storedPagination(db, c.code), c.code).toEqual(c.stored);
@@ -498,6 +505,7 @@ describe.each(BACKENDS)('pagination storage migration on $name', (backend) => {
         '014_response_actions_and_cookies',
         '015_webhooks',
         '017_run_errors_and_retention',
+        '018_incremental_imports',
       ]);
 
       expect(await storedPagination(db, 'blank')).toEqual({ ...link, responseDataPath: null });

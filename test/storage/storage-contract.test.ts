@@ -46,6 +46,7 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
             '014_response_actions_and_cookies',
             '015_webhooks',
             '017_run_errors_and_retention',
+            '018_incremental_imports',
           ]);
           expect(await migrate(db)).toEqual([]);
           const entries = await db.kysely.selectFrom('ifw_job_queue_entry').select(['id', 'recurrence_seconds']).orderBy('id').execute();
