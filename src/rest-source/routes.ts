@@ -19,6 +19,7 @@ import { getIntegration, listIntegrations } from '../integrations/store.js';
 import { titlesWhere } from '../pagination/index.js';
 import { recordsFoundBy } from './page-records.js';
 import { loadDryRunIntegration } from '../table-writer/dry-run.js';
+import { detectRoutes } from './detect-routes.js';
 import { testConnection } from './probe.js';
 import { enginePagination } from './runtime-forms.js';
 import type { SecretBox } from './secrets.js';
@@ -332,5 +333,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
         return probe(() => preview(connection, endpoint, integration, fetchOptions));
       },
     );
+
+    detectRoutes(app, { db, secrets, fetchOptions });
   };
 }
