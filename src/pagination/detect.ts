@@ -20,6 +20,7 @@ import {
   urlParameters,
   type RecordArray,
 } from './detect-shapes.js';
+import { compileLookup } from '../json-path/lookup.js';
 import { linksWith, parseLinkHeader } from './link-values.js';
 import { nextLinkCandidate } from './more-signals.js';
 import type { ResponseHeaders } from './steps.js';
@@ -101,12 +102,14 @@ function mechanism(
     return { type: 'linkHeader', ...common, allowCrossOrigin: cross };
   }
   const link = nextLinkCandidate(page.body);
-  const linkMatch = link === undefined ? undefined : findRecordValue(page.body, link.path);
-  if (link !== undefined && typeof linkMatch === 'string' && isUrlLike(linkMatch)) {
-    const target = new URL(linkMatch, page.url).href;
+  const linkMatch = link === undefined ? undefined : compileLookup(link.path)(page.body);
+  const linkValue = linkMatch?.kind === 'one' ? linkMatch.value : undefined;
+  if (link !== undefined && typeof linkValue === 'string' && isUrlLike(linkValue)) {
+    const linkText = linkValue.trim();
+    const target = new URL(linkText, page.url).href;
     const cross = new URL(target).origin !== new URL(page.url).origin;
     evidence.push(
-      `the response has a next link at "${link.path}" (${linkMatch}) → Pagination Type Next Link, Next Link JSON Path "${link.path}"`,
+      `the response has a next link at "${link.path}" (${linkText}) → Pagination Type Next Link, Next Link JSON Path "${link.path}"`,
     );
     if (cross) notes.push('the next link goes to another origin: Allow cross-origin links is proposed (credentials are not sent there)');
     return { type: 'nextLink', ...common, nextLinkPath: link.path, allowCrossOrigin: cross };
@@ -187,17 +190,6 @@ function mechanism(
     };
   }
   return undefined;
-}
-
-/** The value at a path a more-signal named (a plain key, a dot path or `$[…]`), read simply. */
-function findRecordValue(body: unknown, path: string): unknown {
-  const keys = path.startsWith('$') ? [...path.matchAll(/\["((?:[^"\\]|\\.)*)"\]/g)].map((m) => JSON.parse(`"${m[1]}"`) as string) : [path];
-  let value: unknown = body;
-  const walk = (k: readonly string[]): unknown =>
-    k.reduce<unknown>((v, key) => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>)[key] : undefined), value);
-  const exact = walk(keys);
-  value = exact !== undefined ? exact : walk(path.split('.'));
-  return value;
 }
 
 /** Page Number or Offset/Limit from the request URL's parameters (or a guess when the response says more follow). */

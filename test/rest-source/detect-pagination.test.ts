@@ -314,6 +314,33 @@ describe('check the saved settings against the API', () => {
     );
   });
 
+  it('a Next Link JSON Path that misses the next link: fix the path, naming the one the response has', async () => {
+    const body = await check({ path: '/nested', paginationType: 'nextLink', nextLinkJsonPath: 'next', responseDataPath: 'items' });
+    expect(body.problems).toEqual([
+      {
+        symptom: 'Only the first page is imported',
+        message:
+          'Next Link JSON Path "next" finds nothing, but the response has a next link at "links.next": only the first page would be imported',
+        remedy: 'Fix the path: set Next Link JSON Path to "links.next"',
+      },
+    ]);
+  });
+
+  it('a Page Size below what the API returns: pagination runs to Max Pages; match Page Size', async () => {
+    const body = await check({
+      path: '/page-number',
+      paginationType: 'pageNumber',
+      pageParameterName: 'page',
+      pageSize: 2,
+      responseDataPath: 'data',
+    });
+    expect(body.problems[0]).toEqual({
+      symptom: 'Pagination runs to Max Pages',
+      message: 'Page Size 2 but the API returned 5 records on page 1: pages would be requested past the real ones, up to Max Pages',
+      remedy: 'Match Page Size: set it to 5, the records the API returns per page',
+    });
+  });
+
   it('settings that fit the API: no problems', async () => {
     const body = await check({
       path: '/odata/Customers',
