@@ -75,7 +75,10 @@ export function checkPagination(input: CheckInput): PaginationProblem[] {
   const proposed = proposal.settings;
   const first = pages[0];
   const realSize = proposal.firstPageRecords;
-  const paginates = proposed.type !== 'none';
+  // The API has more than page 1: following the proposal found new records, or the response says so.
+  const saysMore = (got: number | null): boolean =>
+    (proposal.claimedTotal !== null && got !== null && proposal.claimedTotal > got) || (proposal.claimedPages ?? 0) > 1;
+  const paginates = proposed.type !== 'none' && (proposal.morePages || saysMore(realSize));
 
   if (configured.type === 'none' && paginates)
     add(
@@ -94,7 +97,7 @@ export function checkPagination(input: CheckInput): PaginationProblem[] {
 
   if (paginationOf(configured.type).pageSize === 'counted' && configured.pageSize !== null && first?.counted != null && realSize !== null) {
     const got = first.counted;
-    const more = paginates || (proposal.claimedTotal ?? 0) > got || (proposal.claimedPages ?? 0) > 1;
+    const more = proposal.morePages || saysMore(got);
     if (got < configured.pageSize && more)
       add(
         'Only the first page is imported',

@@ -51,6 +51,8 @@ export interface Proposal {
   readonly claimedTotal: number | null;
   /** The number of pages the response claims, when it says (`totalPages`, a Link header's rel="last" page). */
   readonly claimedPages: number | null;
+  /** Whether following the proposal found a page 2 with records other than page 1's (confirmProposal); false until then. */
+  readonly morePages: boolean;
 }
 
 type Common = { maxPages: number; pageSize: number | null; responseDataPath: string };
@@ -275,7 +277,7 @@ export function proposePagination(page: ObservedPage): Proposal {
     );
   else if (count !== null && settings.pageSize !== null && settings.pageSize === count && urlParameters(page.url).limit === undefined)
     evidence.push(`page 1 has ${count} records → Page Size ${count}`);
-  return { settings, evidence, notes, firstPageRecords: count, claimedTotal, claimedPages };
+  return { settings, evidence, notes, firstPageRecords: count, claimedTotal, claimedPages, morePages: false };
 }
 
 /** A page fetched after the first with the proposed settings, as detection follows them. */
@@ -315,12 +317,13 @@ export function confirmProposal(
       );
   }
   if (ended !== null) evidence.push(followed.length === 0 ? `fetching would end after page 1: ${ended}` : `then: ${ended}`);
+  const morePages = followed.some((p) => p.records !== null && p.records.length > 0 && !same(p.records[0], firstRecords?.[0]));
   const { settings } = proposal;
   const counted = paginationOf(settings.type).pageSize === 'counted';
   const size = followed.length > 0 && firstRecords !== null && firstRecords.length > 0 ? firstRecords.length : null;
   if (counted && size !== null && settings.pageSize !== null && size < settings.pageSize) {
     notes.push(`the API returned ${size} records per page although ${settings.pageSize} were asked for: Page Size ${size} is proposed`);
-    return { ...proposal, settings: { ...settings, pageSize: size }, evidence, notes };
+    return { ...proposal, settings: { ...settings, pageSize: size }, evidence, notes, morePages };
   }
-  return { ...proposal, evidence, notes };
+  return { ...proposal, evidence, notes, morePages };
 }

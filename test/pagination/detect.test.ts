@@ -152,7 +152,12 @@ describe('checkPagination', () => {
     pageSize: 100,
     responseDataPath: 'data',
   } as const;
-  const proposal = proposePagination(page({ url: 'https://api.example.com/v1/items?offset=0&limit=100', body: { data: records(1, 50) } }));
+  const proposal = confirmProposal(
+    proposePagination(page({ url: 'https://api.example.com/v1/items?offset=0&limit=100', body: { data: records(1, 50) } })),
+    records(1, 50),
+    [{ pageNo: 2, url: 'u2', records: records(51, 50) }],
+    null,
+  );
 
   it('Page Size 100 but the API returned 50 records', () => {
     const problems = checkPagination({
@@ -169,6 +174,23 @@ describe('checkPagination', () => {
         remedy: 'Match Page Size: set it to 50, the records the API returns per page',
       },
     ]);
+  });
+
+  it('a short page 1 and nothing after it is no problem: the API has only these records', () => {
+    const single = confirmProposal(
+      proposePagination(page({ url: 'https://api.example.com/v1/items?page=1', body: { data: records(1, 5) } })),
+      records(1, 5),
+      [{ pageNo: 2, url: 'u2', records: [] }],
+      null,
+    );
+    const problems = checkPagination({
+      configured: { type: 'pageNumber', pageParam: 'page', maxPages: 100, pageSize: 100, responseDataPath: 'data' },
+      configuredDataPath: 'data',
+      proposal: single,
+      firstBody: { data: records(1, 5) },
+      pages: [{ pageNo: 1, counted: 5, step: { kind: 'stop', detail: 'page 1 has 5 records, fewer than Page Size 100: the last page' } }],
+    });
+    expect(problems).toEqual([]);
   });
 
   it('a Response Data Path that finds no array', () => {
