@@ -186,7 +186,8 @@ async function follow(
       step = paginator.next(request, { body: page.body, records: found, headers: page.headers });
     }
   } catch (err) {
-    if (!(err instanceof FetchError) && !(err instanceof Error)) throw err;
+    // A later page that fails is evidence, not the probe's failure: page 1 was answered.
+    if (!(err instanceof FetchError)) throw err;
     ended = `following the proposal failed: ${err.message}`;
   }
   return { proposal: confirmProposal(proposal, firstRecords, followed, ended), pages };

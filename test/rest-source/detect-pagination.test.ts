@@ -367,6 +367,17 @@ describe('check the saved settings against the API', () => {
     expect(JSON.stringify(res.body)).not.toContain('detect-token');
   });
 
+  it('a later page that fails is evidence; a page 1 that fails answers ok:false as preview does', async () => {
+    server.setFaults([{ kind: 'status', page: 2, status: 500, times: 5 }]);
+    const later = await call('POST', 'restApiEndpoints/Microsoft.NAV.detectPagination', { connectionCode: 'api', path: '/next-absolute' });
+    expect(later.body).toMatchObject({ ok: true, proposal: { paginationType: 'nextLink' } });
+    expect((later.body.evidence as string[]).join('\n')).toMatch(/following the proposal failed: page 2 .*500/);
+    server.setFaults([{ kind: 'status', page: 1, status: 404, times: 5 }]);
+    const first = await call('POST', 'restApiEndpoints/Microsoft.NAV.detectPagination', { connectionCode: 'api', path: '/next-absolute' });
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ ok: false, error: { pageNo: 1, status: 404 } });
+  });
+
   it('an unsaved endpoint that is not valid is a 400, as on save', async () => {
     const res = await call('POST', 'restApiEndpoints/Microsoft.NAV.detectPagination', {
       connectionCode: 'api',
