@@ -1,7 +1,7 @@
 /**
  * The `ifw` command. Server commands (serve, worker, migrate, apply, run-endpoint, users, apps) work on
  * the configured database through the composition root; client commands (submit, status:
- * client-commands.ts; requests: request-commands.ts; runs: run-commands.ts) talk to a running service over HTTP.
+ * client-commands.ts; requests: request-commands.ts; runs: run-commands.ts; endpoints: endpoint-commands.ts) talk to a running service over HTTP.
  */
 import { Command, Option } from 'commander';
 import { ConfigError, loadConfig, type ConfigOverrides } from '../core/config.js';
@@ -13,6 +13,7 @@ import { runEndpointOnce } from '../main/run-endpoint.js';
 import { createService } from '../main/service.js';
 import { withWorld } from '../main/world.js';
 import { addClientCommands } from './client-commands.js';
+import { addEndpointCommands } from './endpoint-commands.js';
 import { addRunCommands } from './run-commands.js';
 import { addEndpointCommands } from './endpoint-commands.js';
 import { addSecurityCommands } from './security-commands.js';

@@ -10,3 +10,5 @@ export { MAX_MAX_PAGES, MAX_PAGE_SIZE, paginationProblems } from './settings.js'
 export { maxPagesWarning, STOP_REASONS } from './steps.js';
 export * from './types.js';
 export { originOf, setQueryParams } from './url.js';
+export { checkPagination, PAGINATION_SYMPTOMS, type CheckedPage, type PaginationProblem, type PaginationSymptom } from './check.js';
+export { confirmProposal, proposePagination, type FollowedPage, type ObservedPage, type Proposal } from './detect.js';

@@ -42,7 +42,7 @@ const CURSORS = new Set(['nextcursor', 'nextpagetoken', 'nexttoken', 'cursornext
 const PLAIN_NAME = /^[A-Za-z_@$][\w@$-]*$/;
 
 /** A path to a property, in the form a Next Link JSON Path or Response Data Path takes. */
-function pathOf(keys: readonly string[]): string {
+export function pathOf(keys: readonly string[]): string {
   if (keys.length === 1 && !keys[0]!.includes("'")) return keys[0]!;
   if (keys.every((k) => PLAIN_NAME.test(k))) return keys.join('.');
   return `$${keys.map((k) => `[${JSON.stringify(k)}]`).join('')}`;

@@ -12,7 +12,6 @@ import { FormBody, FormText, PathKey, redirect, type ConsoleContext, type Consol
 import { formErrors, placeError, type FormErrors } from '../console/form-errors.js';
 import { html, path, type Html } from '../console/html.js';
 import { actionButton, formError } from '../console/widgets.js';
-import { listIntegrations } from '../integrations/store.js';
 import { PAGINATION_TYPES } from '../pagination/index.js';
 import { dryRunSummary, loadDryRunIntegration } from '../table-writer/dry-run.js';
 import type { RestPagesDeps } from './connection-pages.js';
@@ -26,7 +25,10 @@ import {
   typedValues,
   type Values,
 } from './endpoint-form.js';
+import { detectPagination } from './detect-pagination.js';
+import { detectionPanel, filledNote } from './detect-pages.js';
 import { FetchError } from './fetch-pages.js';
+import { getIntegration, listIntegrations } from '../integrations/store.js';
 import { previewFirstPage, type PagePreview } from './preview.js';
 import { LIMITS } from './schemas.js';
 import { checkEndpointChange, checkNewEndpoint, createEndpoint, updateEndpoint } from './service.js';
@@ -126,6 +128,7 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
         </p>
         <p>
           ${ctx.can('configureRest') ? actions('preview', 'Preview first page', true) : ''}
+          ${ctx.can('configureRest') ? actions('detect-pagination', 'Detect pagination', true) : ''}
           ${ctx.can('runImports') ? actions('run', 'Run import now') : ''}
         </p>
         ${extra} ${cursorPanel(ctx, endpoint, bookmark)}
@@ -300,6 +303,33 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
         }
       },
       { ...CodeParams, ...NoFields },
+    );
+
+    // Detect pagination: the proposal and the check of the saved settings; "Use these settings" fills the form, unsaved.
+    router.post(
+      '/rest/endpoints/:code/detect-pagination',
+      'configureRest',
+      async (request, ctx) => {
+        const code = request.params.code;
+        const endpoint = await loadEndpoint(db, code);
+        const connection = await loadConnection(db, endpoint.connectionCode, secrets);
+        const recordsPath = (await getIntegration(db, endpoint.integrationSortingOrder))?.recordsPath ?? '';
+        try {
+          const detection = await detectPagination(connection, endpoint, recordsPath, { outbound: deps.outbound });
+          return await card(ctx, code, detectionPanel(ctx, code, detection));
+        } catch (err) {
+          if (!(err instanceof FetchError)) throw err;
+          return card(ctx, code, formError(html`<strong>Detect pagination: page ${err.pageNo} failed</strong>: ${err.message}`, 'detect'));
+        }
+      },
+      { ...CodeParams, ...NoFields },
+    );
+
+    router.post(
+      '/rest/endpoints/:code/use-detected',
+      'configureRest',
+      async (request, ctx, body) => card(ctx, request.params.code, filledNote(), undefined, typedValues(body)),
+      { ...CodeParams, body: EndpointBody },
     );
   };
 }

@@ -20,6 +20,7 @@ import { answerOf, endpointAnswerOf } from './endpoint-answer.js';
 import { NO_BOOKMARK } from './cursor-values.js';
 import { titlesWhere } from '../pagination/index.js';
 import { loadDryRunIntegration } from '../table-writer/dry-run.js';
+import { detectRoutes } from './detect-routes.js';
 import { testConnection } from './probe.js';
 import type { SecretBox } from './secrets.js';
 import type { OutboundPolicy } from './outbound-policy.js';
@@ -336,5 +337,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
         return probe(() => preview(connection, endpoint, integration, fetchOptions));
       },
     );
+
+    detectRoutes(app, { db, secrets, fetchOptions });
   };
 }

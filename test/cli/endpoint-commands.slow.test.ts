@@ -1,56 +1,85 @@
 /**
- * `ifw endpoints cursor` as a process (the built bin/ifw.js) against a started service on a real
- * socket: shows, sets and resets an incremental endpoint's bookmark; refusals exit 1.
+ * `ifw endpoints detect-pagination` as a process (the built bin/ifw.js) against a started service on a
+ * real socket and a real paging API: the proposal and the problems as lines, the service's JSON with
+ * --json, and the exit codes (0 no problems, 1 problems, an unknown endpoint, or no service).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/core/clock.js';
+import { applyConfig } from '../../src/declarative-config/apply.js';
+import { API, startTestService, type TestService } from '../helpers/service.js';
+import { startPagingServer, type PagingServer } from '../helpers/paging-server.js';
 import { assertBuilt, runIfw } from '../helpers/process.js';
-import { startTestService, type TestService } from '../helpers/service.js';
 
-const API = '/api/vendor/integrationFramework/v1.0';
-
-describe('ifw endpoints cursor against a service', () => {
+describe('ifw endpoints detect-pagination against a service', () => {
   let t: TestService;
+  let server: PagingServer;
   let url: string;
   let env: NodeJS.ProcessEnv;
   beforeAll(async () => {
     assertBuilt();
-    t = await startTestService({ config: { host: '127.0.0.1', port: 0 } });
+    server = await startPagingServer({ records: 23, pageSize: 5 });
+    t = await startTestService({ config: { host: '127.0.0.1', port: 0, secretKey: 'cli-detect-key' } });
     url = (await t.service.listen()).replace('localhost', '127.0.0.1');
     env = { IFW_TOKEN: t.headers.authorization.replace(/^Bearer /, '') };
-    const post = (path: string, body: unknown) =>
-      fetch(`${url}${API}/${path}`, {
-        method: 'POST',
-        headers: { ...t.headers, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-    expect((await post('restApiConnections', { code: 'blog', baseUrl: 'https://api.example.com' })).status).toBe(201);
-    const endpoint = { connectionCode: 'blog', path: '/posts', integrationSortingOrder: 10, queryParameters: { after: '{{cursor}}' } };
-    expect((await post('restApiEndpoints', { ...endpoint, code: 'posts', cursorField: 'id', cursorFieldType: 'number' })).status).toBe(201);
+    const post = (path: string, payload: object) => t.inject({ method: 'POST', url: `${API}/${path}`, payload });
+    expect((await post('restApiConnections', { code: 'cli', baseUrl: server.origin })).statusCode).toBe(201);
+    await applyConfig(
+      t.service.db,
+      {
+        targetTables: [{ name: 'cli_detect', primaryKey: ['id'], fields: [{ name: 'id', type: 'integer' }] }],
+        integrations: [
+          {
+            sortingOrder: 900,
+            name: 'CLI detect',
+            type: 'restApi',
+            targetTable: 'cli_detect',
+            fields: [{ fieldNo: 1, title: 'Id', sourcePath: 'id' }],
+            mappings: [{ fieldNo: 1, targetField: 'id', required: true }],
+          },
+        ],
+      },
+      systemClock,
+    );
+    for (const [code, extra] of [
+      ['cli.fits', { paginationType: 'nextLink', nextLinkJsonPath: '@odata.nextLink', responseDataPath: 'value', pageSize: 5 }],
+      ['cli.wrong', { paginationType: 'pageNumber', pageParameterName: 'page', pageSize: 10, responseDataPath: 'data' }],
+    ] as const) {
+      const path = code === 'cli.fits' ? '/odata/Customers' : '/page-number';
+      const res = await post('restApiEndpoints', { code, connectionCode: 'cli', path, integrationSortingOrder: 900, ...extra });
+      expect(res.statusCode, res.body).toBe(201);
+    }
   });
-  afterAll(async () => t?.cleanup());
+  afterAll(async () => {
+    await t?.cleanup();
+    await server?.close();
+  });
 
-  const ifw = (...args: string[]) => runIfw(['endpoints', 'cursor', ...args, '--url', url], env, { timeoutMs: 60_000 });
+  const ifw = (...args: string[]) => runIfw(['endpoints', 'detect-pagination', ...args, '--url', url], env, { timeoutMs: 60_000 });
 
-  it('shows, sets and resets the bookmark; a value of another type and an unknown endpoint exit 1', async () => {
-    const shown = await ifw('posts');
-    expect(shown.code, shown.stderr).toBe(0);
-    expect(shown.stdout).toMatch(/Cursor field: id \(number\)/);
-    expect(shown.stdout).toMatch(/Bookmark:\s+— \(the next run sends the initial value\)/);
+  it('prints the proposal and its evidence; settings that fit exit 0', async () => {
+    const lines = await ifw('cli.fits');
+    expect(lines.code, lines.stderr).toBe(0);
+    expect(lines.stdout).toContain('paginationType: "nextLink"');
+    expect(lines.stdout).toContain('nextLinkJsonPath: "@odata.nextLink"');
+    expect(lines.stdout).toContain('a next link at "@odata.nextLink"');
+    expect(lines.stdout).toContain("Check: the endpoint's settings agree with what the API showed.");
+  }, 120_000);
 
-    const set = await ifw('posts', '--set', '0042', '--json');
-    expect(set.code, set.stderr).toBe(0);
-    expect(JSON.parse(set.stdout)).toMatchObject({ code: 'posts', cursorValue: '42' });
-    expect((await ifw('posts')).stdout).toMatch(/Bookmark:\s+42/);
+  it('a wrong Page Size is a problem with its remedy, exit 1; --json prints the answer', async () => {
+    const lines = await ifw('cli.wrong');
+    expect(lines.code).toBe(1);
+    expect(lines.stdout).toContain(
+      'Only the first page is imported: Page Size 10 but the API returned 5 records: only the first page would be imported',
+    );
+    expect(lines.stdout).toContain('Remedy: Match Page Size: set it to 5');
+    const json = await ifw('cli.wrong', '--json');
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: true, proposal: { paginationType: 'pageNumber', pageSize: 5 } });
+  }, 120_000);
 
-    const reset = await ifw('posts', '--reset');
-    expect(reset.code, reset.stderr).toBe(0);
-    expect(reset.stdout).toMatch(/Bookmark:\s+— /);
-
-    const bad = await ifw('posts', '--set', 'soon');
-    expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain('400 invalidRequest: value: "soon" is not a number');
-    const missing = await ifw('nothing', '--reset');
-    expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain('404');
-  }, 300_000);
+  it('an unknown endpoint exits 1 with the service error', async () => {
+    const unknown = await ifw('nope');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("404 notFound: No REST API endpoint with code 'nope'.");
+  }, 120_000);
 });

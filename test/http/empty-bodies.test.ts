@@ -135,6 +135,12 @@ const ACTIONS: { name: string; prepare: () => Promise<string>; status: number; a
     answer: { ok: true, recordCount: 5 },
   },
   {
+    name: 'restApiEndpoints detectPagination (saved endpoint)',
+    prepare: () => Promise.resolve("restApiEndpoints('local.pages')/Microsoft.NAV.detectPagination"),
+    status: 200,
+    answer: { ok: true },
+  },
+  {
     name: 'restApiEndpoints run',
     prepare: async () => {
       // One run at a time per endpoint: end the previous framing's queued run first.
@@ -185,6 +191,10 @@ describe('routes that need a body refuse an empty one, saying what to send', () 
     ['restApiConnections/Microsoft.NAV.testConnection', 'The request body is empty; this endpoint needs a JSON object with baseUrl'],
     [
       'restApiEndpoints/Microsoft.NAV.previewFirstPage',
+      'The request body is empty; this endpoint needs a JSON object with connectionCode and path',
+    ],
+    [
+      'restApiEndpoints/Microsoft.NAV.detectPagination',
       'The request body is empty; this endpoint needs a JSON object with connectionCode and path',
     ],
   ];

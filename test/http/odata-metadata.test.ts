@@ -302,6 +302,7 @@ describe('$metadata', () => {
         'run(bindingParameter: Microsoft.NAV.restApiEndpoint)',
         'testConnection(bindingParameter: Microsoft.NAV.restApiConnection)',
         'previewFirstPage(bindingParameter: Microsoft.NAV.restApiEndpoint)',
+        'detectPagination(bindingParameter: Microsoft.NAV.restApiEndpoint)',
         'bulkCancel(bindingParameter: Collection(Microsoft.NAV.bulkImportRequest), filter: Edm.String, top: Edm.Int64, after: Edm.Guid)',
         'bulkReset(bindingParameter: Collection(Microsoft.NAV.bulkImportRequest), filter: Edm.String, top: Edm.Int64, after: Edm.Guid)',
         'bulkResubmit(bindingParameter: Collection(Microsoft.NAV.bulkImportRequest), filter: Edm.String, top: Edm.Int64, after: Edm.Guid)',
