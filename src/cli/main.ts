@@ -15,7 +15,6 @@ import { withWorld } from '../main/world.js';
 import { addClientCommands } from './client-commands.js';
 import { addEndpointCommands } from './endpoint-commands.js';
 import { addRunCommands } from './run-commands.js';
-import { addEndpointCommands } from './endpoint-commands.js';
 import { addSecurityCommands } from './security-commands.js';
 
 interface ServerFlags {

@@ -5,10 +5,8 @@
  * page imports nothing; a loop fails naming the URL or the cursor.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { applyConfig } from '../../src/declarative-config/apply.js';
-import { systemClock } from '../../src/core/clock.js';
-import { API, startTestService, type TestService } from '../helpers/service.js';
-import { until } from '../helpers/until.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+import { callApi, itemsIntegration, runAndRead } from '../helpers/shape-runs.js';
 import { startPagingServer, range, type PagingServer } from '../helpers/paging-server.js';
 
 let t: TestService;
@@ -34,49 +32,14 @@ afterAll(async () => {
 
 beforeEach(() => server.reset({ records: 23, pageSize: 5 }));
 
-const call = async (method: 'GET' | 'POST', url: string, payload?: unknown) => {
-  const res = await t.inject({ method, url: `${API}/${url}`, ...(payload === undefined ? {} : { payload: payload as object }) });
-  return { status: res.statusCode, body: res.body === '' ? undefined : res.json() };
-};
+const call = (method: 'GET' | 'POST', url: string, payload?: unknown) => callApi(t, method, url, payload);
 
 /** A fresh target table and integration, so that rows of one case never hide another's. */
 async function freshIntegration(): Promise<{ table: string; sortingOrder: number }> {
   tables++;
   const table = `shape_${tables}`;
   const sortingOrder = 100 + tables;
-  await applyConfig(
-    t.service.db,
-    {
-      targetTables: [
-        {
-          name: table,
-          primaryKey: ['id'],
-          fields: [
-            { name: 'id', type: 'integer' },
-            { name: 'name', type: 'text' },
-          ],
-        },
-      ],
-      integrations: [
-        {
-          sortingOrder,
-          name: `Shape ${tables}`,
-          type: 'restApi',
-          targetTable: table,
-          writeMode: 'insert',
-          fields: [
-            { fieldNo: 1, title: 'Id', sourcePath: 'id' },
-            { fieldNo: 2, title: 'Name', sourcePath: 'name' },
-          ],
-          mappings: [
-            { fieldNo: 1, targetField: 'id', required: true },
-            { fieldNo: 2, targetField: 'name' },
-          ],
-        },
-      ],
-    },
-    systemClock,
-  );
+  await itemsIntegration(t, table, sortingOrder);
   return { table, sortingOrder };
 }
 
@@ -91,15 +54,7 @@ async function runShape(endpoint: Record<string, unknown>) {
     ...endpoint,
   });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
-  const started = await call('POST', `restApiEndpoints('${code}')/Microsoft.NAV.run`);
-  expect(started.status, JSON.stringify(started.body)).toBe(202);
-  const runId = started.body.runId as string;
-  const run = await until(async () => (await call('GET', `importRuns(${runId})`)).body as Record<string, unknown>, {
-    holds: (body) => ['Completed', 'Failed'].includes(body.status as string),
-    what: `run ${runId} ended`,
-  });
-  const rows = await call('GET', `targetTables('${table}')/rows?$top=200`);
-  return { run, ids: (rows.body.value as { id: number }[]).map((r) => r.id).sort((a, b) => a - b) };
+  return runAndRead(t, code, table);
 }
 
 const SHAPES: readonly [string, Record<string, unknown>, number, string][] = [

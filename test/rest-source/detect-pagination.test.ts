@@ -5,10 +5,8 @@
  * a wrong Page Size and a wrong Response Data Path are reported with the spec's remedy, nothing written.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { applyConfig } from '../../src/declarative-config/apply.js';
-import { systemClock } from '../../src/core/clock.js';
-import { API, startTestService, type TestService } from '../helpers/service.js';
-import { until } from '../helpers/until.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+import { callApi, itemsIntegration, runAndRead } from '../helpers/shape-runs.js';
 import { startPagingServer, range, type PagingServer } from '../helpers/paging-server.js';
 
 let t: TestService;
@@ -34,62 +32,18 @@ afterAll(async () => {
 
 beforeEach(() => server.reset({ records: 23, pageSize: 5 }));
 
-const call = async (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: unknown) => {
-  const res = await t.inject({ method, url: `${API}/${url}`, ...(payload === undefined ? {} : { payload: payload as object }) });
-  return { status: res.statusCode, body: res.body === '' ? undefined : res.json() };
-};
+const call = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: unknown) => callApi(t, method, url, payload);
 
+/** A fresh target table and integration, so that rows of one case never hide another's. */
 async function freshIntegration(): Promise<{ table: string; sortingOrder: number }> {
   tables++;
   const table = `detect_${tables}`;
   const sortingOrder = 300 + tables;
-  await applyConfig(
-    t.service.db,
-    {
-      targetTables: [
-        {
-          name: table,
-          primaryKey: ['id'],
-          fields: [
-            { name: 'id', type: 'integer' },
-            { name: 'name', type: 'text' },
-          ],
-        },
-      ],
-      integrations: [
-        {
-          sortingOrder,
-          name: `Detect ${tables}`,
-          type: 'restApi',
-          targetTable: table,
-          writeMode: 'insert',
-          fields: [
-            { fieldNo: 1, title: 'Id', sourcePath: 'id' },
-            { fieldNo: 2, title: 'Name', sourcePath: 'name' },
-          ],
-          mappings: [
-            { fieldNo: 1, targetField: 'id', required: true },
-            { fieldNo: 2, targetField: 'name' },
-          ],
-        },
-      ],
-    },
-    systemClock,
-  );
+  await itemsIntegration(t, table, sortingOrder);
   return { table, sortingOrder };
 }
 
-async function runEndpoint(code: string, table: string) {
-  const started = await call('POST', `restApiEndpoints('${code}')/Microsoft.NAV.run`);
-  expect(started.status, JSON.stringify(started.body)).toBe(202);
-  const runId = started.body.runId as string;
-  const run = await until(async () => (await call('GET', `importRuns(${runId})`)).body as Record<string, unknown>, {
-    holds: (body) => ['Completed', 'Failed'].includes(body.status as string),
-    what: `run ${runId} ended`,
-  });
-  const rows = await call('GET', `targetTables('${table}')/rows?$top=200`);
-  return { run, ids: (rows.body.value as { id: number }[]).map((r) => r.id).sort((a, b) => a - b) };
-}
+const runEndpoint = (code: string, table: string) => runAndRead(t, code, table);
 
 /** Saves the endpoint as given (no pagination), detects, saves the proposal as it is, runs. */
 async function detectAndRun(endpoint: Record<string, unknown>) {
