@@ -203,9 +203,18 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
           ? existingStagedKeys(client, stage!.sql.existingKeys!)
           : existingKeys(client, sql.existingKeys, keyColumns, candidates);
     // Insert mode first assumes that no key is taken (the usual bulk load into new keys) and asks only
-    // when the database refuses the chunk; update and upsert need the answer to count.
-    const assumeNewKeys = mode === 'insert';
+    // when the database refuses the chunk; update needs the answer to count. A staged upsert does not
+    // ask either: its statements say how many rows they inserted (the rest were updated), and the
+    // judge's counts are set from that; it asks when the chunk is refused or has too many segments.
+    const countsInserts = staged && stage!.sql.writeAllCounted !== null;
+    const assumeNewKeys = mode === 'insert' || countsInserts;
     let existing = assumeNewKeys ? new Set<string>() : await askKeys();
+    let keysKnown = !assumeNewKeys;
+    /** Rows the statements of the last writeSegments inserted, when they counted them (an upsert before its keys are known). */
+    let inserted: number | null = null;
+    const insertedBy = (result: { rows: unknown[] }): void => {
+      if (inserted !== null) inserted += (result.rows[0] as { inserted: number }).inserted;
+    };
 
     const judge = (i: number, written: ReadonlySet<string>): Verdict => {
       const row = rows[i]!;
@@ -274,7 +283,7 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
       const applying = (async (): Promise<{ refused: unknown } | null> => {
         await savepoint(client, 'ifw_import_chunk');
         try {
-          await client.query(stage!.sql.writeAll);
+          insertedBy(await client.query(inserted === null ? stage!.sql.writeAll : stage!.sql.writeAllCounted!));
         } catch (err) {
           if (!isRecordLevelPgError(err)) throw err;
           return { refused: err };
@@ -300,6 +309,7 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
 
     /** False: the database refused a row, and the chunk's writes were rolled back. */
     const writeSegments = async (segments: readonly number[][]): Promise<boolean> => {
+      inserted = countsInserts && !keysKnown ? 0 : null;
       if (segments.length === 0) return true;
       // (Not in update mode: a row count short of the rows must still be undone under the savepoint.)
       if (staged && !sql.countsRows && segments.length === 1 && segments[0]!.length === n) return applyAllStaged();
@@ -309,11 +319,13 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
         // often in one chunk) are written from array parameters instead, as an unstaged chunk is.
         const fromStage = staged && segments.length <= MAX_STAGED_SEGMENTS;
         for (const indices of segments) {
+          const counting = inserted !== null;
           const result = !fromStage
             ? await client.query(sql.write, params(indices))
             : indices.length === n
-              ? await client.query(stage!.sql.writeAll)
-              : await client.query(stage!.sql.write, [indices]);
+              ? await client.query(counting ? stage!.sql.writeAllCounted! : stage!.sql.writeAll)
+              : await client.query(counting ? stage!.sql.writeCounted! : stage!.sql.write, [indices]);
+          insertedBy(result);
           if (sql.countsRows && result.rowCount !== indices.length) throw new RowCountMismatch();
         }
         await release(client, 'ifw_import_chunk');
@@ -325,14 +337,26 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
       return false;
     };
 
-    let fast = judgeAll();
-    let done = await writeSegments(fast.segments);
-    if (!done && assumeNewKeys) {
+    const learnKeys = async (): Promise<void> => {
       existing = await askKeys();
+      keysKnown = true;
       fast = judgeAll();
+    };
+    let fast = judgeAll();
+    // Segments beyond MAX_STAGED_SEGMENTS are written from array parameters, which do not count.
+    if (countsInserts && fast.segments.length > MAX_STAGED_SEGMENTS) await learnKeys();
+    let done = await writeSegments(fast.segments);
+    if (!done && !keysKnown) {
+      await learnKeys();
       done = await writeSegments(fast.segments);
     }
     if (done) {
+      if (inserted !== null) {
+        const { judged } = fast;
+        const accepted = judged.inserted + judged.updated;
+        judged.inserted = inserted;
+        judged.updated = accepted - inserted;
+      }
       tally.merge(fast.judged);
       wait();
       return;

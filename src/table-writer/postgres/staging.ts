@@ -41,6 +41,9 @@ export interface StagedSql {
   readonly writeAll: string;
   /** The staged key columns (as staged) of the rows whose key is in the target table; null without a key. */
   readonly existingKeys: string | null;
+  /** Upsert mode: `write` and `writeAll` answering how many rows they inserted (`inserted`), the rest updated; null otherwise. */
+  readonly writeCounted: string | null;
+  readonly writeAllCounted: string | null;
   /** Insert mode: the rows straight into the target table (copyRows' lines, unnumbered), when nothing needs judging first. */
   readonly copyTarget: string;
 }
@@ -89,9 +92,18 @@ export function buildStagedSql(mapping: CompiledMapping, mode: WriteMode): Stage
     write: writeFor(listed),
     writeAll: writeFor(''),
     existingKeys,
+    writeCounted: mode === 'upsert' ? counted(writeFor(listed)) : null,
+    writeAllCounted: mode === 'upsert' ? counted(writeFor('')) : null,
     copyTarget: `COPY ${table} (${names.join(', ')}) FROM STDIN`,
   };
 }
+
+/**
+ * An upsert that says how many rows it inserted: a row it inserted has no xmax, one it updated has
+ * this transaction's (and a key left alone by DO NOTHING returns nothing).
+ */
+const counted = (upsert: string): string =>
+  `WITH w AS (${upsert} RETURNING (xmax = 0) AS ins) SELECT (count(*) FILTER (WHERE ins))::int AS inserted FROM w`;
 
 /**
  * Which staged values of `columns` (one related table's key: the columns relating to it) are keys
