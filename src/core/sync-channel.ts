@@ -17,6 +17,11 @@ export interface SyncChannelEnd {
   readonly side: 0 | 1;
 }
 
+/** Atomics.waitAsync (ES2024; Node 20 has it, the ES2023 lib does not declare it). */
+interface WaitAsync {
+  waitAsync(array: Int32Array, index: number, value: number, timeoutMs: number): { async: boolean; value: Promise<string> | string };
+}
+
 /** Counters of the caller's own, after the two message counters. */
 const OWN_COUNTERS = 4;
 
@@ -49,6 +54,23 @@ export class SyncPort {
       const left = deadline - performance.now();
       if (left <= 0) return undefined;
       Atomics.wait(this.counters, this.side, seen, left);
+    }
+  }
+
+  /**
+   * The same, for a thread whose event loop must go on meanwhile (an asynchronous importer): the wait
+   * is Atomics.waitAsync, so the thread's other work (its connection's I/O) runs while it waits.
+   */
+  async receiveAsync(timeoutMs: number): Promise<unknown> {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      const seen = Atomics.load(this.counters, this.side);
+      const got = receiveMessageOnPort(this.port);
+      if (got !== undefined) return got.message;
+      const left = deadline - performance.now();
+      if (left <= 0) return undefined;
+      const waiting = (Atomics as unknown as WaitAsync).waitAsync(this.counters, this.side, seen, left);
+      if (waiting.async) await waiting.value;
     }
   }
 

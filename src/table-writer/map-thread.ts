@@ -66,7 +66,7 @@ function run(job: MapJob): void {
     const row = new Array<SqlValue>(mapping.columns.length).fill(null);
     const batches = recordBatches(read, recordsPath, BATCH, (text) => extractRecords(text, recordsPath, mapping.records));
     for (const records of batches) {
-      const batch = mapBatch(mapping, records, row);
+      const batch = mapBatch(mapping, records, row, job.copyText);
       waitForRoom();
       send({ kind: 'batch', batch });
       sent++;

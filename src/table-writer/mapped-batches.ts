@@ -1,11 +1,13 @@
 /**
  * Parsing and mapping on another core. A large payload's import spends about as long parsing its JSON
  * and mapping its records as inserting the rows; on one thread those add up. Here a mapping thread
- * (map-thread.ts, one per importing thread, started on first use) reads the payload, parses and maps
- * its records and hands back batches of mapped rows, while the importing thread inserts the batch
- * before. The importing thread stays synchronous (SQLite's import runs inside one synchronous
- * transaction): it waits for the next batch with Atomics.wait (sync-channel.ts), and meanwhile serves
- * the mapping thread the payload's chunks, read on its own connection as before.
+ * (map-thread.ts, started on first use, one per import running at a time) reads the payload, parses
+ * and maps its records and hands back batches of mapped rows, while the importing thread inserts the
+ * batch before. SQLite's importing thread stays synchronous (its import runs inside one synchronous
+ * transaction): it waits for the next batch with Atomics.wait (sync-channel.ts, mappedBatches), and
+ * meanwhile serves the mapping thread the payload's chunks, read on its own connection as before.
+ * PostgreSQL's waits with Atomics.waitAsync (mappedBatchesAsync), its connection's I/O going on, and
+ * takes its batches as COPY text written there (copy-text.ts). Both go through one MapSession.
  *
  * The outcome is the import's on one thread, message for message: the same record readers
  * (payload-stream.ts) and the same mapRecord run there, so a record's violations, a payload that is
@@ -27,13 +29,20 @@ import { PayloadProblem, streamSelector } from '../mapping/payload-stream.js';
 import type { IntegrationPlan } from '../integrations/model.js';
 import type { TargetTable } from '../tables/model.js';
 import type { ChunkedPayload, ImportInput } from './model.js';
+import { copyFlat } from './copy-text.js';
 
 /** Mapped records: `width` values per record, record after record; a record with violations has them instead. */
 export interface MappedBatch {
   readonly length: number;
+  /** Empty when `text` holds the values. */
   readonly values: SqlValue[];
   /** Index in the batch → the record's violations (its values are then all null). */
   readonly violations: Map<number, FieldViolation[]> | null;
+  /**
+   * For a PostgreSQL import (MapJob.copyText): the values as COPY text (copy-text.ts), which the
+   * import streams as it is; absent when a value cannot be written so (a NUL character): `values` then.
+   */
+  readonly text?: string;
 }
 
 /** The job the mapping thread is given (its channel end's port in the transfer list). */
@@ -41,6 +50,8 @@ export interface MapJob {
   readonly plan: IntegrationPlan;
   readonly tables: ReadonlyMap<string, TargetTable>;
   readonly channel: SyncChannelEnd;
+  /** Batches carry their values as COPY text (a PostgreSQL import): built here, off the importing thread. */
+  readonly copyText: boolean;
 }
 
 /** From the mapping thread. `reading` numbers the readings of the payload from its start (see EmptyArrayCheck). */
@@ -96,106 +107,178 @@ export function mapsInThread(input: ImportInput, mapping: CompiledMapping): bool
  */
 const MAP_THREAD_YOUNG_MB = 12;
 
-let thread: Worker | null = null;
+/** Mapping threads not running a job. One importing thread (SQLite) reuses one; concurrent imports (PostgreSQL) each take their own. */
+const idle: Worker[] = [];
 
-function mapThread(): Worker {
-  if (thread === null) {
-    const { filename, eval: isCode } = threadEntry(import.meta.url, 'map-thread');
-    const started = new Worker(filename, {
-      eval: isCode,
-      resourceLimits: { maxOldGenerationSizeMb: QUEUE_THREAD_HEAP_MB, maxYoungGenerationSizeMb: MAP_THREAD_YOUNG_MB },
-    });
-    // It lives as long as the thread that imports; it never keeps a process alive by itself.
-    started.unref();
-    started.on('error', () => undefined);
-    started.on('exit', () => {
-      if (thread === started) thread = null;
-    });
-    thread = started;
-  }
-  return thread;
+function takeMapThread(): Worker {
+  const reused = idle.pop();
+  if (reused !== undefined) return reused;
+  const { filename, eval: isCode } = threadEntry(import.meta.url, 'map-thread');
+  const started = new Worker(filename, {
+    eval: isCode,
+    resourceLimits: { maxOldGenerationSizeMb: QUEUE_THREAD_HEAP_MB, maxYoungGenerationSizeMb: MAP_THREAD_YOUNG_MB },
+  });
+  // It lives as long as the thread that imports; it never keeps a process alive by itself.
+  started.unref();
+  started.on('error', () => undefined);
+  started.on('exit', () => {
+    const at = idle.indexOf(started);
+    if (at >= 0) idle.splice(at, 1);
+    exited.add(started);
+  });
+  return started;
 }
 
+const exited = new WeakSet<Worker>();
+
+/** Back to the idle ones once its import has stopped consuming (a cancelled job ends on the thread first). */
+function giveBack(worker: Worker): void {
+  if (!exited.has(worker)) idle.push(worker);
+}
+
+type Pieces = Iterator<Uint8Array> | AsyncIterator<Uint8Array>;
+
 /**
- * The pieces of a payload as the mapping thread reads them: its chunks, or its text cut between
- * characters and encoded (the bytes of a piece are transferred; a string would be copied twice, slower).
+ * A payload text as the mapping thread reads it: cut between characters and encoded (the bytes of a
+ * piece are transferred; a string would be copied twice, slower).
  */
-function pieces(payload: string | ChunkedPayload): () => Iterator<Uint8Array> {
-  if (typeof payload !== 'string') {
-    return () => {
-      const chunks = payload.chunks();
-      if (!(Symbol.iterator in chunks)) throw new Error('this importer reads a chunked payload synchronously');
-      return chunks[Symbol.iterator]();
-    };
-  }
-  return function* () {
-    const encoder = new TextEncoder();
-    for (let from = 0; from < payload.length;) {
-      let to = Math.min(from + TEXT_PIECE, payload.length);
-      // Never between the two halves of a surrogate pair.
-      if (to < payload.length && (payload.charCodeAt(to - 1) & 0xfc00) === 0xd800) to--;
-      yield encoder.encode(payload.slice(from, to));
-      from = to;
-    }
+export function textChunks(payload: string): ChunkedPayload {
+  return {
+    bytes: Buffer.byteLength(payload),
+    chunks: function* () {
+      const encoder = new TextEncoder();
+      for (let from = 0; from < payload.length;) {
+        let to = Math.min(from + TEXT_PIECE, payload.length);
+        // Never between the two halves of a surrogate pair.
+        if (to < payload.length && (payload.charCodeAt(to - 1) & 0xfc00) === 0xd800) to--;
+        yield encoder.encode(payload.slice(from, to));
+        from = to;
+      }
+    },
   };
 }
 
-/** The reply to a request for the next piece: a copy of it (a stored chunk's buffer is reused), transferred. */
-function sendPiece(channel: SyncPort, reading: number, next: IteratorResult<Uint8Array>): void {
-  if (next.done === true) {
-    channel.send({ kind: 'eof', reading } satisfies ToMapper);
-  } else {
-    const data = new Uint8Array(next.value);
-    channel.send({ kind: 'chunk', reading, data } satisfies ToMapper, [data.buffer]);
+/** The pieces of a payload as the mapping thread reads them: its chunks, or its text's (textChunks). */
+function pieces(payload: string | ChunkedPayload): () => Pieces {
+  const { chunks } = typeof payload === 'string' ? textChunks(payload) : payload;
+  return () => {
+    const opened = chunks();
+    return Symbol.iterator in opened ? opened[Symbol.iterator]() : opened[Symbol.asyncIterator]();
+  };
+}
+
+/** What a message from the mapping thread asks of the import: take a batch, send the next piece of a reading, stop. */
+type Step = { readonly batch: MappedBatch } | { readonly more: Pieces; readonly reading: number } | 'end' | null;
+
+/** One job on a mapping thread, seen from the importing thread: what both readers below share. */
+class MapSession {
+  readonly here: SyncPort;
+  private readonly worker = takeMapThread();
+  private readonly consumed: ReturnType<SyncPort['counter']>;
+  private reading: { readonly no: number; readonly pieces: Pieces } | null = null;
+  private finished = false;
+
+  constructor(
+    input: ImportInput,
+    copyText: boolean,
+    private readonly open = pieces(input.payload),
+  ) {
+    const { here, there } = syncChannel();
+    this.here = here;
+    this.consumed = here.counter(CONSUMED);
+    this.worker.postMessage({ plan: input.plan, tables: input.tables, channel: there, copyText } satisfies MapJob, [there.port]);
+  }
+
+  /** Throws PayloadProblem where the records stop being readable, as the readers on this thread would. */
+  step(message: FromMapper | undefined): Step {
+    if (message === undefined) throw new Error(`the mapping thread did not answer for ${STALL_MS / 1000} s`);
+    switch (message.kind) {
+      case 'open':
+        void this.reading?.pieces.return?.();
+        this.reading = { no: message.reading, pieces: this.open() };
+        return null;
+      case 'more':
+        return this.reading !== null && this.reading.no === message.reading
+          ? { more: this.reading.pieces, reading: message.reading }
+          : null;
+      case 'batch':
+        this.consumed.add(1);
+        return { batch: message.batch };
+      case 'end':
+        this.finished = true;
+        return 'end';
+      case 'problem':
+        this.finished = true;
+        throw new PayloadProblem(message.error);
+      case 'failed':
+        this.finished = true;
+        throw new Error(`the mapping thread failed: ${message.message}`);
+    }
+  }
+
+  /** The reply to a request for the next piece: a copy of it (a stored chunk's buffer is reused), transferred. */
+  send(reading: number, next: IteratorResult<Uint8Array>): void {
+    if (next.done === true) {
+      this.here.send({ kind: 'eof', reading } satisfies ToMapper);
+    } else {
+      const data = new Uint8Array(next.value);
+      this.here.send({ kind: 'chunk', reading, data } satisfies ToMapper, [data.buffer]);
+    }
+  }
+
+  /** Leaving early (an insert failed) stops the mapping thread's work on the job. */
+  close(): void {
+    void this.reading?.pieces.return?.();
+    if (!this.finished) {
+      this.here.counter(CANCELLED).add(1);
+      this.here.send({ kind: 'cancel' } satisfies ToMapper);
+    }
+    this.here.close();
+    giveBack(this.worker);
   }
 }
 
 /**
- * The mapped batches of `input`'s records, mapped on the mapping thread as these are consumed. Throws
- * PayloadProblem where the records stop being readable, as the readers on this thread would. Leaving
- * the loop early (an insert failed) stops the mapping thread's work on it.
+ * The mapped batches of `input`'s records, mapped on the mapping thread as these are consumed, for an
+ * importing thread that runs synchronously (SQLite): it waits with Atomics.wait, and reads a chunked
+ * payload synchronously. Throws PayloadProblem where the records stop being readable.
  */
 export function* mappedBatches(input: ImportInput): Generator<MappedBatch, void, undefined> {
-  const { here, there } = syncChannel();
-  mapThread().postMessage({ plan: input.plan, tables: input.tables, channel: there } satisfies MapJob, [there.port]);
-  const open = pieces(input.payload);
-  const consumed = here.counter(CONSUMED);
-  let reading: { readonly no: number; readonly pieces: Iterator<Uint8Array> } | null = null;
-  let finished = false;
+  const session = new MapSession(input, false);
   try {
     for (;;) {
-      const message = here.receive(STALL_MS) as FromMapper | undefined;
-      if (message === undefined) throw new Error(`the mapping thread did not answer for ${STALL_MS / 1000} s`);
-      switch (message.kind) {
-        case 'open':
-          reading?.pieces.return?.();
-          reading = { no: message.reading, pieces: open() };
-          break;
-        case 'more':
-          if (reading !== null && reading.no === message.reading) sendPiece(here, reading.no, reading.pieces.next());
-          break;
-        case 'batch':
-          consumed.add(1);
-          yield message.batch;
-          break;
-        case 'end':
-          finished = true;
-          return;
-        case 'problem':
-          finished = true;
-          throw new PayloadProblem(message.error);
-        case 'failed':
-          finished = true;
-          throw new Error(`the mapping thread failed: ${message.message}`);
+      const step = session.step(session.here.receive(STALL_MS) as FromMapper | undefined);
+      if (step === 'end') return;
+      if (step === null) continue;
+      if ('batch' in step) yield step.batch;
+      else {
+        const next = step.more.next();
+        if (next instanceof Promise) throw new Error('this importer reads a chunked payload synchronously');
+        session.send(step.reading, next);
       }
     }
   } finally {
-    reading?.pieces.return?.();
-    if (!finished) {
-      here.counter(CANCELLED).add(1);
-      here.send({ kind: 'cancel' } satisfies ToMapper);
+    session.close();
+  }
+}
+
+/**
+ * The same for an asynchronous importer (PostgreSQL): its event loop runs while it waits, and a chunked
+ * payload may be read asynchronously. Messages are taken only while the consumer asks for a batch, so a
+ * payload read on the importer's connection never runs while that connection is busy with its writes.
+ */
+export async function* mappedBatchesAsync(input: ImportInput, copyText: boolean): AsyncGenerator<MappedBatch, void, undefined> {
+  const session = new MapSession(input, copyText);
+  try {
+    for (;;) {
+      const step = session.step((await session.here.receiveAsync(STALL_MS)) as FromMapper | undefined);
+      if (step === 'end') return;
+      if (step === null) continue;
+      if ('batch' in step) yield step.batch;
+      else session.send(step.reading, await step.more.next());
     }
-    here.close();
+  } finally {
+    session.close();
   }
 }
 
@@ -206,7 +289,7 @@ const deferRelations: RelationExists = () => true;
  * Maps a batch of records into a MappedBatch, relations left to the import: on the mapping thread, and
  * as a run's pages arrive (sqlite/staged-rows.ts). `row` is scratch, `width` long.
  */
-export function mapBatch(mapping: CompiledMapping, records: readonly unknown[], row: SqlValue[]): MappedBatch {
+export function mapBatch(mapping: CompiledMapping, records: readonly unknown[], row: SqlValue[], copyText = false): MappedBatch {
   const width = mapping.columns.length;
   const values = new Array<SqlValue>(records.length * width);
   let violations: Map<number, FieldViolation[]> | null = null;
@@ -218,7 +301,8 @@ export function mapBatch(mapping: CompiledMapping, records: readonly unknown[], 
       for (let c = 0; c < width; c++) values[at + c] = null;
     }
   }
-  return { length: records.length, values, violations };
+  const text = copyText ? copyFlat(values, width) : null;
+  return text === null ? { length: records.length, values, violations } : { length: records.length, values: [], violations, text };
 }
 
 /** How the record loop fills a row from a mapped batch: its values, or the violations found while mapping. */

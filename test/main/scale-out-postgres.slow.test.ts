@@ -255,8 +255,9 @@ describe.skipIf(postgres.skip)('one API process and three worker processes on Po
     }
     expect(victim, `lease owner "${leaseOwner}" names none of the workers' pids (${workers.map((w) => w.pid).join(', ')})`).toBeDefined();
     // A moment into the import, not at its first statement: once its transaction has written rows to the
-    // table (it holds a write lock on it until it commits) through the staging table that COPY fills
-    // (the last statement of a worker's connection names it), or has ended after all (said just below).
+    // table (it holds a write lock on it until it commits) with COPY, straight into the table or through
+    // the staging table (the last statement of a worker's connection says which), or has ended after all
+    // (said just below).
     const atKill = await until(
       async () =>
         (
@@ -269,13 +270,13 @@ describe.skipIf(postgres.skip)('one API process and three worker processes on Po
                         and c.relname = 'scale_row' and l.mode = 'RowExclusiveLock' and l.granted) as writers,
                     (select count(*)::integer from pg_stat_activity
                       where datname = current_database() and pid <> pg_backend_pid()
-                        and query like '%ifw_import_stage%') as staging`,
+                        and (query like '%ifw_import_stage%' or query like 'COPY %')) as staging`,
             [requestId],
           )
         ).rows[0]!,
       {
         holds: (row) => (row.writers > 0 && row.staging > 0) || row.status !== 'Processing',
-        what: 'the import writing to scale_row from its staging table',
+        what: 'the import writing to scale_row with COPY',
       },
     );
     const { rows: before } = await db.query<{ status: string; lease_owner: string | null }>(

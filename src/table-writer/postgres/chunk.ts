@@ -31,11 +31,13 @@
 import type { WriteMode } from '../../integrations/model.js';
 import type { SqlValue } from '../../mapping/convert.js';
 import { mapRecord, type CompiledMapping, type FieldViolation, type RelationExists } from '../../mapping/engine.js';
+import type { MappedBatch } from '../mapped-batches.js';
 import { keyErrorFactory, Tally } from '../tally.js';
 import { isRecordLevelPgError, pgRefusal, release, rollbackAndRelease, savepoint, type PgClient } from './client.js';
 import { existingKeys, existingStagedKeys, KEY_SEPARATOR, keyText, relationLookups, type RelationLookup } from './lookups.js';
 import { buildImportSql } from './sql.js';
-import { copyPieces, type Stage } from './staging.js';
+import { copyIn, numberedRows, type Stage } from './staging.js';
+import { copyFlat, copyRows, mapsToNumber, readCopyRows } from '../copy-text.js';
 
 type Written = 'inserted' | 'updated';
 type Verdict = readonly FieldViolation[] | 'keyExists' | 'keyMissing' | Written;
@@ -44,12 +46,16 @@ type Verdict = readonly FieldViolation[] | 'keyExists' | 'keyMissing' | Written;
 export interface MappedChunk {
   readonly records: readonly unknown[];
   readonly firstRecordNo: number;
-  readonly rows: SqlValue[][];
-  readonly violations: (FieldViolation[] | null)[];
+  readonly length: number;
+  /** The mapped rows, and each record's violations (made on first use for records mapped on the mapping thread). */
+  readonly rows: () => SqlValue[][];
+  readonly violations: () => (FieldViolation[] | null)[];
+  /** No record has violations. */
+  readonly clean: boolean;
   /** 1: a relation value of the record was unknown while mapping; it is judged again in step 3. */
   readonly asked: Uint8Array;
-  /** The rows as COPY text (staging.ts copyPieces); null: not staged. */
-  readonly pieces: string[] | null;
+  /** The rows as COPY text (staging.ts copyRows); null: not staged. */
+  readonly text: string | null;
 }
 
 /**
@@ -60,6 +66,8 @@ export interface MappedChunk {
  */
 export interface ChunkWriter {
   readonly map: (records: readonly unknown[], firstRecordNo: number) => MappedChunk;
+  /** The same for records mapped on the mapping thread (mapped-batches.ts): no relation, nothing asked. */
+  readonly mapped: (batches: readonly MappedBatch[], firstRecordNo: number) => MappedChunk;
   readonly write: (chunk: MappedChunk, tally: Tally, meanwhile: () => void) => Promise<void>;
 }
 
@@ -83,6 +91,10 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
   const keyOf = (row: readonly SqlValue[]): string =>
     keyColumns.length === 1 ? keyText(row[keyColumns[0]!]!) : keyColumns.map((k) => keyText(row[k]!)).join(KEY_SEPARATOR);
   const scratch = new Array<SqlValue>(width).fill(null);
+  // Insert mode without relations: a chunk whose records all mapped cleanly has nothing to judge but
+  // its keys, and the target's own key refuses a taken one. Its rows go straight into the target with
+  // one COPY, under the chunk's savepoint; a refusal undoes it, and the chunk is staged and judged.
+  const straight = stage !== null && mode === 'insert' && distinctLookups.length === 0;
 
   /** Verdicts other than a write become errors; returns whether the record is to be written. */
   const report = (tally: Tally, recordNo: number, verdict: Verdict, row: readonly SqlValue[]): verdict is Written => {
@@ -116,20 +128,71 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
       violations[i] = mapRecord(mapping, records[i], row, provisional);
       rows[i] = row;
     }
-    return { records, firstRecordNo, rows, violations, asked, pieces: stage === null ? null : copyPieces(rows) };
+    const text = stage === null ? null : copyRows(rows);
+    const clean = violations.every((v) => v === null);
+    return { records, firstRecordNo, length: n, rows: () => rows, violations: () => violations, clean, asked, text };
+  };
+
+  const numeric = mapping.columns.map((c) => mapsToNumber(c.field.type));
+  const mapped = (batches: readonly MappedBatch[], firstRecordNo: number): MappedChunk => {
+    let length = 0;
+    let text: string | null = stage === null ? null : '';
+    for (const batch of batches) {
+      length += batch.length;
+      if (text !== null) {
+        const more = batch.text ?? copyFlat(batch.values, width);
+        text = more === null ? null : text + more;
+      }
+    }
+    let rows: SqlValue[][] | undefined;
+    const violations = (): (FieldViolation[] | null)[] =>
+      batches.flatMap((batch) => Array.from({ length: batch.length }, (_, r) => batch.violations?.get(r) ?? null));
+    const made = (): SqlValue[][] =>
+      (rows ??= batches.flatMap((batch) =>
+        batch.text !== undefined
+          ? readCopyRows(batch.text, numeric)
+          : Array.from({ length: batch.length }, (_, r) => batch.values.slice(r * width, (r + 1) * width)),
+      ));
+    const clean = batches.every((batch) => batch.violations === null);
+    return { records: [], firstRecordNo, length, rows: made, violations, clean, asked: new Uint8Array(length), text };
   };
 
   const write = async (chunk: MappedChunk, tally: Tally, meanwhile: () => void): Promise<void> => {
-    const { records, firstRecordNo, rows, violations, asked, pieces } = chunk;
-    const n = rows.length;
+    const { records, firstRecordNo, asked, text } = chunk;
+    const n = chunk.length;
     let waited = false;
     const wait = (): void => {
       if (waited) return;
       waited = true;
       meanwhile();
     };
-    const staged = pieces !== null;
-    if (staged) await stage!.load(pieces);
+    /** The chunk's rows straight into the target (see `straight`); false: refused, and undone. */
+    const copyStraight = async (text: string): Promise<boolean> => {
+      await savepoint(client, 'ifw_import_chunk');
+      const copy = copyIn(client, stage!.sql.copyTarget, text);
+      const copied = copy.done.then(
+        () => null,
+        (err: unknown) => ({ err }),
+      );
+      await copy.sent;
+      wait();
+      const failed = await copied;
+      if (failed === null) {
+        await release(client, 'ifw_import_chunk');
+        return true;
+      }
+      if (!isRecordLevelPgError(failed.err)) throw failed.err;
+      await rollbackAndRelease(client, 'ifw_import_chunk');
+      return false;
+    };
+    const staged = text !== null;
+    if (staged && straight && chunk.clean && (await copyStraight(text))) {
+      tally.inserted += n;
+      return;
+    }
+    const rows = chunk.rows();
+    const violations = chunk.violations();
+    if (staged) await stage!.load(numberedRows(text));
     for (const lookup of distinctLookups) await (staged ? lookup.resolveStaged(client) : lookup.resolve(client));
     // Records with errors already have them whatever the answers are; only the others are written.
     const candidates = rows.filter((_, i) => violations[i] === null);
@@ -140,9 +203,18 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
           ? existingStagedKeys(client, stage!.sql.existingKeys!)
           : existingKeys(client, sql.existingKeys, keyColumns, candidates);
     // Insert mode first assumes that no key is taken (the usual bulk load into new keys) and asks only
-    // when the database refuses the chunk; update and upsert need the answer to count.
-    const assumeNewKeys = mode === 'insert';
+    // when the database refuses the chunk; update needs the answer to count. A staged upsert does not
+    // ask either: its statements say how many rows they inserted (the rest were updated), and the
+    // judge's counts are set from that; it asks when the chunk is refused or has too many segments.
+    const countsInserts = staged && stage!.sql.writeAllCounted !== null;
+    const assumeNewKeys = mode === 'insert' || countsInserts;
     let existing = assumeNewKeys ? new Set<string>() : await askKeys();
+    let keysKnown = !assumeNewKeys;
+    /** Rows the statements of the last writeSegments inserted, when they counted them (an upsert before its keys are known). */
+    let inserted: number | null = null;
+    const insertedBy = (result: { rows: unknown[] }): void => {
+      if (inserted !== null) inserted += (result.rows[0] as { inserted: number }).inserted;
+    };
 
     const judge = (i: number, written: ReadonlySet<string>): Verdict => {
       const row = rows[i]!;
@@ -211,7 +283,7 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
       const applying = (async (): Promise<{ refused: unknown } | null> => {
         await savepoint(client, 'ifw_import_chunk');
         try {
-          await client.query(stage!.sql.writeAll);
+          insertedBy(await client.query(inserted === null ? stage!.sql.writeAll : stage!.sql.writeAllCounted!));
         } catch (err) {
           if (!isRecordLevelPgError(err)) throw err;
           return { refused: err };
@@ -237,6 +309,7 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
 
     /** False: the database refused a row, and the chunk's writes were rolled back. */
     const writeSegments = async (segments: readonly number[][]): Promise<boolean> => {
+      inserted = countsInserts && !keysKnown ? 0 : null;
       if (segments.length === 0) return true;
       // (Not in update mode: a row count short of the rows must still be undone under the savepoint.)
       if (staged && !sql.countsRows && segments.length === 1 && segments[0]!.length === n) return applyAllStaged();
@@ -246,11 +319,13 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
         // often in one chunk) are written from array parameters instead, as an unstaged chunk is.
         const fromStage = staged && segments.length <= MAX_STAGED_SEGMENTS;
         for (const indices of segments) {
+          const counting = inserted !== null;
           const result = !fromStage
             ? await client.query(sql.write, params(indices))
             : indices.length === n
-              ? await client.query(stage!.sql.writeAll)
-              : await client.query(stage!.sql.write, [indices]);
+              ? await client.query(counting ? stage!.sql.writeAllCounted! : stage!.sql.writeAll)
+              : await client.query(counting ? stage!.sql.writeCounted! : stage!.sql.write, [indices]);
+          insertedBy(result);
           if (sql.countsRows && result.rowCount !== indices.length) throw new RowCountMismatch();
         }
         await release(client, 'ifw_import_chunk');
@@ -262,14 +337,26 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
       return false;
     };
 
-    let fast = judgeAll();
-    let done = await writeSegments(fast.segments);
-    if (!done && assumeNewKeys) {
+    const learnKeys = async (): Promise<void> => {
       existing = await askKeys();
+      keysKnown = true;
       fast = judgeAll();
+    };
+    let fast = judgeAll();
+    // Segments beyond MAX_STAGED_SEGMENTS are written from array parameters, which do not count.
+    if (countsInserts && fast.segments.length > MAX_STAGED_SEGMENTS) await learnKeys();
+    let done = await writeSegments(fast.segments);
+    if (!done && !keysKnown) {
+      await learnKeys();
       done = await writeSegments(fast.segments);
     }
     if (done) {
+      if (inserted !== null) {
+        const { judged } = fast;
+        const accepted = judged.inserted + judged.updated;
+        judged.inserted = inserted;
+        judged.updated = accepted - inserted;
+      }
       tally.merge(fast.judged);
       wait();
       return;
@@ -305,5 +392,5 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
     wait();
   };
 
-  return { map, write };
+  return { map, mapped, write };
 }

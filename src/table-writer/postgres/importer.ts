@@ -13,12 +13,20 @@
  */
 import type { CompiledMapping } from '../../mapping/engine.js';
 import type { RecordError } from '../../mapping/messages.js';
-import type { ImportInput, ImportOutcome, ImportResult, ImportTarget } from '../model.js';
+import type { ChunkedPayload, ImportInput, ImportOutcome, ImportResult, ImportTarget } from '../model.js';
 import { PayloadProblem } from '../../mapping/payload-stream.js';
 import { compileImport, isRecordError, payloadSourceAsync, tableNotWritable, type RecordSource } from '../plan.js';
 import { failedOutcome } from '../tally.js';
 import { isMissingObjectPgError, pgMissingObject, release, rollbackAndRelease, rollbackTo, savepoint, type PgClient } from './client.js';
-import { chunkRecordsFor, writeRecordsPg, type RecordBatches } from './records.js';
+import {
+  chunkRecordsFor,
+  chunkRecordsLeft,
+  writeRecordsPg,
+  type ChunkRecords,
+  type MappedRecordBatches,
+  type RecordBatches,
+} from './records.js';
+import { mappedBatchesAsync, mapsInThread, textChunks } from '../mapped-batches.js';
 import { buildImportSql, relationProbeSql } from './sql.js';
 import { missingObjectReason } from '../refusals.js';
 
@@ -56,9 +64,9 @@ async function probeTable(client: PgClient, mapping: CompiledMapping): Promise<R
 async function runImport(
   client: PgClient,
   input: ImportTarget,
-  source: RecordSource<RecordBatches>,
+  source: RecordSource<RecordBatches | MappedRecordBatches>,
   finish: ImportFinishPg,
-  expectedRecords?: (batches: RecordBatches) => number | (() => number | undefined) | undefined,
+  expectedRecords?: (batches: RecordBatches | MappedRecordBatches) => number | (() => number | undefined) | undefined,
 ): Promise<ImportResult> {
   // Compiling the plan and parsing a payload need no database: done before the first statement.
   const compiled = compileImport(input, source);
@@ -71,7 +79,8 @@ async function runImport(
     } else {
       const unwritable = await probeTable(client, compiled.mapping);
       const expected = expectedRecords?.(compiled.batches);
-      const chunkRecords = typeof expected === 'function' ? () => chunkRecordsFor(expected()) : chunkRecordsFor(expected);
+      const chunkRecords: ChunkRecords =
+        typeof expected === 'function' ? (done, written) => chunkRecordsLeft(expected(), done, written) : chunkRecordsFor(expected);
       try {
         outcome =
           unwritable !== null
@@ -106,41 +115,44 @@ async function runImport(
  * error propagates; in every case the caller's transaction stays usable and is the caller's to end.
  */
 export async function importPayloadPg(client: PgClient, input: ImportInput, finish: ImportFinishPg): Promise<ImportResult> {
-  const { payload } = input;
-  if (typeof payload !== 'string') {
-    // Read in chunks: the number of records is estimated from the first batch (records per byte read).
-    let firstBatch: { records: number; bytes: number } | undefined;
-    let bytesRead = 0;
-    const counted: ImportInput = {
-      ...input,
-      payload: {
-        bytes: payload.bytes,
-        chunks: async function* () {
-          for await (const chunk of payload.chunks()) {
-            bytesRead += chunk.length;
-            yield chunk;
-          }
-        },
-      },
-    };
-    const source: RecordSource<RecordBatches> = (mapping) => {
-      const batches = payloadSourceAsync(counted)(mapping);
-      if (isRecordError(batches)) return batches;
-      return (async function* () {
-        for await (const batch of batches) {
-          firstBatch ??= { records: batch.length, bytes: bytesRead };
-          yield batch;
-        }
-      })();
-    };
-    const estimate = (): number | undefined =>
-      firstBatch === undefined || firstBatch.bytes === 0 ? undefined : Math.ceil((firstBatch.records / firstBatch.bytes) * payload.bytes);
-    return runImport(client, input, source, finish, () => estimate);
-  }
-  // A payload's records are in memory: their number is known.
-  const count = (batches: RecordBatches): number | undefined =>
-    Array.isArray(batches) ? (batches as readonly (readonly unknown[])[]).reduce((n, b) => n + b.length, 0) : undefined;
-  return runImport(client, input, payloadSourceAsync(input), finish, count);
+  // Read in pieces: the number of records is estimated from the records read so far (records per byte
+  // read; the mapping thread reads a piece or two ahead, so the estimate grows as the import goes on).
+  const seen = { records: 0, bytes: 0 };
+  let bytesRead = 0;
+  const counted = (payload: ChunkedPayload): ChunkedPayload => ({
+    bytes: payload.bytes,
+    chunks: async function* () {
+      for await (const chunk of payload.chunks()) {
+        bytesRead += chunk.length;
+        yield chunk;
+      }
+    },
+  });
+  const counting = async function* <T extends { readonly length: number }>(batches: AsyncIterable<T>): AsyncGenerator<T> {
+    for await (const batch of batches) {
+      seen.records += batch.length;
+      seen.bytes = bytesRead;
+      yield batch;
+    }
+  };
+  let bytes = typeof input.payload === 'string' ? 0 : input.payload.bytes;
+  const estimate = (): number | undefined => (seen.bytes === 0 ? undefined : Math.ceil((seen.records / seen.bytes) * bytes));
+  const source: RecordSource<RecordBatches | MappedRecordBatches> = (mapping) => {
+    // A large payload is parsed and mapped on the mapping thread while this one writes; the mapping
+    // thread also writes the rows as COPY text (chunk.ts streams it as it is).
+    if (mapsInThread(input, mapping)) {
+      const chunked = typeof input.payload === 'string' ? textChunks(input.payload) : input.payload;
+      bytes = chunked.bytes;
+      return { mapped: counting(mappedBatchesAsync({ ...input, payload: counted(chunked) }, true)) };
+    }
+    if (typeof input.payload === 'string') return payloadSourceAsync(input)(mapping);
+    const batches = payloadSourceAsync({ ...input, payload: counted(input.payload) })(mapping);
+    return isRecordError(batches) ? batches : counting(batches as AsyncIterable<readonly unknown[]>);
+  };
+  // A payload text's records are in memory (an array of batches): their number is known.
+  const count = (batches: RecordBatches | MappedRecordBatches): number | (() => number | undefined) =>
+    Array.isArray(batches) ? (batches as readonly (readonly unknown[])[]).reduce((n, b) => n + b.length, 0) : estimate;
+  return runImport(client, input, source, finish, count);
 }
 
 /** The same import over record arrays in batches (sync or async); record numbers continue across batches. */

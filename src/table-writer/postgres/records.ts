@@ -9,6 +9,7 @@ import type { OnRecordError, WriteMode } from '../../integrations/model.js';
 import type { CompiledMapping } from '../../mapping/engine.js';
 import { ImportAborted, type ImportOutcome } from '../model.js';
 import { Tally } from '../tally.js';
+import type { MappedBatch } from '../mapped-batches.js';
 import { chunkWriter, type MappedChunk } from './chunk.js';
 import type { PgClient } from './client.js';
 import { buildStagedSql, Stage } from './staging.js';
@@ -30,64 +31,118 @@ export const CHUNK_RECORDS = 5000;
 export const MAX_CHUNKS = 60;
 
 /** The chunk size for an import of about `expectedRecords` records (unknown: CHUNK_RECORDS). */
-export const chunkRecordsFor = (expectedRecords: number | undefined): number =>
-  expectedRecords === undefined ? CHUNK_RECORDS : Math.max(CHUNK_RECORDS, Math.ceil(expectedRecords / MAX_CHUNKS));
+export const chunkRecordsFor = (expectedRecords: number | undefined): number => chunkRecordsLeft(expectedRecords, 0, 0);
+
+/**
+ * The same once `chunksDone` chunks of `recordsDone` records are written: the records still expected
+ * spread over the chunks still allowed. An estimate that grows as the import reads on (records per byte
+ * read so far, importer.ts) then still keeps the import within MAX_CHUNKS: later chunks make up for it.
+ */
+export const chunkRecordsLeft = (expectedRecords: number | undefined, chunksDone: number, recordsDone: number): number =>
+  expectedRecords === undefined
+    ? CHUNK_RECORDS
+    : Math.max(CHUNK_RECORDS, Math.ceil(Math.max(0, expectedRecords - recordsDone) / Math.max(1, MAX_CHUNKS - chunksDone)));
+
+/** Records per chunk: fixed, or asked before each chunk (chunks and records written so far). */
+export type ChunkRecords = number | ((chunksDone: number, recordsDone: number) => number);
 
 export type RecordBatches = Iterable<readonly unknown[]> | AsyncIterable<readonly unknown[]>;
+
+/** Records already parsed and mapped on the mapping thread (mapped-batches.ts mappedBatchesAsync). */
+export interface MappedRecordBatches {
+  readonly mapped: AsyncIterable<MappedBatch>;
+}
+
+/** A chunk's records as read, made into a MappedChunk (mapped, written as COPY text) when its turn comes. */
+type Gathered = (firstRecordNo: number) => MappedChunk;
 
 export async function writeRecordsPg(
   client: PgClient,
   mapping: CompiledMapping,
-  batches: RecordBatches,
+  batches: RecordBatches | MappedRecordBatches,
   writeMode: WriteMode,
   onRecordError: OnRecordError,
-  chunkRecords: number | (() => number) = CHUNK_RECORDS,
+  chunkRecords: ChunkRecords = CHUNK_RECORDS,
   aborted?: () => boolean,
 ): Promise<ImportOutcome> {
   const tally = new Tally();
-  // A function is asked once the first batch is in (an estimate of the number of records needs it).
-  let size = typeof chunkRecords === 'number' ? chunkRecords : undefined;
+  // A function is asked once the chunk's first batch is in (an estimate of the number of records needs it).
+  let size: number | undefined;
+  let chunksDone = 0;
+  let recordsDone = 0;
+  const chunkSize = (): number => (size ??= typeof chunkRecords === 'number' ? chunkRecords : chunkRecords(chunksDone, recordsDone));
+  const gathered = (records: number): void => {
+    chunksDone++;
+    recordsDone += records;
+    size = undefined;
+  };
   const stage = new Stage(client, buildStagedSql(mapping, writeMode));
   const writer = chunkWriter(client, mapping, writeMode, stage);
-  const source = Symbol.asyncIterator in batches ? batches[Symbol.asyncIterator]() : batches[Symbol.iterator]();
-  let batch: readonly unknown[] = [];
-  let taken = 0;
-  let firstRecordNo = 1;
-  /** The next chunk's records; empty when all are read. Reading may use the client (a payload stored in PostgreSQL). */
-  const nextRecords = async (): Promise<unknown[]> => {
-    const chunk: unknown[] = [];
-    for (;;) {
-      if (taken === batch.length) {
+  /** The next chunk's records; null when all are read. Reading may use the client (a payload stored in PostgreSQL). */
+  let nextChunk: () => Promise<Gathered | null>;
+  /** Stops the mapping thread's work when the import ends early (a write failed, the import was aborted). */
+  let close = (): Promise<void> => Promise.resolve();
+  if ('mapped' in batches) {
+    const source = batches.mapped[Symbol.asyncIterator]();
+    close = async () => void (await source.return?.());
+    // Whole mapped batches (about 1 000 records each) until the chunk has its size.
+    nextChunk = async () => {
+      const taken: MappedBatch[] = [];
+      for (let count = 0; count === 0 || count < chunkSize();) {
         const next = await source.next();
         if (next.done === true) break;
-        batch = next.value;
-        taken = 0;
-        size ??= (chunkRecords as () => number)();
+        taken.push(next.value);
+        count += next.value.length;
       }
-      const take = Math.min(size! - chunk.length, batch.length - taken);
-      for (let i = taken; i < taken + take; i++) chunk.push(batch[i]);
-      taken += take;
-      if (chunk.length === size) break;
-    }
-    return chunk;
-  };
-  const map = (records: readonly unknown[]): MappedChunk | null => {
-    if (records.length === 0) return null;
-    const mapped = writer.map(records, firstRecordNo);
-    firstRecordNo += records.length;
+      if (taken.length === 0) return null;
+      gathered(taken.reduce((n, b) => n + b.length, 0));
+      return (firstRecordNo) => writer.mapped(taken, firstRecordNo);
+    };
+  } else {
+    const source = Symbol.asyncIterator in batches ? batches[Symbol.asyncIterator]() : batches[Symbol.iterator]();
+    let batch: readonly unknown[] = [];
+    let taken = 0;
+    nextChunk = async () => {
+      const chunk: unknown[] = [];
+      for (;;) {
+        if (taken === batch.length) {
+          const next = await source.next();
+          if (next.done === true) break;
+          batch = next.value;
+          taken = 0;
+        }
+        const take = Math.min(chunkSize() - chunk.length, batch.length - taken);
+        for (let i = taken; i < taken + take; i++) chunk.push(batch[i]);
+        taken += take;
+        if (chunk.length === size) break;
+      }
+      if (chunk.length === 0) return null;
+      gathered(chunk.length);
+      return (firstRecordNo) => writer.map(chunk, firstRecordNo);
+    };
+  }
+  let firstRecordNo = 1;
+  const map = (gathered: Gathered | null): MappedChunk | null => {
+    if (gathered === null) return null;
+    const mapped = gathered(firstRecordNo);
+    firstRecordNo += mapped.length;
     return mapped;
   };
   // One chunk ahead: the next one is read before a chunk is written, and mapped while the database
   // applies it.
-  let current = map(await nextRecords());
-  while (current !== null) {
-    if (aborted?.() === true) throw new ImportAborted();
-    const records = await nextRecords();
-    let next = null as MappedChunk | null;
-    await writer.write(current, tally, () => {
-      next = map(records);
-    });
-    current = next;
+  try {
+    let current = map(await nextChunk());
+    while (current !== null) {
+      if (aborted?.() === true) throw new ImportAborted();
+      const gathered = await nextChunk();
+      let next = null as MappedChunk | null;
+      await writer.write(current, tally, () => {
+        next = map(gathered);
+      });
+      current = next;
+    }
+  } finally {
+    await close();
   }
   await stage.drop();
   return tally.outcome(onRecordError);

@@ -22,10 +22,7 @@
  * rollback to before it).
  */
 import { from as copyFrom } from 'pg-copy-streams';
-import { pipeline } from 'node:stream/promises';
-import { Readable } from 'node:stream';
 import type { WriteMode } from '../../integrations/model.js';
-import type { SqlValue } from '../../mapping/convert.js';
 import type { CompiledMapping } from '../../mapping/engine.js';
 import { columnType, quoteIdent } from '../../tables/ddl.js';
 import type { FieldType } from '../../tables/model.js';
@@ -37,25 +34,6 @@ const STAGE = 'ifw_import_stage';
 /** The PostgreSQL column type of a target field, as the target table declares it. */
 const pgColumnType = (type: FieldType): string => columnType(type, 'postgres').toLowerCase();
 
-/** Rows per piece written to the COPY stream: pieces of about 100 KB, one string each. */
-const ROWS_PER_PIECE = 500;
-
-// eslint-disable-next-line no-control-regex -- NUL is what cannot be staged: it is looked for.
-const NEEDS_ESCAPE = /[\\\n\r\t\u0000]/;
-const ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
-
-/**
- * One value in COPY's text format; undefined: it cannot be staged (a NUL character). Numbers are
- * written as `String(n)`, the text pg writes for an array parameter (shortest exact form of the double).
- */
-function copyText(value: SqlValue): string | undefined {
-  if (value === null) return '\\N';
-  if (typeof value === 'number') return String(value);
-  if (!NEEDS_ESCAPE.test(value)) return value;
-  if (value.includes('\u0000')) return undefined;
-  return value.replace(/[\\\n\r\t]/g, (c) => ESCAPES[c]!);
-}
-
 export interface StagedSql {
   readonly create: string;
   /** Writes the staged rows the parameter $1 (an int4 array of `n`) lists; `writeAll` every staged row. */
@@ -63,6 +41,11 @@ export interface StagedSql {
   readonly writeAll: string;
   /** The staged key columns (as staged) of the rows whose key is in the target table; null without a key. */
   readonly existingKeys: string | null;
+  /** Upsert mode: `write` and `writeAll` answering how many rows they inserted (`inserted`), the rest updated; null otherwise. */
+  readonly writeCounted: string | null;
+  readonly writeAllCounted: string | null;
+  /** Insert mode: the rows straight into the target table (copyRows' lines, unnumbered), when nothing needs judging first. */
+  readonly copyTarget: string;
 }
 
 export function buildStagedSql(mapping: CompiledMapping, mode: WriteMode): StagedSql {
@@ -109,8 +92,18 @@ export function buildStagedSql(mapping: CompiledMapping, mode: WriteMode): Stage
     write: writeFor(listed),
     writeAll: writeFor(''),
     existingKeys,
+    writeCounted: mode === 'upsert' ? counted(writeFor(listed)) : null,
+    writeAllCounted: mode === 'upsert' ? counted(writeFor('')) : null,
+    copyTarget: `COPY ${table} (${names.join(', ')}) FROM STDIN`,
   };
 }
+
+/**
+ * An upsert that says how many rows it inserted: a row it inserted has no xmax, one it updated has
+ * this transaction's (and a key left alone by DO NOTHING returns nothing).
+ */
+const counted = (upsert: string): string =>
+  `WITH w AS (${upsert} RETURNING (xmax = 0) AS ins) SELECT (count(*) FILTER (WHERE ins))::int AS inserted FROM w`;
 
 /**
  * Which staged values of `columns` (one related table's key: the columns relating to it) are keys
@@ -124,27 +117,31 @@ export function stagedRelationSql(columns: readonly number[], table: string, fie
   );
 }
 
-/** The COPY text of a chunk's rows, in pieces; null when a value cannot be staged (a NUL character). */
-export function copyPieces(rows: readonly (readonly SqlValue[])[]): string[] | null {
-  const pieces: string[] = [];
-  let piece = '';
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i]!;
-    let line = String(i);
-    for (let c = 0; c < row.length; c++) {
-      const text = copyText(row[c]!);
-      if (text === undefined) return null;
-      line += '\t' + text;
-    }
-    piece += line + '\n';
-    if ((i + 1) % ROWS_PER_PIECE === 0) {
-      pieces.push(piece);
-      piece = '';
-    }
-  }
-  if (piece !== '') pieces.push(piece);
-  return pieces;
+/** The same lines as the staging table takes them: each led by its place in the chunk (`n`). */
+export function numberedRows(text: string): string {
+  const lines = text.split('\n');
+  lines.pop();
+  let numbered = '';
+  for (let i = 0; i < lines.length; i++) numbered += `${i}\t${lines[i]!}\n`;
+  return numbered;
 }
+
+/**
+ * Streams `text` (COPY text) with `copy` (a `COPY … FROM STDIN`): `sent` once the text is handed to the
+ * connection (or the COPY failed), `done` once the server has taken every row.
+ */
+export function copyIn(client: PgClient, copy: string, text: string): { sent: Promise<void>; done: Promise<void> } {
+  const stream = client.query(copyFrom(copy));
+  const done = new Promise<void>((resolve, reject) => {
+    stream.on('error', reject);
+    stream.on('finish', resolve);
+  });
+  const written = new Promise<void>((resolve) => stream.write(text, () => resolve()));
+  stream.end();
+  return { sent: Promise.race([written, done.then(noop, noop)]), done };
+}
+
+const noop = (): void => undefined;
 
 /** The import's staging table: created on first use, emptied and filled per chunk, dropped at the end. */
 export class Stage {
@@ -157,8 +154,8 @@ export class Stage {
     readonly sql: StagedSql,
   ) {}
 
-  /** Replaces the staged rows with `pieces` (from copyPieces). */
-  async load(pieces: readonly string[]): Promise<void> {
+  /** Replaces the staged rows with `text` (copyRows' lines, numbered by numberedRows). */
+  async load(text: string): Promise<void> {
     if (!this.created) {
       await this.client.query(this.sql.create);
       this.created = true;
@@ -166,7 +163,7 @@ export class Stage {
       await this.client.query(`TRUNCATE ${STAGE}`);
     }
     this.full = true;
-    await pipeline(Readable.from(pieces), this.client.query(copyFrom(`COPY ${STAGE} FROM STDIN`)));
+    await copyIn(this.client, `COPY ${STAGE} FROM STDIN`, text).done;
   }
 
   /** Releases `savepoint` and empties the table, in one query; call emptied() when it succeeded. */
