@@ -53,27 +53,35 @@ async function bundleThreadEntries(): Promise<string> {
   return outdir;
 }
 
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const threads = await bundleThreadEntries();
-  process.env.THREAD_ENTRY_BUNDLES = threads;
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-template-'));
+/** A migrated SQLite file in `dir`. */
+async function sqliteTemplate(dir: string): Promise<string> {
   const file = path.join(dir, 'ifw.db');
   const sqlite = openDatabase({ kind: 'sqlite', file });
   await migrate(sqlite);
   await sqlite.close();
-  project.provide('sqliteTemplate', file);
+  return file;
+}
 
-  let postgresTemplate = '';
-  if (!SKIP_POSTGRES && (await postgresProblem()) === undefined) {
-    postgresTemplate = `ifw_template_${process.pid}_${Date.now().toString(36)}`;
-    await adminQuery(`create database ${postgresTemplate}`);
-    const db = openDatabase(parseDatabaseUrl(postgresUrlOf(postgresTemplate), dir));
-    try {
-      await migrate(db);
-    } finally {
-      await db.close();
-    }
+/** A migrated PostgreSQL database's name, or '' when PostgreSQL is skipped or unreachable. */
+async function postgresTemplateDatabase(dir: string): Promise<string> {
+  if (SKIP_POSTGRES || (await postgresProblem()) !== undefined) return '';
+  const name = `ifw_template_${process.pid}_${Date.now().toString(36)}`;
+  await adminQuery(`create database ${name}`);
+  const db = openDatabase(parseDatabaseUrl(postgresUrlOf(name), dir));
+  try {
+    await migrate(db);
+  } finally {
+    await db.close();
   }
+  return name;
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-template-'));
+  // The three are independent: bundled (esbuild, its own process) while both databases migrate.
+  const [threads, file, postgresTemplate] = await Promise.all([bundleThreadEntries(), sqliteTemplate(dir), postgresTemplateDatabase(dir)]);
+  process.env.THREAD_ENTRY_BUNDLES = threads;
+  project.provide('sqliteTemplate', file);
   project.provide('postgresTemplate', postgresTemplate);
 
   return async () => {
