@@ -22,8 +22,11 @@ function proposalInputs(fields: Readonly<Record<string, string | number | boolea
 
 const shownValue = (value: unknown): string => (value === '' ? '"" (blank)' : value === null ? '—' : JSON.stringify(value));
 
-/** The detection's result on the card: proposal, evidence, notes, pages, problems, and "Use these settings". */
-export function detectionPanel(ctx: ConsoleContext, code: string, d: PaginationDetection): Html {
+/**
+ * The detection's result: proposal, evidence, notes, pages, problems, and on a saved endpoint's card
+ * "Use these settings" (`code` null: the new endpoint's form, already filled with the proposal).
+ */
+export function detectionPanel(ctx: ConsoleContext, code: string | null, d: PaginationDetection): Html {
   const fields = proposedFields(d.settings);
   const canUse = ctx.can('configureRest');
   return html`<section aria-label="Detected pagination" id="detected-pagination" class="card">
@@ -70,10 +73,10 @@ export function detectionPanel(ctx: ConsoleContext, code: string, d: PaginationD
     <ul>
       ${d.pages.map((p) => html`<li>Page ${p.pageNo}: ${p.recordCount ?? 'no'} records, <code>${p.url}</code></li>`)}
     </ul>
-    <h3>Check of the saved settings</h3>
+    <h3>${code === null ? 'Check of the settings as they were typed' : 'Check of the saved settings'}</h3>
     ${
       d.problems.length === 0
-        ? html`<p class="ok">The saved settings agree with what the API showed.</p>`
+        ? html`<p class="ok">The ${code === null ? 'typed' : 'saved'} settings agree with what the API showed.</p>`
         : html`<div class="warning" role="alert">
             <ul>
               ${d.problems.map((p) => html`<li><strong>${p.symptom}</strong>: ${p.message}. <em>Remedy:</em> ${p.remedy}.</li>`)}
@@ -81,7 +84,7 @@ export function detectionPanel(ctx: ConsoleContext, code: string, d: PaginationD
           </div>`
     }
     ${
-      canUse
+      canUse && code !== null
         ? html`<form method="post" action="${path(['rest', 'endpoints', code, 'use-detected'])}">
             <input type="hidden" name="_csrf" value="${ctx.csrfToken}" />
             ${proposalInputs(fields)}
@@ -94,7 +97,8 @@ export function detectionPanel(ctx: ConsoleContext, code: string, d: PaginationD
 }
 
 /** The note above a form filled with the proposal. */
-export const filledNote = (): Html =>
+export const filledNote = (isNew = false): Html =>
   html`<p class="flash info" role="status">
-    The detected settings are in the Pagination section below. They are not saved yet: check them, then press Save.
+    The detected settings are in the Pagination section below. They are not saved yet: check them, then press
+    ${isNew ? 'Create endpoint' : 'Save'}.
   </p>`;

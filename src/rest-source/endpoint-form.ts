@@ -369,6 +369,7 @@ export function endpointForm(
       ${incrementalFields(v, disabled, errors)}
       <div id="validation" aria-live="polite"></div>
       ${ctx.can('configureRest') ? html`<button type="submit">${isNew ? 'Create endpoint' : 'Save endpoint'}</button>` : ''}
+      ${isNew && ctx.can('configureRest') ? html`<button type="submit" class="secondary" formaction="/rest/endpoints/new/detect-pagination" formnovalidate>Detect pagination</button>` : ''}
       ${isNew && ctx.can('configure') ? html`<button type="submit" class="secondary" formaction="/integrations/from-sample/endpoint" formnovalidate>Preview first page and create its table</button>` : ''}
     </form>`;
 }

@@ -27,6 +27,8 @@ import {
 } from './endpoint-form.js';
 import { detectPagination } from './detect-pagination.js';
 import { detectionPanel, filledNote } from './detect-pages.js';
+import { proposedFields } from './detect-routes.js';
+import { resolveUnsavedEndpoint } from './unsaved.js';
 import { FetchError } from './fetch-pages.js';
 import { getIntegration, listIntegrations } from '../integrations/store.js';
 import { previewFirstPage, type PagePreview } from './preview.js';
@@ -217,6 +219,34 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
           return ctx.page('New REST API endpoint', await form(ctx, '/rest/endpoints/new', typedValues(body), true, errors));
         }
         return redirect(path(['rest', 'endpoints', code]), { kind: 'info', text: `Endpoint ${code} was created.` });
+      },
+      { body: EndpointBody },
+    );
+
+    // Detect pagination on the new endpoint's form: the form as typed is probed (nothing saved) and comes
+    // back filled with the proposal, the detection above it.
+    router.post(
+      '/rest/endpoints/new/detect-pagination',
+      'configureRest',
+      async (_request, ctx, body) => {
+        const typed = typedValues(body);
+        const page = async (extra: Html | string, values: Values, errors?: FormErrors) =>
+          ctx.page('New REST API endpoint', html`${extra}${await form(ctx, '/rest/endpoints/new', values, true, errors)}`);
+        const input = inputFrom(body, body.get('code') ?? '');
+        try {
+          const { connection, endpoint } = await resolveUnsavedEndpoint(db, { ...input, code: input.code || undefined }, secrets);
+          const recordsPath = (await getIntegration(db, endpoint.integrationSortingOrder))?.recordsPath ?? '';
+          const detection = await detectPagination(connection, endpoint, recordsPath, { outbound: deps.outbound });
+          return await page(html`${detectionPanel(ctx, null, detection)}${filledNote(true)}`, {
+            ...typed,
+            ...proposedFields(detection.settings),
+          });
+        } catch (err) {
+          if (err instanceof FetchError)
+            return page(formError(html`<strong>Detect pagination: page ${err.pageNo} failed</strong>: ${err.message}`, 'detect'), typed);
+          if (!(err instanceof AppError) || err.status >= 500) throw err;
+          return page('', typed, formErrors(err.message, ENDPOINT_PLACES));
+        }
       },
       { body: EndpointBody },
     );

@@ -3,7 +3,8 @@
  * GitHub-style Link header: an endpoint saved without pagination is detected (the proposal, its
  * evidence, and the check's problem with the saved settings), "Use these settings" fills the
  * Pagination section without saving, Save keeps it, "Run import now" imports every record, and the
- * run's page log lists each page.
+ * run's page log lists each page. On the new endpoint's form, Detect pagination answers the form
+ * filled with the proposal, and Create saves it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API } from '../helpers/service.js';
@@ -83,6 +84,31 @@ describe.runIf(available)('admin console: Detect pagination in the browser', { t
     await page.goto(`${c.base}/rest/endpoints/issues`);
     await page.getByRole('button', { name: 'Detect pagination' }).click();
     await page.locator('#detected-pagination').getByText('The saved settings agree with what the API showed.').waitFor();
+    await page.context().close();
+  });
+
+  it('detects on the new endpoint form: the form comes back filled with the proposal, nothing saved until Create', async () => {
+    const page = await c.signedIn('VENDOR IF STANDARD');
+    await page.goto(`${c.base}/rest/endpoints/new?connection=github`);
+    await page.getByLabel('Code', { exact: true }).fill('issues-new');
+    await page.getByLabel('Path', { exact: true }).fill('/github/issues?per_page=5');
+    await page.getByLabel('Integration', { exact: true }).selectOption('30');
+    await page.getByRole('button', { name: 'Detect pagination' }).click();
+    const panel = page.locator('#detected-pagination');
+    await panel.getByText('Proposed: Link Header').waitFor();
+    expect(await panel.getByRole('button', { name: 'Use these settings' }).count()).toBe(0);
+    await page.getByText('The detected settings are in the Pagination section below').waitFor();
+    expect(await page.getByLabel('Pagination Type').inputValue()).toBe('linkHeader');
+    expect(await page.getByLabel('Page Size').inputValue()).toBe('5');
+    expect(await page.getByLabel('Path', { exact: true }).inputValue()).toBe('/github/issues?per_page=5');
+    const none = await fetch(`${c.base}${API}/restApiEndpoints('issues-new')`, { headers: c.t.headers });
+    expect(none.status).toBe(404);
+    await expectAccessible(page);
+
+    await page.getByRole('button', { name: 'Create endpoint' }).click();
+    await page.getByRole('status').getByText('Endpoint issues-new was created.').waitFor();
+    const created = await fetch(`${c.base}${API}/restApiEndpoints('issues-new')`, { headers: c.t.headers });
+    expect(await created.json()).toMatchObject({ paginationType: 'linkHeader', pageSize: 5, responseDataPath: '' });
     await page.context().close();
   });
 });
