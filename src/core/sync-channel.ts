@@ -43,17 +43,26 @@ export class SyncPort {
     Atomics.notify(this.counters, theirs);
   }
 
+  /**
+   * One look at the port: its next message, or what to wait on before looking again (the counter as it
+   * was before the look: a message sent after it changes it, and the wait returns at once), or
+   * undefined once `deadline` has passed.
+   */
+  private look(deadline: number): { readonly message: unknown } | { readonly seen: number; readonly left: number } | undefined {
+    const seen = Atomics.load(this.counters, this.side);
+    const got = receiveMessageOnPort(this.port);
+    if (got !== undefined) return { message: got.message };
+    const left = deadline - performance.now();
+    return left <= 0 ? undefined : { seen, left };
+  }
+
   /** The next message, or undefined when none came within `timeoutMs`. */
   receive(timeoutMs: number): unknown {
     const deadline = performance.now() + timeoutMs;
     for (;;) {
-      // Read the counter before looking: a message sent after the look changes it, and the wait returns at once.
-      const seen = Atomics.load(this.counters, this.side);
-      const got = receiveMessageOnPort(this.port);
-      if (got !== undefined) return got.message;
-      const left = deadline - performance.now();
-      if (left <= 0) return undefined;
-      Atomics.wait(this.counters, this.side, seen, left);
+      const look = this.look(deadline);
+      if (look === undefined || 'message' in look) return look?.message;
+      Atomics.wait(this.counters, this.side, look.seen, look.left);
     }
   }
 
@@ -64,12 +73,9 @@ export class SyncPort {
   async receiveAsync(timeoutMs: number): Promise<unknown> {
     const deadline = performance.now() + timeoutMs;
     for (;;) {
-      const seen = Atomics.load(this.counters, this.side);
-      const got = receiveMessageOnPort(this.port);
-      if (got !== undefined) return got.message;
-      const left = deadline - performance.now();
-      if (left <= 0) return undefined;
-      const waiting = (Atomics as unknown as WaitAsync).waitAsync(this.counters, this.side, seen, left);
+      const look = this.look(deadline);
+      if (look === undefined || 'message' in look) return look?.message;
+      const waiting = (Atomics as unknown as WaitAsync).waitAsync(this.counters, this.side, look.seen, look.left);
       if (waiting.async) await waiting.value;
     }
   }
