@@ -6,6 +6,7 @@
  * waiting behind the import's write lock. Its webhook events are written in the same transaction.
  */
 import type { Clock } from '../core/clock.js';
+import { cancelledByAdministrator } from '../job-queue/model.js';
 import { abortingImport } from './abort-import.js';
 import { conflict } from '../core/errors.js';
 import { REQUEST_COLUMNS, type RequestSummaryRow } from './model.js';
@@ -24,13 +25,7 @@ export async function cancelRequest(db: Db, requestId: string, clock: Clock): Pr
         const at = clock();
         const cancelled = await tx
           .updateTable('ifw_bulk_import_request')
-          .set({
-            status: 'Cancelled',
-            ended_at: at.toISOString(),
-            lease_owner: null,
-            lease_expires_at: null,
-            error_message: 'Cancelled by an administrator.',
-          })
+          .set(cancelledByAdministrator(at))
           .where('request_id', '=', requestId)
           .where('status', 'in', ['Pending', 'Processing'])
           .returning(REQUEST_COLUMNS)

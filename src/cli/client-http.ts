@@ -1,7 +1,7 @@
 /**
  * How the client commands reach a running service: its base URL (--url, IFW_URL, or IFW_HOST and
- * IFW_PORT), the credentials (IFW_TOKEN, or IFW_USER and IFW_PASSWORD) and one HTTP call whose JSON
- * answer is read whole.
+ * IFW_PORT), the credentials (IFW_TOKEN, or IFW_USER and IFW_PASSWORD), one HTTP call whose JSON
+ * answer is read whole, and the service's refusal as a line.
  */
 import { ConfigError, loadConfig } from '../core/config.js';
 
@@ -63,4 +63,13 @@ export async function reach(method: string, url: string, body?: unknown): Promis
     if (err instanceof Unreachable) throw new ConfigError(err.message);
     throw err;
   }
+}
+
+export const isSuccess = (answer: Answer): boolean => answer.status >= 200 && answer.status <= 299;
+
+/** The service's error as a line: `404 notFound: No import run …`. */
+export function errorLine(answer: Answer): string {
+  const error = (answer.json as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+  if (error === undefined) return `the service answered ${answer.status}`;
+  return `${answer.status} ${String(error.code)}: ${String(error.message)}`;
 }

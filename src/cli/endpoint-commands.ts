@@ -15,7 +15,7 @@
  */
 import type { Command } from 'commander';
 import { ConfigError } from '../core/config.js';
-import { API, baseUrl, call, errorLine, isSuccess, URL_OPTION } from './service-client.js';
+import { API, baseUrl, reach, errorLine, isSuccess, URL_OPTION } from './client-http.js';
 
 interface Detection {
   readonly ok: boolean;
@@ -86,7 +86,7 @@ export function addEndpointCommands(program: Command): void {
     .option(...URL_OPTION)
     .action(async (code: string, flags: { json?: boolean; url?: string }) => {
       const key = `'${code.replace(/'/g, "''")}'`;
-      const answer = await call(
+      const answer = await reach(
         'POST',
         `${baseUrl(flags.url)}${API}/restApiEndpoints(${encodeURIComponent(key)})/Microsoft.NAV.detectPagination`,
       );
@@ -119,10 +119,10 @@ export function addEndpointCommands(program: Command): void {
       const item = `${baseUrl(flags.url)}${API}/restApiEndpoints('${encodeURIComponent(code.replace(/'/g, "''"))}')`;
       const answer =
         flags.set !== undefined
-          ? await call('POST', `${item}/Microsoft.NAV.setCursor`, { value: flags.set })
+          ? await reach('POST', `${item}/Microsoft.NAV.setCursor`, { value: flags.set })
           : flags.reset === true
-            ? await call('POST', `${item}/Microsoft.NAV.resetCursor`)
-            : await call('GET', item);
+            ? await reach('POST', `${item}/Microsoft.NAV.resetCursor`)
+            : await reach('GET', item);
       if (flags.json === true) console.log(JSON.stringify(answer.json, null, 2));
       if (!isSuccess(answer)) {
         if (flags.json !== true) process.stderr.write(`ifw: ${errorLine(answer)}\n`);

@@ -9,7 +9,7 @@
  */
 import type { Command } from 'commander';
 import { ConfigError } from '../core/config.js';
-import { API, baseUrl, call, errorLine, isSuccess, URL_OPTION, type Answer } from './service-client.js';
+import { API, baseUrl, reach, errorLine, isSuccess, URL_OPTION, type Answer } from './client-http.js';
 
 const RUN_STATUSES = ['Queued', 'Running', 'Completed', 'Failed', 'Cancelled'];
 
@@ -86,7 +86,7 @@ async function allOf<T>(url: string, max: number): Promise<{ readonly items: T[]
   const items: T[] = [];
   let next: string | undefined = url;
   while (next !== undefined && items.length < max) {
-    const answer = await call('GET', next);
+    const answer = await reach('GET', next);
     if (!isSuccess(answer)) return { refused: answer };
     const body = answer.json as { value: T[]; '@odata.nextLink'?: string };
     items.push(...body.value);
@@ -140,7 +140,7 @@ export function addRunCommands(program: Command): void {
     .option(...URL_OPTION)
     .action(async (runId: string, flags: { json?: boolean; url?: string }) => {
       const base = `${baseUrl(flags.url)}${API}/importRuns(${encodeURIComponent(runId)})`;
-      const run = await call('GET', base);
+      const run = await reach('GET', base);
       if (!isSuccess(run)) return refused(run, flags.json === true);
       const errors = await allOf<RunError>(`${base}/errors`, 1000);
       if ('refused' in errors) return refused(errors.refused, flags.json === true);
@@ -157,7 +157,7 @@ export function addRunCommands(program: Command): void {
     .option('--json', "print the service's JSON answer")
     .option(...URL_OPTION)
     .action(async (runId: string, flags: { json?: boolean; url?: string }) => {
-      const answer = await call('POST', `${baseUrl(flags.url)}${API}/importRuns(${encodeURIComponent(runId)})/Microsoft.NAV.cancel`);
+      const answer = await reach('POST', `${baseUrl(flags.url)}${API}/importRuns(${encodeURIComponent(runId)})/Microsoft.NAV.cancel`);
       if (!isSuccess(answer)) return refused(answer, flags.json === true);
       const run = answer.json as Run;
       if (flags.json === true) printJson(run);

@@ -9,6 +9,7 @@
  * for a million rows).
  */
 import type { Clock } from '../core/clock.js';
+import { cancelledByAdministrator } from '../job-queue/model.js';
 import { conflict, notFound } from '../core/errors.js';
 import { ANY_CLAIM, claimOf, whileRaised } from '../storage/abort-board.js';
 import type { Db } from '../storage/db.js';
@@ -31,13 +32,7 @@ export async function cancelRun(db: Db, runId: string, clock: Clock): Promise<Im
       const at = clock();
       const cancelled = await tx
         .updateTable('ifw_import_run')
-        .set({
-          status: 'Cancelled',
-          ended_at: at.toISOString(),
-          lease_owner: null,
-          lease_expires_at: null,
-          error_message: 'Cancelled by an administrator.',
-        })
+        .set(cancelledByAdministrator(at))
         .where('run_id', '=', runId)
         .where('status', 'in', ['Queued', 'Running'])
         .returning(RUN_COLUMNS)

@@ -30,6 +30,16 @@ export const claimLock = (db: Db): RawBuilder<unknown> => (capabilitiesOf(db).sk
 
 export const addMs = (date: Date, ms: number): string => new Date(date.getTime() + ms).toISOString();
 
+/** What an administrator's cancel writes on a leased request or run: ended now, the lease cleared, the reason. */
+export const cancelledByAdministrator = (at: Date) =>
+  ({
+    status: 'Cancelled',
+    ended_at: at.toISOString(),
+    lease_owner: null,
+    lease_expires_at: null,
+    error_message: 'Cancelled by an administrator.',
+  }) as const;
+
 /** A worker process is Alive while its heartbeat is recent, Dead once it is older than IFW_WORKER_DEAD_SECONDS. */
 export const WORKER_STATUSES = ['Alive', 'Dead'] as const;
 export type WorkerStatus = (typeof WORKER_STATUSES)[number];

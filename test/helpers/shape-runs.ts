@@ -1,12 +1,14 @@
 /**
- * For tests that run endpoints of the paging server's shapes through a whole service: a fresh target
- * table and integration per case (so that rows of one case never hide another's), and a run started
- * over the API, waited for, with the table's ids read back.
+ * For tests that run endpoints of the paging server's shapes through a whole service: the service (with
+ * its job queue) and the paging server with a bearer-token connection to it, a fresh target table and
+ * integration per case (so that rows of one case never hide another's), and a run started over the API,
+ * waited for, with the table's ids read back.
  */
-import { expect } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
 import { applyConfig } from '../../src/declarative-config/apply.js';
-import { API, type TestService } from './service.js';
+import { startPagingServer, type PagingServer } from './paging-server.js';
+import { API, startTestService, type TestService } from './service.js';
 import { until } from './until.js';
 
 /** One admin API call, the answer parsed. */
@@ -63,4 +65,54 @@ export async function runAndRead(t: TestService, code: string, table: string): P
   });
   const rows = await callApi(t, 'GET', `targetTables('${table}')/rows?$top=200`);
   return { run, ids: (rows.body.value as { id: number }[]).map((r) => r.id).sort((a, b) => a - b) };
+}
+
+export interface ShapeService {
+  readonly t: TestService;
+  readonly server: PagingServer;
+  readonly call: (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: unknown) => ReturnType<typeof callApi>;
+  /** A fresh table `<prefix>_<no>` and integration `firstSortingOrder + no`; `no` counts the cases. */
+  readonly freshIntegration: () => Promise<{ table: string; sortingOrder: number; no: number }>;
+}
+
+/**
+ * The file's service and paging server (23 records in pages of 5, reset before each test) with the
+ * connection `connection` to it (bearer `token`), started before its tests and stopped after them.
+ */
+export function shapeService(connection: string, token: string, tablePrefix: string, firstSortingOrder: number): ShapeService {
+  let t: TestService | undefined;
+  let server: PagingServer | undefined;
+  let no = 0;
+  beforeAll(async () => {
+    server = await startPagingServer({ records: 23, pageSize: 5 });
+    t = await startTestService({ workers: true, config: { secretKey: `${connection}-test-key` } });
+    const created = await callApi(t, 'POST', 'restApiConnections', {
+      code: connection,
+      baseUrl: server.origin,
+      authType: 'bearer',
+      token,
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+  });
+  afterAll(async () => {
+    await t?.cleanup();
+    await server?.close();
+  });
+  beforeEach(() => server!.reset({ records: 23, pageSize: 5 }));
+  return {
+    get t() {
+      return t!;
+    },
+    get server() {
+      return server!;
+    },
+    call: (method, url, payload) => callApi(t!, method, url, payload),
+    freshIntegration: async () => {
+      no++;
+      const table = `${tablePrefix}_${no}`;
+      const sortingOrder = firstSortingOrder + no;
+      await itemsIntegration(t!, table, sortingOrder);
+      return { table, sortingOrder, no };
+    },
+  };
 }

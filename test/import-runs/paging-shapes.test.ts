@@ -4,49 +4,17 @@
  * admin API, a run on the job queue, the rows read back. Records land exactly once; a failure at any
  * page imports nothing; a loop fails naming the URL or the cursor.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../helpers/service.js';
-import { callApi, itemsIntegration, runAndRead } from '../helpers/shape-runs.js';
-import { startPagingServer, range, type PagingServer } from '../helpers/paging-server.js';
+import { describe, expect, it } from 'vitest';
+import { runAndRead, shapeService } from '../helpers/shape-runs.js';
+import { range } from '../helpers/paging-server.js';
 
-let t: TestService;
-let server: PagingServer;
-let tables = 0;
-
-beforeAll(async () => {
-  server = await startPagingServer({ records: 23, pageSize: 5 });
-  t = await startTestService({ workers: true, config: { secretKey: 'shapes-test-key' } });
-  const connection = await call('POST', 'restApiConnections', {
-    code: 'shapes',
-    baseUrl: server.origin,
-    authType: 'bearer',
-    token: 'shape-token',
-  });
-  expect(connection.status, JSON.stringify(connection.body)).toBe(201);
-});
-
-afterAll(async () => {
-  await t.cleanup();
-  await server.close();
-});
-
-beforeEach(() => server.reset({ records: 23, pageSize: 5 }));
-
-const call = (method: 'GET' | 'POST', url: string, payload?: unknown) => callApi(t, method, url, payload);
-
-/** A fresh target table and integration, so that rows of one case never hide another's. */
-async function freshIntegration(): Promise<{ table: string; sortingOrder: number }> {
-  tables++;
-  const table = `shape_${tables}`;
-  const sortingOrder = 100 + tables;
-  await itemsIntegration(t, table, sortingOrder);
-  return { table, sortingOrder };
-}
+const shapes = shapeService('shapes', 'shape-token', 'shape', 100);
+const { call, freshIntegration } = shapes;
 
 /** Configures the endpoint over the API, runs it, and answers the ended run and the table's ids. */
 async function runShape(endpoint: Record<string, unknown>) {
-  const { table, sortingOrder } = await freshIntegration();
-  const code = `e${tables}`;
+  const { table, sortingOrder, no } = await freshIntegration();
+  const code = `e${no}`;
   const created = await call('POST', 'restApiEndpoints', {
     code,
     connectionCode: 'shapes',
@@ -54,7 +22,7 @@ async function runShape(endpoint: Record<string, unknown>) {
     ...endpoint,
   });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
-  return runAndRead(t, code, table);
+  return runAndRead(shapes.t, code, table);
 }
 
 const SHAPES: readonly [string, Record<string, unknown>, number, string][] = [
@@ -138,12 +106,12 @@ describe('paginated APIs in well-known shapes, through the service', () => {
     const { run, ids } = await runShape(endpoint);
     expect(run, JSON.stringify(run)).toMatchObject({ status: 'Completed', pagesFetched: pages, recordsFetched: 23, stopReason });
     expect(ids).toEqual(range(1, 23));
-    expect(server.requests.length).toBe(pages);
-    expect(server.requests.every((r) => r.headers.authorization === 'Bearer shape-token')).toBe(true);
+    expect(shapes.server.requests.length).toBe(pages);
+    expect(shapes.server.requests.every((r) => r.headers.authorization === 'Bearer shape-token')).toBe(true);
   });
 
   it.each(SHAPES.filter(([, , pages]) => pages >= 3))('%s: a failure on page 3 imports nothing', async (_name, endpoint) => {
-    server.setFaults([{ kind: 'status', page: 3, status: 400, times: 1 }]);
+    shapes.server.setFaults([{ kind: 'status', page: 3, status: 400, times: 1 }]);
     const { run, ids } = await runShape(endpoint);
     expect(run).toMatchObject({ status: 'Failed' });
     expect(String(run.errorMessage)).toContain('page 3');
@@ -154,7 +122,7 @@ describe('paginated APIs in well-known shapes, through the service', () => {
     ['a Link header loop names the URL', SHAPES[0]![1], '/github/issues?per_page=5&page=2 was already requested as page 2'],
     ['a cursor loop names the cursor', SHAPES[3]![1], 'the cursor "cGFnZToy"'],
   ])('%s, and imports nothing', async (_name, endpoint, named) => {
-    server.setFaults([{ kind: 'loop', page: 3, toPage: 2 }]);
+    shapes.server.setFaults([{ kind: 'loop', page: 3, toPage: 2 }]);
     const { run, ids } = await runShape(endpoint);
     expect(run).toMatchObject({ status: 'Failed' });
     expect(String(run.errorMessage)).toMatch(/loop/);

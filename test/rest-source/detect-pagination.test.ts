@@ -1,54 +1,22 @@
 /**
- * Detect pagination against real local APIs (test/helpers/paging-server.ts and paging-shapes.ts) through
+ * Detect pagination against real local APIs (test/helpers/paging-shapes.server.ts and paging-shapes.ts) through
  * the whole service: an endpoint saved without pagination, `Microsoft.NAV.detectPagination`, its
  * proposal saved as it is (PATCH), a real import run: every record lands exactly once. And the check:
  * a wrong Page Size and a wrong Response Data Path are reported with the spec's remedy, nothing written.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../helpers/service.js';
-import { callApi, itemsIntegration, runAndRead } from '../helpers/shape-runs.js';
-import { startPagingServer, range, type PagingServer } from '../helpers/paging-server.js';
+import { describe, expect, it } from 'vitest';
+import { runAndRead, shapeService } from '../helpers/shape-runs.js';
+import { range } from '../helpers/paging-server.js';
 
-let t: TestService;
-let server: PagingServer;
-let tables = 0;
+const shapes = shapeService('api', 'detect-token', 'detect', 300);
+const { call, freshIntegration } = shapes;
 
-beforeAll(async () => {
-  server = await startPagingServer({ records: 23, pageSize: 5 });
-  t = await startTestService({ workers: true, config: { secretKey: 'detect-test-key' } });
-  const connection = await call('POST', 'restApiConnections', {
-    code: 'api',
-    baseUrl: server.origin,
-    authType: 'bearer',
-    token: 'detect-token',
-  });
-  expect(connection.status, JSON.stringify(connection.body)).toBe(201);
-});
-
-afterAll(async () => {
-  await t.cleanup();
-  await server.close();
-});
-
-beforeEach(() => server.reset({ records: 23, pageSize: 5 }));
-
-const call = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: unknown) => callApi(t, method, url, payload);
-
-/** A fresh target table and integration, so that rows of one case never hide another's. */
-async function freshIntegration(): Promise<{ table: string; sortingOrder: number }> {
-  tables++;
-  const table = `detect_${tables}`;
-  const sortingOrder = 300 + tables;
-  await itemsIntegration(t, table, sortingOrder);
-  return { table, sortingOrder };
-}
-
-const runEndpoint = (code: string, table: string) => runAndRead(t, code, table);
+const runEndpoint = (code: string, table: string) => runAndRead(shapes.t, code, table);
 
 /** Saves the endpoint as given (no pagination), detects, saves the proposal as it is, runs. */
 async function detectAndRun(endpoint: Record<string, unknown>) {
-  const { table, sortingOrder } = await freshIntegration();
-  const code = `d${tables}`;
+  const { table, sortingOrder, no } = await freshIntegration();
+  const code = `d${no}`;
   const created = await call('POST', 'restApiEndpoints', {
     code,
     connectionCode: 'api',
@@ -59,7 +27,7 @@ async function detectAndRun(endpoint: Record<string, unknown>) {
   const detected = await call('POST', `restApiEndpoints('${code}')/Microsoft.NAV.detectPagination`);
   expect(detected.status, JSON.stringify(detected.body)).toBe(200);
   expect(detected.body.ok, JSON.stringify(detected.body)).toBe(true);
-  const requestsByDetection = server.requests.length;
+  const requestsByDetection = shapes.server.requests.length;
   const patched = await call('PATCH', `restApiEndpoints('${code}')`, detected.body.proposal);
   expect(patched.status, JSON.stringify(patched.body)).toBe(200);
   const { run, ids } = await runEndpoint(code, table);
@@ -178,11 +146,11 @@ describe('detect pagination, save the proposal, run', () => {
     expect(requestsByDetection).toBeLessThanOrEqual(4);
     expect(run, JSON.stringify(run)).toMatchObject({ status: 'Completed', recordsFetched: 23, warnings: [] });
     expect(ids).toEqual(range(1, 23));
-    expect(server.requests.every((r) => r.headers.authorization === 'Bearer detect-token')).toBe(true);
+    expect(shapes.server.requests.every((r) => r.headers.authorization === 'Bearer detect-token')).toBe(true);
   });
 
   it('None: one page holding every record is proposed as None', async () => {
-    server.reset({ records: 4, pageSize: 10 });
+    shapes.server.reset({ records: 4, pageSize: 10 });
     const { detected, run, ids } = await detectAndRun({ path: '/root-array' });
     expect(detected.proposal).toEqual({ paginationType: 'none', pageSize: 4, responseDataPath: '' });
     expect(detected.problems).toEqual([]);
@@ -193,8 +161,8 @@ describe('detect pagination, save the proposal, run', () => {
 
 describe('check the saved settings against the API', () => {
   async function check(endpoint: Record<string, unknown>) {
-    const { table, sortingOrder } = await freshIntegration();
-    const code = `c${tables}`;
+    const { table, sortingOrder, no } = await freshIntegration();
+    const code = `c${no}`;
     const created = await call('POST', 'restApiEndpoints', {
       code,
       connectionCode: 'api',
@@ -248,7 +216,7 @@ describe('check the saved settings against the API', () => {
   });
 
   it('a next link that repeats: pagination runs to Max Pages; fix the path', async () => {
-    server.setFaults([{ kind: 'loop', page: 2, toPage: 1 }]);
+    shapes.server.setFaults([{ kind: 'loop', page: 2, toPage: 1 }]);
     const body = await check({ path: '/next-absolute', paginationType: 'nextLink', nextLinkJsonPath: 'next', responseDataPath: 'data' });
     expect(body.problems).toMatchObject([{ symptom: 'Pagination runs to Max Pages' }]);
     expect(body.problems[0]!.message).toContain('already requested as page 2');
@@ -322,11 +290,11 @@ describe('check the saved settings against the API', () => {
   });
 
   it('a later page that fails is evidence; a page 1 that fails answers ok:false as preview does', async () => {
-    server.setFaults([{ kind: 'status', page: 2, status: 500, times: 5 }]);
+    shapes.server.setFaults([{ kind: 'status', page: 2, status: 500, times: 5 }]);
     const later = await call('POST', 'restApiEndpoints/Microsoft.NAV.detectPagination', { connectionCode: 'api', path: '/next-absolute' });
     expect(later.body).toMatchObject({ ok: true, proposal: { paginationType: 'nextLink' } });
     expect((later.body.evidence as string[]).join('\n')).toMatch(/following the proposal failed: page 2 .*500/);
-    server.setFaults([{ kind: 'status', page: 1, status: 404, times: 5 }]);
+    shapes.server.setFaults([{ kind: 'status', page: 1, status: 404, times: 5 }]);
     const first = await call('POST', 'restApiEndpoints/Microsoft.NAV.detectPagination', { connectionCode: 'api', path: '/next-absolute' });
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ ok: false, error: { pageNo: 1, status: 404 } });
