@@ -100,7 +100,7 @@ function importAsStaged(
       for (let from = 0; from < records.length; from += STAGED_PAGE_RECORDS)
         write(++pageNo, records.slice(from, from + STAGED_PAGE_RECORDS));
     }
-    return importStagedRows(sqlite, { ...target, table: stagedRowsTable(runId) }, finish);
+    return importStagedRows(sqlite, { ...target, table: stagedRowsTable(sqlite, runId) }, finish);
   } finally {
     dropStagedRows(sqlite, runId);
   }

@@ -115,7 +115,7 @@ export function stagedPageCounts(db: SqliteDatabase, runId: string): { pages: nu
   const pages = db.sqlite.prepare('select count(*) from ifw_import_run_page where run_id = ?').pluck().get(runId) as number;
   const staged = hasStagedRows(db.sqlite, runId)
     ? (db.sqlite
-        .prepare(`select count(distinct page_no) from ${stagedRowsTable(runId)}`)
+        .prepare(`select count(distinct page_no) from ${stagedRowsTable(db.sqlite, runId)}`)
         .pluck()
         .get() as number)
     : 0;

@@ -111,12 +111,16 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
      */
     async function stagedRecordsLeft(): Promise<number> {
       if (db.dialect === 'sqlite') {
-        const tables = db.sqlite
-          .prepare("select name from temp.sqlite_master where type = 'table' and name like 'ifw_staged_%'")
-          .pluck()
-          .all() as string[];
+        // The in-memory database attached for staging (staged-rows.ts), and the TEMP tables.
+        const schemas = (db.sqlite.prepare('select name from pragma_database_list').pluck().all() as string[]).filter((s) => s !== 'main');
         let left = 0;
-        for (const table of tables) left += db.sqlite.prepare(`select count(*) from temp."${table}"`).pluck().get() as number;
+        for (const schema of schemas) {
+          const tables = db.sqlite
+            .prepare(`select name from ${schema}.sqlite_master where type = 'table' and name like 'ifw_staged_%'`)
+            .pluck()
+            .all() as string[];
+          for (const table of tables) left += db.sqlite.prepare(`select count(*) from ${schema}."${table}"`).pluck().get() as number;
+        }
         return left;
       }
       const { pool } = db;

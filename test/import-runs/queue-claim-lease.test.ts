@@ -163,7 +163,7 @@ describe('staging and finishing, fenced by the lease', () => {
     ]);
     // The records wait, mapped, in the staging connection's own TEMP table, outside the database file;
     // a record that broke a rule (no name) waits as its JSON, to be mapped again for the exact message.
-    expect(t.db.sqlite.prepare(`select record_no, page_no, raw, c0, c1 from ${stagedRowsTable(runId)}`).all()).toEqual([
+    expect(t.db.sqlite.prepare(`select record_no, page_no, raw, c0, c1 from ${stagedRowsTable(t.db.sqlite, runId)}`).all()).toEqual([
       { record_no: 1, page_no: 1, raw: null, c0: 1, c1: 'one' },
       { record_no: 2, page_no: 1, raw: '{"id":2}', c0: null, c1: null },
     ]);

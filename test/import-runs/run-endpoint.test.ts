@@ -19,6 +19,7 @@ import { type TestDatabase } from '../helpers/db.js';
 import { addEndpoint, ENDPOINTS, ITEMS_INTEGRATION, itemIds, range, stagedPageCounts, watchingPages } from '../helpers/import-fixtures.js';
 import { type PagingServer } from '../helpers/paging-server.js';
 import { openRunQueue, usePagingServer } from '../helpers/run-queue.js';
+import { stagedRowsTable } from '../../src/table-writer/sqlite/staged-rows.js';
 
 let server: PagingServer;
 let t: TestDatabase;
@@ -258,11 +259,9 @@ describe('memory stays flat: pages are staged in the database as they arrive', (
     const watching = watchingPages(ctx, {
       before: (page) => {
         if (page.pageNo % 250 !== 0) return;
-        const table = t.db.sqlite
-          .prepare("select name from temp.sqlite_master where type = 'table' and name like 'ifw_staged_%'")
-          .pluck()
-          .get() as string;
-        stagedBefore.push(t.db.sqlite.prepare(`select count(distinct page_no) from temp."${table}"`).pluck().get() as number);
+        const runId = t.db.sqlite.prepare("select run_id from ifw_import_run where status = 'Running'").pluck().get() as string;
+        const table = stagedRowsTable(t.db.sqlite, runId);
+        stagedBefore.push(t.db.sqlite.prepare(`select count(distinct page_no) from ${table}`).pluck().get() as number);
       },
     });
 

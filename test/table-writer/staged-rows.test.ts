@@ -12,7 +12,13 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { importPayload, importStagedRows, type ImportResult } from '../../src/table-writer/sqlite/importer.js';
-import { createStagedRows, hasStagedRows, stagedRowsTable, stagedRowsWriter } from '../../src/table-writer/sqlite/staged-rows.js';
+import {
+  createStagedRows,
+  hasStagedRows,
+  HOT_BYTES,
+  stagedRowsTable,
+  stagedRowsWriter,
+} from '../../src/table-writer/sqlite/staged-rows.js';
 import type { IntegrationPlan, OnRecordError, WriteMode } from '../../src/integrations/model.js';
 import { compileMapping } from '../../src/mapping/engine.js';
 import { createTableSql } from '../../src/tables/ddl.js';
@@ -56,6 +62,8 @@ const RUN = 'run-1';
 const PAGE_RECORDS = 4;
 
 let dir: string;
+/** How many bytes of staged values stay in memory before the rest go to the TEMP table (staged-rows.ts). */
+let hotLimit = HOT_BYTES;
 let statements: string[];
 let staged: BetterSqlite3.Database;
 let reference: BetterSqlite3.Database;
@@ -87,11 +95,11 @@ function importAsRun(records: readonly unknown[], options: PlanOptions = {}): Im
   const p = plan(options);
   const mapping = compileMapping(p, tables);
   createStagedRows(staged, RUN, mapping.columns.length);
-  const write = stagedRowsWriter(staged, RUN, mapping);
+  const write = stagedRowsWriter(staged, RUN, mapping, hotLimit);
   for (let from = 0, pageNo = 1; from < records.length; from += PAGE_RECORDS, pageNo++)
     write(pageNo, records.slice(from, from + PAGE_RECORDS));
   statements.length = 0;
-  return importStagedRows(staged, { plan: p, tables, table: stagedRowsTable(RUN) }, () => true);
+  return importStagedRows(staged, { plan: p, tables, table: stagedRowsTable(staged, RUN) }, () => true);
 }
 
 const rows = (db: BetterSqlite3.Database): unknown[] => db.prepare('select * from customer order by no').all();
@@ -109,7 +117,19 @@ const usedRecordLoop = (): boolean => statements.some((sql) => /^INSERT INTO "cu
 const customers = (n: number, country: string | null = 'DE') =>
   Array.from({ length: n }, (_, i) => ({ no: `C${i + 1}`, name: `Name ${i + 1}`, country }));
 
-describe('importStagedRows', () => {
+// Every case twice: a run's rows all in the attached in-memory table, and a run that goes past the
+// in-memory size after a page or two and is read back through the view of both tables.
+describe.each([
+  { where: 'in memory', limit: HOT_BYTES },
+  { where: 'in memory, then in the TEMP table', limit: 100 },
+])('importStagedRows, rows staged $where', ({ limit }) => {
+  beforeEach(() => {
+    hotLimit = limit;
+  });
+  afterEach(() => {
+    hotLimit = HOT_BYTES;
+  });
+
   it('imports clean records in one INSERT … SELECT, in record order, with the counts of the record loop', () => {
     const records = customers(10);
     const result = importAsRun(records);
@@ -245,5 +265,41 @@ describe('importStagedRows', () => {
     expect(result.outcome).toMatchObject({ ok: true, inserted: 2499, skipped: 1 });
     expect(hasStagedRows(staged, RUN)).toBe(true);
     expectSameAsPayload(result, records, { onRecordError: 'skip' });
+  });
+});
+
+describe('where staged rows are kept', () => {
+  const count = (table: string): number => staged.prepare(`select count(*) from ${table}`).pluck().get() as number;
+
+  it('the first rows in the in-memory table; past the size, the rest in the TEMP table, read in record order through a view', () => {
+    const mapping = compileMapping(plan(), tables);
+    createStagedRows(staged, RUN, mapping.columns.length);
+    const write = stagedRowsWriter(staged, RUN, mapping, 100);
+    write(1, customers(4));
+    expect(stagedRowsTable(staged, RUN)).toBe('ifw_scratch."ifw_staged_run-1"');
+    write(2, customers(8).slice(4));
+    write(3, customers(12).slice(8));
+    expect(stagedRowsTable(staged, RUN)).toBe('temp."ifw_staged_run-1_rows"');
+    expect(count('ifw_scratch."ifw_staged_run-1"')).toBe(4);
+    expect(count('temp."ifw_staged_run-1"')).toBe(8);
+    const order = staged
+      .prepare(`select record_no, c0 from ${stagedRowsTable(staged, RUN)}`)
+      .raw()
+      .all();
+    expect(order).toEqual(customers(12).map((c, i) => [i + 1, c.no]));
+    createStagedRows(staged, RUN, mapping.columns.length);
+    expect(stagedRowsTable(staged, RUN)).toBe('ifw_scratch."ifw_staged_run-1"');
+    expect(count(stagedRowsTable(staged, RUN))).toBe(0);
+  });
+
+  it('staged from inside a transaction (ATTACH cannot run there): all in the TEMP table', () => {
+    const mapping = compileMapping(plan(), tables);
+    staged.transaction(() => {
+      createStagedRows(staged, RUN, mapping.columns.length);
+      stagedRowsWriter(staged, RUN, mapping)(1, customers(4));
+    })();
+    expect(stagedRowsTable(staged, RUN)).toBe('temp."ifw_staged_run-1"');
+    expect(count(stagedRowsTable(staged, RUN))).toBe(4);
+    expect(hasStagedRows(staged, RUN)).toBe(true);
   });
 });

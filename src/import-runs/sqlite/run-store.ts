@@ -31,7 +31,7 @@ export function sqliteRunStore(db: SqliteDatabase, { runId, owner, leaseMs, cloc
     fail: (args) => settle(() => failRun(db, args)),
     importStaged: (target, end) =>
       settle(() =>
-        importStagedRows(db.sqlite, { ...target, ...aborted, table: stagedRowsTable(runId) }, (outcome) => {
+        importStagedRows(db.sqlite, { ...target, ...aborted, table: stagedRowsTable(db.sqlite, runId) }, (outcome) => {
           const ending = end(outcome);
           return 'complete' in ending ? completeRun(db, ending.complete) : failRun(db, ending.fail);
         }),

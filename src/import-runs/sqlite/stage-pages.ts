@@ -1,10 +1,10 @@
 /**
  * A run's staging on SQLite. A page's records are mapped through the integration the moment the page
- * arrives and inserted into the run's staging table (table-writer/sqlite/staged-rows.ts) at once: a
- * TEMP table, so that insert takes no lock on the database file, and the work is done while the next
- * page is on its way rather than in one block per commit. The page rows wait in the page buffer and
- * several are written in one fenced transaction; a run whose lease is lost stops at its next one, and
- * its staged rows are dropped.
+ * arrives and inserted into the run's staging table (table-writer/sqlite/staged-rows.ts) at once: an
+ * in-memory table attached to the connection (a TEMP table past a size), so that insert takes no lock
+ * on the database file, and the work is done while the next page is on its way rather than in one
+ * block per commit. The page rows wait in the page buffer and several are written in one fenced
+ * transaction; a run whose lease is lost stops at its next one, and its staged rows are dropped.
  */
 import { sql } from 'kysely';
 import type { CompiledMapping } from '../../mapping/engine.js';

@@ -1,21 +1,27 @@
 /**
- * Staged rows (SQLite): the records of a paginated run, mapped as their page arrives and kept in a
- * TEMP table of the worker's connection until the import. Mapping while the next page is on its way
- * leaves the import transaction with SQL-only work: when every record mapped cleanly, the write mode
- * is insert or upsert and the relations hold, the whole run is one `INSERT … SELECT` (prepareStagedCopy
- * below); anything else goes through the record loop, which reads the staged rows back instead of
- * parsing and mapping pages again.
+ * Staged rows (SQLite): the records of a paginated run, mapped as their page arrives and kept on the
+ * worker's connection until the import. Mapping while the next page is on its way leaves the import
+ * transaction with SQL-only work: when every record mapped cleanly, the write mode is insert or upsert
+ * and the relations hold, the whole run is one `INSERT … SELECT` (prepareStagedCopy below); anything
+ * else goes through the record loop, which reads the staged rows back instead of parsing and mapping
+ * pages again.
  *
- * One table per run, `temp.ifw_staged_<run id>`: `record_no` (1, 2, … across pages), `page_no`, `raw`
- * and one untyped column per mapped field (`c0`, `c1`, …), so a value keeps the storage class the
- * mapping gave it and the target column's affinity applies exactly as to a bound parameter. A record
- * whose mapping broke a rule is staged as `raw` (its JSON text) with NULL columns: the import maps it
- * again, with the relation checks, for the exact messages. Relations are not checked while staging
- * (the related rows may change until the import's transaction); the import checks them.
+ * A run's rows: `record_no` (1, 2, … across pages), `page_no`, `raw` and one untyped column per mapped
+ * field (`c0`, `c1`, …), so a value keeps the storage class the mapping gave it and the target column's
+ * affinity applies exactly as to a bound parameter. A record whose mapping broke a rule is staged as
+ * `raw` (its JSON text) with NULL columns: the import maps it again, with the relation checks, for the
+ * exact messages. Relations are not checked while staging (the related rows may change until the
+ * import's transaction); the import checks them.
  *
- * TEMP tables belong to the connection and never reach the database file or its write-ahead log:
- * staged rows are scratch data, read only by the connection that fetched them, and a run that is
- * interrupted starts again from page 1.
+ * Where they are kept: the first HOT_BYTES of a run's rows in `ifw_scratch`, an in-memory database
+ * attached to the connection, and the rest, if any, in a TEMP table, which SQLite spills to a temporary
+ * file. An insert into the in-memory table costs about half of one into the TEMP table (no pager
+ * between it and memory), and the staging insert is most of what a page costs the fetching thread; the
+ * TEMP table keeps a run of millions of records from holding them all in memory. A run that went past
+ * HOT_BYTES is read through a TEMP view of both, in record order (stagedRowsTable).
+ *
+ * Neither reaches the database file or its write-ahead log: staged rows are scratch data, read only by
+ * the connection that fetched them, and a run that is interrupted starts again from page 1.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { SqlValue } from '../../mapping/convert.js';
@@ -29,28 +35,65 @@ import { isRecordLevelSqliteError } from './statements.js';
 /** Columns before the mapped values: record_no, page_no, raw. */
 const STAGED_LEAD = 3;
 
+/** The in-memory database attached for the first rows of each run. */
+const SCRATCH = 'ifw_scratch';
+
+/**
+ * About how much of a run's staged values are kept in memory (strings by length, numbers as 8 bytes):
+ * SQLite's pages take up to about twice that.
+ */
+export const HOT_BYTES = 16 << 20;
+
 const tableName = (runId: string): string => `ifw_staged_${runId}`;
+const hotTable = (runId: string): string => `${SCRATCH}.${quoteIdent(tableName(runId))}`;
+const coldTable = (runId: string): string => `temp.${quoteIdent(tableName(runId))}`;
+const bothView = (runId: string): string => `temp.${quoteIdent(`${tableName(runId)}_rows`)}`;
 
-/** The run's staging table, as SQL (schema-qualified and quoted). */
-export const stagedRowsTable = (runId: string): string => `temp.${quoteIdent(tableName(runId))}`;
+const exists = (sqlite: BetterSqlite3.Database, schema: 'temp' | typeof SCRATCH, name: string): boolean =>
+  sqlite.prepare(`select 1 from ${schema}.sqlite_master where name = ?`).get(name) !== undefined;
 
-/** Creates the run's (empty) staging table; an earlier attempt's is dropped first. */
-export function createStagedRows(sqlite: BetterSqlite3.Database, runId: string, width: number): void {
-  dropStagedRows(sqlite, runId);
+const attached = (sqlite: BetterSqlite3.Database): boolean =>
+  sqlite.prepare('select 1 from pragma_database_list where name = ?').get(SCRATCH) !== undefined;
+
+/**
+ * The run's staged rows, as SQL to select from: its in-memory table, or, when the run went past
+ * HOT_BYTES (or could not attach the in-memory database), the TEMP table or the view of both.
+ */
+export function stagedRowsTable(sqlite: BetterSqlite3.Database, runId: string): string {
+  if (!exists(sqlite, 'temp', tableName(runId))) return hotTable(runId);
+  return attached(sqlite) && exists(sqlite, SCRATCH, tableName(runId)) ? bothView(runId) : coldTable(runId);
+}
+
+const createTable = (sqlite: BetterSqlite3.Database, table: string, width: number): void => {
   const values = valueAliases(width)
     .map((c) => `, ${c}`)
     .join('');
-  sqlite.exec(`create table ${stagedRowsTable(runId)} (record_no integer primary key, page_no integer not null, raw text${values})`);
+  sqlite.exec(`create table ${table} (record_no integer primary key, page_no integer not null, raw text${values})`);
+};
+
+/**
+ * Creates the run's (empty) staging table; an earlier attempt's is dropped first. The in-memory
+ * database is attached to the connection the first time (ATTACH cannot run inside a transaction: a run
+ * staged from within one keeps all its rows in the TEMP table).
+ */
+export function createStagedRows(sqlite: BetterSqlite3.Database, runId: string, width: number): void {
+  dropStagedRows(sqlite, runId);
+  if (!attached(sqlite)) {
+    if (sqlite.inTransaction) return createTable(sqlite, coldTable(runId), width);
+    sqlite.exec(`attach database ':memory:' as ${SCRATCH}`);
+  }
+  createTable(sqlite, hotTable(runId), width);
 }
 
-/** Drops the run's staging table, if there is one (the run ended, failed, or starts again). */
+/** Drops the run's staged rows, if there are any (the run ended, failed, or starts again). */
 export function dropStagedRows(sqlite: BetterSqlite3.Database, runId: string): void {
-  sqlite.exec(`drop table if exists ${stagedRowsTable(runId)}`);
+  sqlite.exec(`drop view if exists ${bothView(runId)}; drop table if exists ${coldTable(runId)}`);
+  if (attached(sqlite)) sqlite.exec(`drop table if exists ${hotTable(runId)}`);
 }
 
-/** Whether the run has a staging table on this connection. */
+/** Whether the run has staged rows (a staging table) on this connection. */
 export function hasStagedRows(sqlite: BetterSqlite3.Database, runId: string): boolean {
-  return sqlite.prepare("select 1 from temp.sqlite_master where type = 'table' and name = ?").get(tableName(runId)) !== undefined;
+  return exists(sqlite, 'temp', tableName(runId)) || (attached(sqlite) && exists(sqlite, SCRATCH, tableName(runId)));
 }
 
 /** Rows per INSERT into the staging table at most, within SQLite's smallest bound-parameter limit (999). */
@@ -60,28 +103,42 @@ const rowsPerInsert = (stride: number): number => Math.max(1, Math.min(64, Math.
  * Maps a page's records (mapBatch, numbering them on from page to page) and inserts them into the
  * run's staging table: a record with a violation is staged as its JSON text instead of its values.
  * Multi-row INSERTs, one statement per row count (a run's pages mostly have the same), prepared once per
- * run. Each call is its own statement on the TEMP table only: it takes no lock on the database file
- * and writes nothing to its write-ahead log, so it can run the moment a page arrives, whatever the
- * run's staging transactions do.
+ * run. Each call is its own statement on the run's staging tables only: it takes no lock on the
+ * database file and writes nothing to its write-ahead log, so it can run the moment a page arrives,
+ * whatever the run's staging transactions do.
  */
 export function stagedRowsWriter(
   sqlite: BetterSqlite3.Database,
   runId: string,
   mapping: CompiledMapping,
+  hotLimit = HOT_BYTES,
 ): (pageNo: number, records: readonly unknown[]) => void {
   const width = mapping.columns.length;
   const stride = STAGED_LEAD + width;
   const tuple = `(${new Array<string>(stride).fill('?').join(', ')})`;
-  const insert = `insert into ${stagedRowsTable(runId)} (record_no, page_no, raw${valueAliases(width)
+  const columns = `(record_no, page_no, raw${valueAliases(width)
     .map((c) => `, ${c}`)
-    .join('')}) values `;
+    .join('')})`;
   const most = rowsPerInsert(stride);
-  const statements = new Map<number, { readonly statement: BetterSqlite3.Statement; readonly params: SqlValue[] }>();
-  const statementFor = (rows: number): { readonly statement: BetterSqlite3.Statement; readonly params: SqlValue[] } => {
+  type Prepared = { readonly statement: BetterSqlite3.Statement; readonly params: SqlValue[] };
+  let statements = new Map<number, Prepared>();
+  // Into the in-memory table until the run has staged `hotLimit` bytes there; then into the TEMP table.
+  let table = stagedRowsTable(sqlite, runId);
+  let hotBytes = table === hotTable(runId) ? 0 : hotLimit;
+  const goCold = (): void => {
+    createTable(sqlite, coldTable(runId), width);
+    const all = `record_no, page_no, raw${valueAliases(width)
+      .map((c) => `, ${c}`)
+      .join('')}`;
+    sqlite.exec(`create view ${bothView(runId)} as select ${all} from ${hotTable(runId)} union all select ${all} from ${coldTable(runId)}`);
+    table = coldTable(runId);
+    statements = new Map();
+  };
+  const statementFor = (rows: number): Prepared => {
     let prepared = statements.get(rows);
     if (prepared === undefined) {
       prepared = {
-        statement: sqlite.prepare(insert + new Array<string>(rows).fill(tuple).join(', ')),
+        statement: sqlite.prepare(`insert into ${table} ${columns} values ${new Array<string>(rows).fill(tuple).join(', ')}`),
         params: new Array<SqlValue>(rows * stride),
       };
       statements.set(rows, prepared);
@@ -91,14 +148,22 @@ export function stagedRowsWriter(
   const row = new Array<SqlValue>(width).fill(null);
   let recordNo = 0;
   return (pageNo, records) => {
+    if (hotBytes >= hotLimit && table === hotTable(runId)) goCold();
     const { values, violations } = mapBatch(mapping, records, row);
     for (let from = 0; from < records.length; from += most) {
       const { statement, params } = statementFor(Math.min(most, records.length - from));
       for (let r = from, at = 0; at < params.length; r++, at += stride) {
+        const raw = violations?.has(r) === true ? (JSON.stringify(records[r]) ?? 'null') : null;
         params[at] = ++recordNo;
         params[at + 1] = pageNo;
-        params[at + 2] = violations?.has(r) === true ? (JSON.stringify(records[r]) ?? 'null') : null;
-        for (let c = 0; c < width; c++) params[at + STAGED_LEAD + c] = values[r * width + c]!;
+        params[at + 2] = raw;
+        let bytes = 16 + (raw === null ? 0 : raw.length);
+        for (let c = 0; c < width; c++) {
+          const value = values[r * width + c]!;
+          params[at + STAGED_LEAD + c] = value;
+          bytes += typeof value === 'string' ? value.length : 8;
+        }
+        hotBytes += bytes;
       }
       statement.run(params);
     }
