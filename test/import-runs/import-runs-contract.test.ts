@@ -82,7 +82,7 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
       await migrate(db);
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-runs-contract-'));
       clock = testClock();
-      box = testBox(dir);
+      box = testBox();
       await setupItems(db, clock, box, server.origin);
       await addEndpoint(db, clock, 'numbered', ENDPOINTS.pageNumber);
       ctx = runContext(db, clock, box);
@@ -513,7 +513,7 @@ describe.skipIf(postgres.skip)('import runs on postgres only', () => {
     try {
       await migrate(single);
       const clock = testClock();
-      const box = testBox(dir);
+      const box = testBox();
       await setupItems(single, clock, box, server.origin);
       await addEndpoint(single, clock, 'numbered', ENDPOINTS.pageNumber);
       const queued = await queueEndpointRun(single, 'numbered', 'manual', clock());
@@ -544,7 +544,7 @@ describe.skipIf(postgres.skip)('import runs on postgres only', () => {
     ): Promise<{ db: Database; other: Database; ctx: ImportRunContext; runId: string }> {
       const db = openUrl(fresh.url);
       const other = openUrl(fresh.url);
-      const box = testBox(dir);
+      const box = testBox();
       await setupItems(db, clock, box, server.origin);
       await addEndpoint(db, clock, 'numbered', ENDPOINTS.pageNumber);
       await sql.raw(slowInsert(wait)).execute(db.kysely);
@@ -623,7 +623,7 @@ describe.skipIf(postgres.skip)('import runs on postgres only', () => {
     try {
       await migrate(db);
       const clock = testClock();
-      const box = testBox(dir);
+      const box = testBox();
       await setupItems(db, clock, box, server.origin);
       await addEndpoint(db, clock, 'numbered', ENDPOINTS.pageNumber);
       const ctx = runContext(db, clock, box);

@@ -99,7 +99,7 @@ describe.each(BACKENDS)('incremental imports on $name', (backend) => {
       await migrate(db);
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-incremental-'));
       clock = testClock();
-      const box = testBox(dir);
+      const box = testBox();
       await createTargetTable(
         db,
         {

@@ -48,9 +48,9 @@ describe.each(BACKENDS)('import run housekeeping on $name', (backend) => {
     async function open(nameMaxLength?: number): Promise<void> {
       db = openUrl(fresh.url);
       await migrate(db);
-      await setupItems(db, clock, testBox(dir), server.origin, nameMaxLength === undefined ? {} : { nameMaxLength });
+      await setupItems(db, clock, testBox(), server.origin, nameMaxLength === undefined ? {} : { nameMaxLength });
       await addEndpoint(db, clock, 'numbered', ENDPOINTS.pageNumber);
-      ctx = runContext(db, clock, testBox(dir));
+      ctx = runContext(db, clock, testBox());
     }
 
     beforeEach(async () => {
