@@ -5,9 +5,7 @@
  * failure or a lost lease, progress visible to others while fetching — not how either dialect does it.
  * `ifw run-endpoint` as a process, on both, is in run-endpoint-command.slow.test.ts.
  */
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock, type Clock } from '../../src/core/clock.js';
@@ -32,7 +30,7 @@ import type { FetchedPage } from '../../src/rest-source/model.js';
 import type { SecretBox } from '../../src/rest-source/secrets.js';
 import { createConnection, createEndpoint } from '../../src/rest-source/service.js';
 import { migrate, openDatabase, type Database } from '../../src/storage/database.js';
-import { BACKENDS, holdAdvisoryLock, POSTGRES_ADMIN_URL, type FreshDatabase } from '../helpers/databases.js';
+import { BACKENDS, holdAdvisoryLock, POSTGRES_ADMIN_URL, type FreshDatabase, type SharedDatabases } from '../helpers/databases.js';
 import {
   addEndpoint,
   ENDPOINTS,
@@ -68,19 +66,24 @@ afterAll(async () => {
 
 describe.each(BACKENDS)('import runs on $name', (backend) => {
   describe.skipIf(backend.skip)(`${backend.name}`, () => {
+    let databases: SharedDatabases;
     let fresh: FreshDatabase;
     let db: Database;
-    let dir: string;
     let clock: ManualClock;
     let box: SecretBox;
     let ctx: ImportRunContext;
 
+    beforeAll(async () => {
+      databases = await backend.shared();
+    });
+    afterAll(async () => {
+      await databases?.cleanup();
+    });
     beforeEach(async () => {
       server.reset({ records: 25, pageSize: 10 });
-      fresh = await backend.fresh();
+      fresh = await databases.fresh();
       db = openUrl(fresh.url);
       await migrate(db);
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-runs-contract-'));
       clock = testClock();
       box = testBox();
       await setupItems(db, clock, box, server.origin);
@@ -90,7 +93,6 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
     afterEach(async () => {
       await db?.close();
       await fresh?.cleanup();
-      if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
     });
 
     const itemIds = async (on: Database = db): Promise<number[]> =>
@@ -494,17 +496,21 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
 const postgres = BACKENDS.find((b) => b.name === 'postgres')!;
 
 describe.skipIf(postgres.skip)('import runs on postgres only', () => {
+  let databases: SharedDatabases;
   let fresh: FreshDatabase;
-  let dir: string;
 
+  beforeAll(async () => {
+    databases = await postgres.shared();
+  });
+  afterAll(async () => {
+    await databases?.cleanup();
+  });
   beforeEach(async () => {
     server.reset({ records: 25, pageSize: 10 });
-    fresh = await postgres.fresh();
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-runs-contract-'));
+    fresh = await databases.fresh();
   });
   afterEach(async () => {
     await fresh?.cleanup();
-    if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it('a pool of one connection fails the run at once, saying why, instead of waiting forever for a second one', async () => {
