@@ -133,6 +133,9 @@ async function sharedPostgres(problem: string | undefined): Promise<SharedDataba
   const state = await resettable(database.url, async () => {
     await adminQuery(`drop database if exists ${name} with (force)`);
     await adminQuery(`create database ${name} template ${template}`);
+  }).catch(async (err: unknown) => {
+    await database.cleanup();
+    throw err;
   });
   let used = false;
   return {
