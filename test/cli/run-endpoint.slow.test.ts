@@ -20,7 +20,7 @@ beforeEach(async () => {
   server.reset({ records: 25, pageSize: 10 });
   t = await openTestDatabase();
   const clock = testClock();
-  await setupItems(t.db, clock, testBox(t.dir), server.origin);
+  await setupItems(t.db, clock, testBox(), server.origin);
   await addEndpoint(t.db, clock, 'numbered', ENDPOINTS.pageNumber);
 });
 afterEach(async () => {

@@ -11,7 +11,8 @@ import type { FetchedPage } from '../../src/rest-source/model.js';
 import { DEFAULT_OUTBOUND_POLICY } from '../../src/rest-source/outbound-policy.js';
 import { defaultImportSources } from '../../src/import-runs/sources.js';
 import { createLogger } from '../../src/core/logger.js';
-import { createSecretBox, type SecretBox } from '../../src/rest-source/secrets.js';
+import type { SecretBox } from '../../src/rest-source/secrets.js';
+import { secretBoxFor } from './secret-boxes.js';
 import { createConnection, createEndpoint } from '../../src/rest-source/service.js';
 import type { EndpointInput } from '../../src/rest-source/schemas.js';
 import type { Database, SqliteDatabase } from '../../src/storage/database.js';
@@ -32,8 +33,9 @@ export const START = '2025-03-01T10:00:00.000Z';
 export type ManualClock = ReturnType<typeof manualClock>;
 export const testClock = (): ManualClock => manualClock(START);
 
-export function testBox(dataDir: string): SecretBox {
-  return createSecretBox({ secretKey: 'import-run-tests', dataDir });
+/** The import run tests' secret box (IFW_SECRET_KEY "import-run-tests"), one per process: secret-boxes.ts. */
+export function testBox(): SecretBox {
+  return secretBoxFor('import-run-tests');
 }
 
 /** Table `item`; `nameMaxLength` 9 makes "Record 100" (and later) break its rule. */

@@ -10,7 +10,7 @@
  * route has, and an answer to a caller whose connection is already closed (nobody reads it). A route that is neither of these and is missing from the document is itself a mismatch.
  *
  * One validator per distinct document per process, its Ajv functions compiled on the first answer of
- * each operation: test files of a worker share it (the fast project does not isolate them).
+ * each operation, into one Ajv: test files of a worker share it (the fast project does not isolate them).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import formats from 'ajv-formats';
@@ -26,6 +26,7 @@ interface Checker {
 
 // A CommonJS module whose export is the plugin itself (its types describe the ES module form).
 const addFormats = formats as unknown as typeof formats.default;
+type Ajv = ReturnType<typeof addFormats>;
 
 const checkers = new Map<string, Promise<Checker>>();
 const byApp = new WeakMap<object, Promise<Checker>>();
@@ -37,15 +38,24 @@ function checkerOf(app: App): Promise<Checker> {
   const text = JSON.stringify(document);
   let checker: Promise<Checker> | undefined = checkers.get(text);
   if (checker === undefined) {
+    // openapi-backend makes a new Ajv for each operation, and each compiles the JSON Schema meta-schema
+    // anew (about 10 ms): the operations of a document share one per context instead. Their schemas
+    // have no $id, so compiling them all into one Ajv cannot clash.
+    const ajvs = new Map<string, Ajv>();
     // quick: the validators of an operation are compiled when it first answers, not all at start.
     const api = new backend.OpenAPIBackend({
       definition: JSON.parse(text) as Document,
       quick: true,
       strict: true,
       // The formats the routes' schemas name (date-time, uuid, …) are checked, as fastify's own Ajv does.
-      customizeAjv: (ajv) => {
-        addFormats(ajv);
-        return ajv;
+      customizeAjv: (ajv, options, context) => {
+        const key = `${context} ${JSON.stringify(options)}`;
+        let shared = ajvs.get(key);
+        if (shared === undefined) {
+          shared = addFormats(ajv);
+          ajvs.set(key, shared);
+        }
+        return shared;
       },
     });
     checker = api.init().then(() => ({ api, operations: new Map(api.getOperations().map((op) => [op.operationId ?? '', op])) }));

@@ -48,7 +48,7 @@ export async function openRunQueue(server: PagingServer, options: RunQueueOption
   server.reset({ records: options.records ?? 95, pageSize: options.pageSize ?? 10 });
   const t = await openTestDatabase();
   const clock = testClock();
-  const box = testBox(t.dir);
+  const box = testBox();
   await setupItems(t.db, clock, box, server.origin, options.nameMaxLength === undefined ? {} : { nameMaxLength: options.nameMaxLength });
   for (const [code, settings] of Object.entries(options.endpoints ?? {})) await addEndpoint(t.db, clock, code, settings);
   return { t, clock, box, ctx: runContext(t.db, clock, box) };

@@ -5,9 +5,7 @@
  * failure or a lost lease, progress visible to others while fetching — not how either dialect does it.
  * `ifw run-endpoint` as a process, on both, is in run-endpoint-command.slow.test.ts.
  */
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock, type Clock } from '../../src/core/clock.js';
@@ -32,7 +30,7 @@ import type { FetchedPage } from '../../src/rest-source/model.js';
 import type { SecretBox } from '../../src/rest-source/secrets.js';
 import { createConnection, createEndpoint } from '../../src/rest-source/service.js';
 import { migrate, openDatabase, type Database } from '../../src/storage/database.js';
-import { BACKENDS, holdAdvisoryLock, POSTGRES_ADMIN_URL, type FreshDatabase } from '../helpers/databases.js';
+import { BACKENDS, holdAdvisoryLock, POSTGRES_ADMIN_URL, type FreshDatabase, type SharedDatabases } from '../helpers/databases.js';
 import {
   addEndpoint,
   ENDPOINTS,
@@ -68,21 +66,26 @@ afterAll(async () => {
 
 describe.each(BACKENDS)('import runs on $name', (backend) => {
   describe.skipIf(backend.skip)(`${backend.name}`, () => {
+    let databases: SharedDatabases;
     let fresh: FreshDatabase;
     let db: Database;
-    let dir: string;
     let clock: ManualClock;
     let box: SecretBox;
     let ctx: ImportRunContext;
 
+    beforeAll(async () => {
+      databases = await backend.shared();
+    });
+    afterAll(async () => {
+      await databases?.cleanup();
+    });
     beforeEach(async () => {
       server.reset({ records: 25, pageSize: 10 });
-      fresh = await backend.fresh();
+      fresh = await databases.fresh();
       db = openUrl(fresh.url);
       await migrate(db);
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-runs-contract-'));
       clock = testClock();
-      box = testBox(dir);
+      box = testBox();
       await setupItems(db, clock, box, server.origin);
       await addEndpoint(db, clock, 'numbered', ENDPOINTS.pageNumber);
       ctx = runContext(db, clock, box);
@@ -90,7 +93,6 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
     afterEach(async () => {
       await db?.close();
       await fresh?.cleanup();
-      if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
     });
 
     const itemIds = async (on: Database = db): Promise<number[]> =>
@@ -498,17 +500,21 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
 const postgres = BACKENDS.find((b) => b.name === 'postgres')!;
 
 describe.skipIf(postgres.skip)('import runs on postgres only', () => {
+  let databases: SharedDatabases;
   let fresh: FreshDatabase;
-  let dir: string;
 
+  beforeAll(async () => {
+    databases = await postgres.shared();
+  });
+  afterAll(async () => {
+    await databases?.cleanup();
+  });
   beforeEach(async () => {
     server.reset({ records: 25, pageSize: 10 });
-    fresh = await postgres.fresh();
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-runs-contract-'));
+    fresh = await databases.fresh();
   });
   afterEach(async () => {
     await fresh?.cleanup();
-    if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it('a pool of one connection fails the run at once, saying why, instead of waiting forever for a second one', async () => {
@@ -517,7 +523,7 @@ describe.skipIf(postgres.skip)('import runs on postgres only', () => {
     try {
       await migrate(single);
       const clock = testClock();
-      const box = testBox(dir);
+      const box = testBox();
       await setupItems(single, clock, box, server.origin);
       await addEndpoint(single, clock, 'numbered', ENDPOINTS.pageNumber);
       const queued = await queueEndpointRun(single, 'numbered', 'manual', clock());
@@ -548,7 +554,7 @@ describe.skipIf(postgres.skip)('import runs on postgres only', () => {
     ): Promise<{ db: Database; other: Database; ctx: ImportRunContext; runId: string }> {
       const db = openUrl(fresh.url);
       const other = openUrl(fresh.url);
-      const box = testBox(dir);
+      const box = testBox();
       await setupItems(db, clock, box, server.origin);
       await addEndpoint(db, clock, 'numbered', ENDPOINTS.pageNumber);
       await sql.raw(slowInsert(wait)).execute(db.kysely);
@@ -627,7 +633,7 @@ describe.skipIf(postgres.skip)('import runs on postgres only', () => {
     try {
       await migrate(db);
       const clock = testClock();
-      const box = testBox(dir);
+      const box = testBox();
       await setupItems(db, clock, box, server.origin);
       await addEndpoint(db, clock, 'numbered', ENDPOINTS.pageNumber);
       const ctx = runContext(db, clock, box);

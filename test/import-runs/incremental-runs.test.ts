@@ -5,11 +5,9 @@
  * moves only with a Completed run's commit; a reset starts over and a set is sent next time. The
  * variables render in the path, query, headers and body.
  */
-import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
-import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseDatabaseUrl } from '../../src/core/config.js';
@@ -27,7 +25,7 @@ import { createConnection, createEndpoint } from '../../src/rest-source/service.
 import { getBookmark } from '../../src/rest-source/store.js';
 import { migrate, openDatabase, type Database } from '../../src/storage/database.js';
 import { createTargetTable } from '../../src/tables/service.js';
-import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
+import { BACKENDS, type FreshDatabase, type SharedDatabases } from '../helpers/databases.js';
 import { runContext, testBox, testClock, type ManualClock } from '../helpers/import-fixtures.js';
 
 interface Article {
@@ -84,22 +82,27 @@ const ARTICLES = 7;
 
 describe.each(BACKENDS)('incremental imports on $name', (backend) => {
   describe.skipIf(backend.skip)(`${backend.name}`, () => {
+    let databases: SharedDatabases;
     let fresh: FreshDatabase;
     let db: Database;
-    let dir: string;
     let clock: ManualClock;
     let ctx: ImportRunContext;
 
+    beforeAll(async () => {
+      databases = await backend.shared();
+    });
+    afterAll(async () => {
+      await databases?.cleanup();
+    });
     beforeEach(async () => {
       api.articles = [];
       api.received = [];
       api.failNext = false;
-      fresh = await backend.fresh();
+      fresh = await databases.fresh();
       db = openDatabase(parseDatabaseUrl(fresh.url, os.tmpdir(), 2));
       await migrate(db);
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-incremental-'));
       clock = testClock();
-      const box = testBox(dir);
+      const box = testBox();
       await createTargetTable(
         db,
         {
@@ -140,7 +143,6 @@ describe.each(BACKENDS)('incremental imports on $name', (backend) => {
     afterEach(async () => {
       await db?.close();
       await fresh?.cleanup();
-      if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
     });
 
     const addEndpoint = (settings: Partial<EndpointInput>) =>

@@ -80,7 +80,7 @@ beforeEach(async () => {
   api.requests.length = 0;
   t = await openTestDatabase();
   clock = testClock();
-  box = testBox(t.dir);
+  box = testBox();
   await setupItems(t.db, clock, box, api.origin);
 });
 afterEach(() => t.cleanup());

@@ -41,7 +41,7 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
       await migrate(db);
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-runs-contract-'));
       const clock = testClock();
-      await setupItems(db, clock, testBox(dir), server.origin);
+      await setupItems(db, clock, testBox(), server.origin);
       await addEndpoint(db, clock, 'numbered', ENDPOINTS.pageNumber);
     });
     afterEach(async () => {

@@ -3,9 +3,7 @@
  * import writes nothing), the per-record errors a run keeps with the page and place of each record, and
  * retention of ended runs with a moved clock (never a Queued or Running one).
  */
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseDatabaseUrl } from '../../src/core/config.js';
@@ -21,7 +19,7 @@ import type { JobContext } from '../../src/job-queue/jobs.js';
 import { jobKinds } from '../../src/main/jobs.js';
 import { abortBoard, claimOf } from '../../src/storage/abort-board.js';
 import { migrate, openDatabase, type Database } from '../../src/storage/database.js';
-import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
+import { BACKENDS, type FreshDatabase, type SharedDatabases } from '../helpers/databases.js';
 import { addEndpoint, ENDPOINTS, runContext, setupItems, testBox, testClock, type ManualClock } from '../helpers/import-fixtures.js';
 import { startPagingServer, type PagingServer } from '../helpers/paging-server.js';
 
@@ -39,30 +37,34 @@ afterAll(async () => {
 
 describe.each(BACKENDS)('import run housekeeping on $name', (backend) => {
   describe.skipIf(backend.skip)(`${backend.name}`, () => {
+    let databases: SharedDatabases;
     let fresh: FreshDatabase;
     let db: Database;
-    let dir: string;
     let clock: ManualClock;
     let ctx: ImportRunContext;
 
     async function open(nameMaxLength?: number): Promise<void> {
       db = openUrl(fresh.url);
       await migrate(db);
-      await setupItems(db, clock, testBox(dir), server.origin, nameMaxLength === undefined ? {} : { nameMaxLength });
+      await setupItems(db, clock, testBox(), server.origin, nameMaxLength === undefined ? {} : { nameMaxLength });
       await addEndpoint(db, clock, 'numbered', ENDPOINTS.pageNumber);
-      ctx = runContext(db, clock, testBox(dir));
+      ctx = runContext(db, clock, testBox());
     }
 
+    beforeAll(async () => {
+      databases = await backend.shared();
+    });
+    afterAll(async () => {
+      await databases?.cleanup();
+    });
     beforeEach(async () => {
       server.reset({ records: 25, pageSize: 10 });
-      fresh = await backend.fresh();
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-run-housekeeping-'));
+      fresh = await databases.fresh();
       clock = testClock();
     });
     afterEach(async () => {
       await db?.close();
       await fresh?.cleanup();
-      fs.rmSync(dir, { recursive: true, force: true });
     });
 
     const itemCount = async (): Promise<number> =>

@@ -92,7 +92,7 @@ afterAll(() => api.close());
 beforeEach(async () => {
   t = await openTestDatabase();
   clock = testClock();
-  box = testBox(t.dir);
+  box = testBox();
   await setupItems(t.db, clock, box, api.origin);
 });
 afterEach(() => t.cleanup());

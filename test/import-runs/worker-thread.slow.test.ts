@@ -31,7 +31,7 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   t = await openTestDatabase();
-  await setupItems(t.db, systemClock, testBox(t.dir), server.origin);
+  await setupItems(t.db, systemClock, testBox(), server.origin);
   await addEndpoint(t.db, systemClock, 'numbered', ENDPOINTS.pageNumber);
   // A long tick: what runs here runs because the route woke the worker.
   const config = loadConfig({}, { dataDir: t.dir, logLevel: 'silent', schedulerTickMs: 60_000, secretKey: 'import-run-tests' });

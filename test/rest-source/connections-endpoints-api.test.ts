@@ -16,6 +16,7 @@ import { createSecretBox, type SecretBox } from '../../src/rest-source/secrets.j
 import { DEFAULT_OUTBOUND_POLICY } from '../../src/rest-source/outbound-policy.js';
 import { loadConnection } from '../../src/rest-source/store.js';
 import { openTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { secretBoxFor } from '../helpers/secret-boxes.js';
 import { startPagingServer, type PagingServer } from '../helpers/paging-server.js';
 
 const API = '/api/vendor/integrationFramework/v1.0';
@@ -29,7 +30,7 @@ let auth: TestAuth;
 beforeEach(async () => {
   t = await openTestDatabase();
   await applyConfigFile(t.db, EXAMPLE, clock); // integration 10
-  box = createSecretBox({ secretKey: 'routes-test-key', dataDir: t.dir });
+  box = secretBoxFor('routes-test-key');
   auth = await createTestAuth(t.db.kysely);
   app = await buildServer({
     authenticator: auth.authenticator,

@@ -15,9 +15,9 @@ import { findActiveRun } from '../../src/import-runs/queue-run.js';
 import { cursorRoutes } from '../../src/rest-source/cursor-routes.js';
 import { DEFAULT_OUTBOUND_POLICY } from '../../src/rest-source/outbound-policy.js';
 import { restApiRoutes } from '../../src/rest-source/routes.js';
-import { createSecretBox } from '../../src/rest-source/secrets.js';
 import { createTestAuth, type TestAuth } from '../helpers/auth.js';
 import { openTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { secretBoxFor } from '../helpers/secret-boxes.js';
 
 const API = '/api/vendor/integrationFramework/v1.0';
 const EXAMPLE = path.resolve(import.meta.dirname, '../../examples/customers.yaml');
@@ -29,7 +29,7 @@ let auth: TestAuth;
 beforeEach(async () => {
   t = await openTestDatabase();
   await applyConfigFile(t.db, EXAMPLE, clock); // integration 10
-  const box = createSecretBox({ secretKey: 'incremental-api', dataDir: t.dir });
+  const box = secretBoxFor('incremental-api');
   auth = await createTestAuth(t.db.kysely);
   app = await buildServer({
     authenticator: auth.authenticator,

@@ -168,7 +168,7 @@ describe('a whole run', () => {
   beforeEach(async () => {
     t = await openTestDatabase();
     clock = testClock();
-    box = testBox(t.dir);
+    box = testBox();
     await setupItems(t.db, clock, box, api.origin);
   });
   afterEach(() => t.cleanup());

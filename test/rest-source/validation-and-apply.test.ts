@@ -6,13 +6,14 @@ import { manualClock } from '../../src/core/clock.js';
 import { applyConfig, applyConfigFile } from '../../src/declarative-config/apply.js';
 import { AppError } from '../../src/core/errors.js';
 import { getEntry } from '../../src/job-queue/entries.js';
-import { createSecretBox, SecretDecryptionError, SECRET_KEY_FILE } from '../../src/rest-source/secrets.js';
+import { createSecretBox, SecretDecryptionError, SECRET_KEY_FILE, type SecretBox } from '../../src/rest-source/secrets.js';
 import { getEndpoint, loadConnection, loadEndpoint } from '../../src/rest-source/store.js';
 import { validateConnection } from '../../src/rest-source/connection-rules.js';
 import { validateEndpoint } from '../../src/rest-source/endpoint-rules.js';
 import type { ConnectionInput, EndpointInput } from '../../src/rest-source/schemas.js';
 import { endpointViewOf, type ConnectionSettings } from '../../src/rest-source/settings.js';
 import { openTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { secretBoxFor } from '../helpers/secret-boxes.js';
 
 const EXAMPLE = path.resolve(import.meta.dirname, '../../examples/customers.yaml');
 const clock = manualClock('2025-01-01T00:00:00Z');
@@ -359,7 +360,7 @@ describe('endpoint validation', () => {
     const t = await openTestDatabase();
     try {
       await applyConfigFile(t.db, EXAMPLE, clock);
-      const box = createSecretBox({ secretKey: 'k', dataDir: t.dir });
+      const box = secretBoxFor('k');
       await applyConfig(t.db, { restApiConnections: [basic], restApiEndpoints: [{ ...pageNumber, responseDataPath: '$' }] }, clock, {
         secrets: box,
       });
@@ -384,7 +385,7 @@ describe('endpoint validation', () => {
     const t = await openTestDatabase();
     try {
       await applyConfigFile(t.db, EXAMPLE, clock);
-      const box = createSecretBox({ secretKey: 'k', dataDir: t.dir });
+      const box = secretBoxFor('k');
       const apply = (endpoint: EndpointInput) =>
         applyConfig(t.db, { restApiConnections: [basic], restApiEndpoints: [endpoint] }, clock, { secrets: box });
       await apply(pageNumber);
@@ -528,10 +529,10 @@ describe('endpoint validation', () => {
 
 describe('ifw apply with REST API connections and endpoints', () => {
   let t: TestDatabase;
-  let box: ReturnType<typeof createSecretBox>;
+  let box: SecretBox;
   beforeEach(async () => {
     t = await openTestDatabase();
-    box = createSecretBox({ secretKey: 'apply-key', dataDir: t.dir });
+    box = secretBoxFor('apply-key');
     await applyConfigFile(t.db, EXAMPLE, clock);
   });
   afterEach(async () => {
