@@ -7,7 +7,7 @@
  */
 import os from 'node:os';
 import { sql } from 'kysely';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { manualClock } from '../../src/core/clock.js';
 import { parseDatabaseUrl } from '../../src/core/config.js';
 import { importPayload } from '../../src/table-writer/sqlite/importer.js';
@@ -25,7 +25,7 @@ import { releaseRequests } from '../../src/bulk-import/release-requests.js';
 import { runRetentionCleanup } from '../../src/bulk-import/retention.js';
 import { connectionOf } from '../../src/storage/connection.js';
 import { migrate, openDatabase, type Database } from '../../src/storage/database.js';
-import { BACKENDS, holdAdvisoryLock, type FreshDatabase, type SharedDatabases } from '../helpers/databases.js';
+import { BACKENDS, holdAdvisoryLock, type FreshDatabase } from '../helpers/databases.js';
 import { customersPayload, getRequest, insertRequest, setupCustomers, silentLogger } from '../helpers/queue-fixtures.js';
 
 const T0 = new Date('2025-03-01T10:00:00.000Z');
@@ -38,7 +38,6 @@ const openUrl = (url: string): Database => openDatabase(parseDatabaseUrl(url, os
 
 describe.each(BACKENDS)('job queue contract on $name', (backend) => {
   describe.skipIf(backend.skip)(`${backend.name}`, () => {
-    let databases: SharedDatabases;
     let fresh: FreshDatabase;
     let db: Database;
     const others: Database[] = [];
@@ -48,15 +47,8 @@ describe.each(BACKENDS)('job queue contract on $name', (backend) => {
       others.push(d);
       return d;
     };
-
-    beforeAll(async () => {
-      databases = await backend.shared();
-    });
-    afterAll(async () => {
-      await databases?.cleanup();
-    });
     beforeEach(async () => {
-      fresh = await databases.fresh();
+      fresh = await backend.fresh();
       db = openUrl(fresh.url);
       await migrate(db);
     });

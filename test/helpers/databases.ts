@@ -4,9 +4,10 @@
  * dropped afterwards, so no run depends on (or leaves) anything. `fresh()` answers one already
  * migrated, copied from the run's template (global-setup.ts): a file copy, or `CREATE DATABASE …
  * TEMPLATE`; `empty()` one with no table at all, for the tests of the migrations themselves.
- * `shared()`, taken in a file's `beforeAll`, answers the same state test after test for less: a
- * PostgreSQL database per test costs the server about 0.35 s of CPU, resetting one about 0.03 s
- * (postgres-reset.ts).
+ * On PostgreSQL a migrated database a test gives back (`cleanup()`) is kept by its test process and
+ * put back into the template's state for the next test that asks (postgres-reset.ts): a `CREATE
+ * DATABASE … TEMPLATE` costs the server about 0.35 s of CPU, a reset about 0.03 s. The global
+ * teardown drops the kept ones.
  *
  * PostgreSQL is expected at IFW_TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres)
  * and the tests behave the same everywhere: when it cannot be reached, the PostgreSQL tests run and
@@ -19,14 +20,14 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { resettable } from './postgres-reset.js';
+import { resettable, type ResettableDatabase } from './postgres-reset.js';
 
 export type BackendName = 'sqlite' | 'postgres';
 
 export interface FreshDatabase {
   /** IFW_DATABASE_URL for it. */
   readonly url: string;
-  /** Removes the file or drops the database. */
+  /** Removes the file or drops the database; a migrated PostgreSQL database goes back to its test process's pool. */
   cleanup(): Promise<void>;
 }
 
@@ -34,24 +35,10 @@ export interface Backend {
   readonly name: BackendName;
   /** True only when IFW_TEST_SKIP_POSTGRES=1 asks to skip PostgreSQL: the suite is skipped, with a printed notice. */
   readonly skip: boolean;
-  /** A migrated database of its own. */
+  /** A migrated database of its own, in the template's state (on PostgreSQL maybe a reset one from the pool). */
   fresh(): Promise<FreshDatabase>;
   /** A database of its own with nothing in it, not even the migrations' table. */
   empty(): Promise<FreshDatabase>;
-  /**
-   * Migrated databases for the tests of one file, taken in `beforeAll`: each `fresh()` of the answer is
-   * in the state `backend.fresh()` gives. On SQLite it is `backend.fresh()` (a file copy is cheap); on
-   * PostgreSQL one database for them all, put back into the template's state by each `fresh()`
-   * (postgres-reset.ts), whose `cleanup()` leaves it for the next test.
-   */
-  shared(): Promise<SharedDatabases>;
-}
-
-export interface SharedDatabases {
-  /** A migrated database as `backend.fresh()` gives it; the one before it is no longer used. */
-  fresh(): Promise<FreshDatabase>;
-  /** Drops the database, in `afterAll`. */
-  cleanup(): Promise<void>;
 }
 
 export const POSTGRES_ADMIN_URL = process.env.IFW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -108,43 +95,66 @@ function sqliteIn(migrated: boolean): Promise<FreshDatabase> {
   });
 }
 
-async function postgresDatabase(problem: string | undefined, migrated: boolean): Promise<FreshDatabase> {
-  if (problem !== undefined) {
-    throw new Error(
-      `PostgreSQL is not reachable at ${POSTGRES_ADMIN_URL} (${problem}); start it, or set IFW_TEST_SKIP_POSTGRES=1 to skip the PostgreSQL tests on this machine`,
-    );
-  }
-  const name = `ifw_test_${randomBytes(6).toString('hex')}`;
-  const template = migrated ? inject('postgresTemplate') : undefined;
+function unreachable(problem: string): Error {
+  return new Error(
+    `PostgreSQL is not reachable at ${POSTGRES_ADMIN_URL} (${problem}); start it, or set IFW_TEST_SKIP_POSTGRES=1 to skip the PostgreSQL tests on this machine`,
+  );
+}
+
+/** The run's migrated template (global-setup.ts). */
+function postgresTemplate(): string {
+  const template = inject('postgresTemplate');
   if (template === '') throw new Error('no PostgreSQL template database: the global setup (test/helpers/global-setup.ts) did not make one');
-  await adminQuery(template === undefined ? `create database ${name}` : `create database ${name} template ${template}`);
+  return template;
+}
+
+/** What the pool's databases are called: the template's name with `test` for `template`, then a random part. */
+export const pooledDatabasePrefix = (template: string): string => `${template.replace(/^ifw_template_/, 'ifw_test_')}_`;
+
+interface Pooled {
+  readonly url: string;
+  readonly state: ResettableDatabase;
+}
+
+/** Migrated databases given back by this test process's tests, each reset before it is handed out again. */
+const pool: Pooled[] = [];
+
+async function migratedPostgres(problem: string | undefined): Promise<FreshDatabase> {
+  if (problem !== undefined) throw unreachable(problem);
+  const template = postgresTemplate();
+  let taken = pool.pop();
+  if (taken !== undefined) await taken.state.reset();
+  else {
+    const name = `${pooledDatabasePrefix(template)}${randomBytes(6).toString('hex')}`;
+    const remake = async (): Promise<void> => {
+      await adminQuery(`drop database if exists ${name} with (force)`);
+      await adminQuery(`create database ${name} template ${template}`);
+    };
+    await adminQuery(`create database ${name} template ${template}`);
+    const url = postgresUrlOf(name);
+    taken = { url, state: await resettable(url, remake) };
+  }
+  const database = taken;
+  let given = false;
+  return {
+    url: database.url,
+    cleanup: () => {
+      if (!given) pool.push(database);
+      given = true;
+      return Promise.resolve();
+    },
+  };
+}
+
+/** A database with nothing in it, dropped by `cleanup()`. */
+async function emptyPostgres(problem: string | undefined): Promise<FreshDatabase> {
+  if (problem !== undefined) throw unreachable(problem);
+  const name = `ifw_test_${randomBytes(6).toString('hex')}`;
+  await adminQuery(`create database ${name}`);
   return {
     url: postgresUrlOf(name),
     // FORCE: a connection the test forgot (or a pool still closing) must not keep the database alive.
     cleanup: () => adminQuery(`drop database if exists ${name} with (force)`),
-  };
-}
-
-/** One PostgreSQL database made from the template, reset at each `fresh()` but the first. */
-async function sharedPostgres(problem: string | undefined): Promise<SharedDatabases> {
-  const database = await postgresDatabase(problem, true);
-  const name = new URL(database.url).pathname.slice(1);
-  const template = inject('postgresTemplate');
-  const state = await resettable(database.url, async () => {
-    await adminQuery(`drop database if exists ${name} with (force)`);
-    await adminQuery(`create database ${name} template ${template}`);
-  }).catch(async (err: unknown) => {
-    await database.cleanup();
-    throw err;
-  });
-  let used = false;
-  return {
-    async fresh() {
-      if (used) await state.reset();
-      used = true;
-      return { url: database.url, cleanup: () => Promise.resolve() };
-    },
-    cleanup: () => database.cleanup(),
   };
 }
 
@@ -160,14 +170,12 @@ export const BACKENDS: readonly Backend[] = [
     skip: false,
     fresh: () => sqliteIn(true),
     empty: () => sqliteIn(false),
-    shared: () => Promise.resolve({ fresh: () => sqliteIn(true), cleanup: () => Promise.resolve() }),
   },
   {
     name: 'postgres',
     skip: SKIP_POSTGRES,
-    fresh: () => postgresDatabase(problem, true),
-    empty: () => postgresDatabase(problem, false),
-    shared: () => sharedPostgres(problem),
+    fresh: () => migratedPostgres(problem),
+    empty: () => emptyPostgres(problem),
   },
 ];
 

@@ -16,10 +16,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
+import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { migrate, openDatabase } from '../../src/storage/database.js';
 import { parseDatabaseUrl } from '../../src/core/config.js';
-import { adminQuery, postgresProblem, postgresUrlOf, SKIP_POSTGRES } from './databases.js';
+import { adminQuery, POSTGRES_ADMIN_URL, pooledDatabasePrefix, postgresProblem, postgresUrlOf, SKIP_POSTGRES } from './databases.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -94,6 +95,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => {
     fs.rmSync(threads, { recursive: true, force: true });
     fs.rmSync(dir, { recursive: true, force: true });
-    if (postgresTemplate !== '') await adminQuery(`drop database if exists ${postgresTemplate} with (force)`);
+    if (postgresTemplate === '') return;
+    // The pooled databases the test processes kept (databases.ts), then the template.
+    const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
+    await client.connect();
+    try {
+      const prefix = pooledDatabasePrefix(postgresTemplate);
+      const { rows } = await client.query<{ datname: string }>('select datname from pg_database where starts_with(datname, $1)', [prefix]);
+      for (const { datname } of rows) await client.query(`drop database if exists ${datname} with (force)`);
+      await client.query(`drop database if exists ${postgresTemplate} with (force)`);
+    } finally {
+      await client.end();
+    }
   };
 }

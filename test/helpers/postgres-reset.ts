@@ -1,7 +1,7 @@
 /**
- * Puts a PostgreSQL database made from the run's template back into the state it was made in, for
- * `backend.shared()` (databases.ts): a file's tests then share one database, and each still starts
- * on what `CREATE DATABASE … TEMPLATE` would give it, at a small part of its cost (a copy of the
+ * Puts a PostgreSQL database made from the run's template back into the state it was made in, for the
+ * pool of migrated test databases (databases.ts): a database a test gave back is handed to the next
+ * one in what `CREATE DATABASE … TEMPLATE` would give it, at a small part of its cost (a copy of the
  * 8.5 MB template is about 0.35 s of the server's CPU).
  *
  * What a test can leave, and how it goes:

@@ -30,7 +30,7 @@ import type { FetchedPage } from '../../src/rest-source/model.js';
 import type { SecretBox } from '../../src/rest-source/secrets.js';
 import { createConnection, createEndpoint } from '../../src/rest-source/service.js';
 import { migrate, openDatabase, type Database } from '../../src/storage/database.js';
-import { BACKENDS, holdAdvisoryLock, POSTGRES_ADMIN_URL, type FreshDatabase, type SharedDatabases } from '../helpers/databases.js';
+import { BACKENDS, holdAdvisoryLock, POSTGRES_ADMIN_URL, type FreshDatabase } from '../helpers/databases.js';
 import {
   addEndpoint,
   ENDPOINTS,
@@ -66,22 +66,14 @@ afterAll(async () => {
 
 describe.each(BACKENDS)('import runs on $name', (backend) => {
   describe.skipIf(backend.skip)(`${backend.name}`, () => {
-    let databases: SharedDatabases;
     let fresh: FreshDatabase;
     let db: Database;
     let clock: ManualClock;
     let box: SecretBox;
     let ctx: ImportRunContext;
-
-    beforeAll(async () => {
-      databases = await backend.shared();
-    });
-    afterAll(async () => {
-      await databases?.cleanup();
-    });
     beforeEach(async () => {
       server.reset({ records: 25, pageSize: 10 });
-      fresh = await databases.fresh();
+      fresh = await backend.fresh();
       db = openUrl(fresh.url);
       await migrate(db);
       clock = testClock();
@@ -500,18 +492,10 @@ describe.each(BACKENDS)('import runs on $name', (backend) => {
 const postgres = BACKENDS.find((b) => b.name === 'postgres')!;
 
 describe.skipIf(postgres.skip)('import runs on postgres only', () => {
-  let databases: SharedDatabases;
   let fresh: FreshDatabase;
-
-  beforeAll(async () => {
-    databases = await postgres.shared();
-  });
-  afterAll(async () => {
-    await databases?.cleanup();
-  });
   beforeEach(async () => {
     server.reset({ records: 25, pageSize: 10 });
-    fresh = await databases.fresh();
+    fresh = await postgres.fresh();
   });
   afterEach(async () => {
     await fresh?.cleanup();

@@ -25,7 +25,7 @@ import { createConnection, createEndpoint } from '../../src/rest-source/service.
 import { getBookmark } from '../../src/rest-source/store.js';
 import { migrate, openDatabase, type Database } from '../../src/storage/database.js';
 import { createTargetTable } from '../../src/tables/service.js';
-import { BACKENDS, type FreshDatabase, type SharedDatabases } from '../helpers/databases.js';
+import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
 import { runContext, testBox, testClock, type ManualClock } from '../helpers/import-fixtures.js';
 
 interface Article {
@@ -82,23 +82,15 @@ const ARTICLES = 7;
 
 describe.each(BACKENDS)('incremental imports on $name', (backend) => {
   describe.skipIf(backend.skip)(`${backend.name}`, () => {
-    let databases: SharedDatabases;
     let fresh: FreshDatabase;
     let db: Database;
     let clock: ManualClock;
     let ctx: ImportRunContext;
-
-    beforeAll(async () => {
-      databases = await backend.shared();
-    });
-    afterAll(async () => {
-      await databases?.cleanup();
-    });
     beforeEach(async () => {
       api.articles = [];
       api.received = [];
       api.failNext = false;
-      fresh = await databases.fresh();
+      fresh = await backend.fresh();
       db = openDatabase(parseDatabaseUrl(fresh.url, os.tmpdir(), 2));
       await migrate(db);
       clock = testClock();

@@ -19,7 +19,7 @@ import type { JobContext } from '../../src/job-queue/jobs.js';
 import { jobKinds } from '../../src/main/jobs.js';
 import { abortBoard, claimOf } from '../../src/storage/abort-board.js';
 import { migrate, openDatabase, type Database } from '../../src/storage/database.js';
-import { BACKENDS, type FreshDatabase, type SharedDatabases } from '../helpers/databases.js';
+import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
 import { addEndpoint, ENDPOINTS, runContext, setupItems, testBox, testClock, type ManualClock } from '../helpers/import-fixtures.js';
 import { startPagingServer, type PagingServer } from '../helpers/paging-server.js';
 
@@ -37,7 +37,6 @@ afterAll(async () => {
 
 describe.each(BACKENDS)('import run housekeeping on $name', (backend) => {
   describe.skipIf(backend.skip)(`${backend.name}`, () => {
-    let databases: SharedDatabases;
     let fresh: FreshDatabase;
     let db: Database;
     let clock: ManualClock;
@@ -50,16 +49,9 @@ describe.each(BACKENDS)('import run housekeeping on $name', (backend) => {
       await addEndpoint(db, clock, 'numbered', ENDPOINTS.pageNumber);
       ctx = runContext(db, clock, testBox());
     }
-
-    beforeAll(async () => {
-      databases = await backend.shared();
-    });
-    afterAll(async () => {
-      await databases?.cleanup();
-    });
     beforeEach(async () => {
       server.reset({ records: 25, pageSize: 10 });
-      fresh = await databases.fresh();
+      fresh = await backend.fresh();
       clock = testClock();
     });
     afterEach(async () => {
