@@ -10,7 +10,7 @@
  * - PostgreSQL keeps the records' JSON in the buffered page and stages it with the page rows, in one
  *   statement (postgres/stage-pages.ts).
  *
- * What both share is here: the shape of a page on its way, the fenced counter update, the page rows.
+ * What both share is here: the shape of a page on its way, the fenced counter update.
  */
 import { sql, type RawBuilder } from 'kysely';
 import { addMs } from '../job-queue/model.js';
@@ -55,10 +55,6 @@ export function bumpRun(fence: Fence, pages: readonly PreparedPage[]): RawBuilde
        and status = 'Running'
        and lease_owner = ${fence.owner}`;
 }
-
-/** The pages' rows, as `values` tuples of (run_id, page_no, url, records_fetched). */
-export const pageRows = (runId: string, pages: readonly PreparedPage[]): RawBuilder<unknown> =>
-  sql.join(pages.map((p) => sql`(${runId}, ${p.pageNo}, ${p.url}, ${p.recordCount})`));
 
 /** Pages left by an interrupted earlier attempt of this run go before the new attempt fetches. */
 export async function discardStagedPages(

@@ -6,12 +6,11 @@
  * block per commit. The page rows wait in the page buffer and several are written in one fenced
  * transaction; a run whose lease is lost stops at its next one, and its staged rows are dropped.
  */
-import { sql } from 'kysely';
 import type { CompiledMapping } from '../../mapping/engine.js';
 import { execute } from '../../storage/connection.js';
 import type { SqliteDatabase } from '../../storage/database.js';
 import { createStagedRows, stagedRowsWriter } from '../../table-writer/sqlite/staged-rows.js';
-import { bumpRun, pageRows, type Fence, type FetchedRecords, type PreparedPage } from '../stage-page.js';
+import { bumpRun, type Fence, type FetchedRecords, type PreparedPage } from '../stage-page.js';
 
 export interface SqliteStaging {
   /** Maps the page's records and stages them at once; the page row is left for `write`. */
@@ -39,9 +38,12 @@ export function sqliteStaging(db: SqliteDatabase, runId: string, mapping: Compil
   const { sqlite } = db;
   createStagedRows(sqlite, runId, mapping.columns.length);
   const stageRows = stagedRowsWriter(sqlite, runId, mapping);
+  // One prepared row insert for the run's pages: a multi-row statement would be a new text, prepared
+  // anew, for each number of pages a commit holds.
+  const insertPage = sqlite.prepare('insert into ifw_import_run_page (run_id, page_no, url, records_fetched) values (?, ?, ?, ?)');
   const transaction = sqlite.transaction((fence: Fence, pages: readonly PreparedPage[]): boolean => {
     if (execute(db, bumpRun(fence, pages)) !== 1) return false;
-    execute(db, sql`insert into ifw_import_run_page (run_id, page_no, url, records_fetched) values ${pageRows(fence.runId, pages)}`);
+    for (const page of pages) insertPage.run(fence.runId, page.pageNo, page.url, page.recordCount);
     return true;
   });
   return {
