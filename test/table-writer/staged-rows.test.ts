@@ -14,6 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { importPayload, importStagedRows, type ImportResult } from '../../src/table-writer/sqlite/importer.js';
 import {
   createStagedRows,
+  dropStagedRows,
   hasStagedRows,
   HOT_BYTES,
   stagedRowsTable,
@@ -290,6 +291,18 @@ describe('where staged rows are kept', () => {
     createStagedRows(staged, RUN, mapping.columns.length);
     expect(stagedRowsTable(staged, RUN)).toBe('ifw_scratch."ifw_staged_run-1"');
     expect(count(stagedRowsTable(staged, RUN))).toBe(0);
+  });
+
+  it('gives the in-memory pages back when a run is dropped', () => {
+    const mapping = compileMapping(plan(), tables);
+    const pages = (): number => staged.pragma('ifw_scratch.page_count', { simple: true }) as number;
+    createStagedRows(staged, RUN, mapping.columns.length);
+    const empty = pages();
+    const write = stagedRowsWriter(staged, RUN, mapping);
+    for (let pageNo = 1; pageNo <= 100; pageNo++) write(pageNo, customers(20));
+    expect(pages()).toBeGreaterThan(empty + 10);
+    dropStagedRows(staged, RUN);
+    expect(pages()).toBeLessThanOrEqual(empty);
   });
 
   it('staged from inside a transaction (ATTACH cannot run there): all in the TEMP table', () => {

@@ -18,7 +18,8 @@
  * file. An insert into the in-memory table costs about half of one into the TEMP table (no pager
  * between it and memory), and the staging insert is most of what a page costs the fetching thread; the
  * TEMP table keeps a run of millions of records from holding them all in memory. A run that went past
- * HOT_BYTES is read through a TEMP view of both, in record order (stagedRowsTable).
+ * HOT_BYTES is read through a TEMP view of both, in record order (stagedRowsTable). The in-memory
+ * database is auto-vacuumed: dropping a run's table gives its memory back.
  *
  * Neither reaches the database file or its write-ahead log: staged rows are scratch data, read only by
  * the connection that fetched them, and a run that is interrupted starts again from page 1.
@@ -81,6 +82,8 @@ export function createStagedRows(sqlite: BetterSqlite3.Database, runId: string, 
   if (!attached(sqlite)) {
     if (sqlite.inTransaction) return createTable(sqlite, coldTable(runId), width);
     sqlite.exec(`attach database ':memory:' as ${SCRATCH}`);
+    // So that dropping a run's table gives its memory back, instead of keeping the pages for the next run.
+    sqlite.pragma(`${SCRATCH}.auto_vacuum = FULL`);
   }
   createTable(sqlite, hotTable(runId), width);
 }
