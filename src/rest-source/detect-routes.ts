@@ -17,7 +17,7 @@ import { PaginationAnswers, paginationFieldsOf } from './pagination-fields.js';
 import { nullable, probe, ProbeError, ReadOnlyIn, restApiEndpoints as endpoints, tags, withoutReadOnly } from './route-schemas.js';
 import { EndpointProbeSchema } from './schemas.js';
 import type { SecretBox } from './secrets.js';
-import { loadConnection, loadEndpoint } from './store.js';
+import { loadEndpointWithConnection } from './store.js';
 import { resolveUnsavedEndpoint } from './unsaved.js';
 import type { Database } from '../storage/database.js';
 
@@ -111,8 +111,7 @@ export function detectRoutes(app: App, deps: { db: Database; secrets: SecretBox;
       },
     },
     async (request) => {
-      const endpoint = await loadEndpoint(db, endpoints.key(request.params.key));
-      const connection = await loadConnection(db, endpoint.connectionCode, secrets);
+      const { endpoint, connection } = await loadEndpointWithConnection(db, endpoints.key(request.params.key), secrets);
       return detectFor(db, connection, endpoint, endpoint.integrationSortingOrder, fetchOptions);
     },
   );

@@ -35,7 +35,7 @@ import { previewFirstPage, type PagePreview } from './preview.js';
 import { LIMITS } from './schemas.js';
 import { checkEndpointChange, checkNewEndpoint, createEndpoint, updateEndpoint } from './service.js';
 import { endpointViewOf, type EndpointView } from './settings.js';
-import { getBookmark, getEndpoint, listConnections, loadConnection, loadEndpoint } from './store.js';
+import { getBookmark, getEndpoint, listConnections, loadEndpointWithConnection } from './store.js';
 import { NO_BOOKMARK } from './cursor-values.js';
 import { cursorPanel } from './cursor-panel.js';
 import { resetCursor, setCursor } from './cursor-service.js';
@@ -310,8 +310,7 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
       'configureRest',
       async (request, ctx) => {
         const code = request.params.code;
-        const endpoint = await loadEndpoint(db, code);
-        const connection = await loadConnection(db, endpoint.connectionCode, secrets);
+        const { endpoint, connection } = await loadEndpointWithConnection(db, code, secrets);
         const integration = await loadDryRunIntegration(db, endpoint.integrationSortingOrder);
         try {
           const preview = await previewFirstPage(connection, endpoint, integration, { outbound: deps.outbound });
@@ -341,8 +340,7 @@ export function endpointPages(deps: RestPagesDeps): ConsolePages {
       'configureRest',
       async (request, ctx) => {
         const code = request.params.code;
-        const endpoint = await loadEndpoint(db, code);
-        const connection = await loadConnection(db, endpoint.connectionCode, secrets);
+        const { endpoint, connection } = await loadEndpointWithConnection(db, code, secrets);
         const recordsPath = (await getIntegration(db, endpoint.integrationSortingOrder))?.recordsPath ?? '';
         try {
           const detection = await detectPagination(connection, endpoint, recordsPath, { outbound: deps.outbound });

@@ -41,7 +41,7 @@ import {
   listConnections,
   listEndpoints,
   loadConnection,
-  loadEndpoint,
+  loadEndpointWithConnection,
   type ConnectionView,
 } from './store.js';
 import {
@@ -311,8 +311,7 @@ export function restApiRoutes(deps: RestApiRouteDeps): RoutePlugin {
         },
       },
       async (request) => {
-        const endpoint = await loadEndpoint(db, endpoints.key(request.params.key));
-        const connection = await loadConnection(db, endpoint.connectionCode, secrets);
+        const { endpoint, connection } = await loadEndpointWithConnection(db, endpoints.key(request.params.key), secrets);
         const integration = await loadDryRunIntegration(db, endpoint.integrationSortingOrder);
         return probe(() => preview(connection, endpoint, integration, fetchOptions));
       },

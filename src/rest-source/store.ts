@@ -176,3 +176,13 @@ export async function loadEndpoint(db: Db, code: string): Promise<RestEndpoint> 
   if (row === undefined) throw notFound(`No REST API endpoint with code '${code}'.`);
   return toRestEndpoint(row);
 }
+
+/** An endpoint with its connection, secrets opened: what a preview or a detection of a saved endpoint sends with. */
+export async function loadEndpointWithConnection(
+  db: Db,
+  code: string,
+  box: SecretBox,
+): Promise<{ endpoint: RestEndpoint; connection: RestConnection }> {
+  const endpoint = await loadEndpoint(db, code);
+  return { endpoint, connection: await loadConnection(db, endpoint.connectionCode, box) };
+}

@@ -5,23 +5,20 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedRequests, type BulkAnswer } from '../helpers/bulk-requests.js';
-import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
-import { API, startTestService, type TestService } from '../helpers/service.js';
+import { BACKENDS } from '../helpers/databases.js';
+import { API, startTestServiceOn, type TestService } from '../helpers/service.js';
 
 const SET = `${API}/bulkImportRequests`;
 
 for (const backend of BACKENDS) {
   describe.skipIf(backend.skip)(`a bulk action over 10 000 requests on ${backend.name}`, () => {
-    let fresh: FreshDatabase | undefined;
     let t: TestService;
 
     beforeAll(async () => {
-      fresh = backend.name === 'postgres' ? await backend.fresh() : undefined;
-      t = await startTestService({ workers: false, databaseUrl: fresh?.url });
+      t = await startTestServiceOn(backend, { workers: false });
     });
     afterAll(async () => {
       await t?.cleanup();
-      await fresh?.cleanup();
     });
 
     const db = () => t.service.db.kysely;

@@ -7,25 +7,22 @@
  * nothing, and a deleted request leaves no payload, chunk, error or Idempotency-Key behind.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
+import { BACKENDS } from '../helpers/databases.js';
 import { seedRequests, type BulkAnswer, type SeedRow } from '../helpers/bulk-requests.js';
-import { API, startTestService, type TestService } from '../helpers/service.js';
+import { API, startTestServiceOn, type TestService } from '../helpers/service.js';
 
 const SET = `${API}/bulkImportRequests`;
 const STATUSES = ['Pending', 'Processing', 'Completed', 'Failed', 'Cancelled'] as const;
 
 for (const backend of BACKENDS) {
   describe.skipIf(backend.skip)(`bulk actions, delete and payload on ${backend.name}`, () => {
-    let fresh: FreshDatabase | undefined;
     let t: TestService;
 
     beforeAll(async () => {
-      fresh = backend.name === 'postgres' ? await backend.fresh() : undefined;
-      t = await startTestService({ workers: false, databaseUrl: fresh?.url });
+      t = await startTestServiceOn(backend, { workers: false });
     });
     afterAll(async () => {
       await t?.cleanup();
-      await fresh?.cleanup();
     });
 
     const db = () => t.service.db.kysely;

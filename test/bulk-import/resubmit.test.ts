@@ -6,8 +6,8 @@
  * does the same.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKENDS, type FreshDatabase } from '../helpers/databases.js';
-import { API, startTestService, type TestService } from '../helpers/service.js';
+import { BACKENDS } from '../helpers/databases.js';
+import { API, startTestServiceOn, type TestService } from '../helpers/service.js';
 import { until } from '../helpers/until.js';
 
 const SET = `${API}/bulkImportRequests`;
@@ -26,18 +26,15 @@ interface Details {
 
 for (const backend of BACKENDS) {
   describe.skipIf(backend.skip)(`resubmit on ${backend.name}`, () => {
-    let fresh: FreshDatabase | undefined;
     let t: TestService;
 
     beforeAll(async () => {
-      fresh = backend.name === 'postgres' ? await backend.fresh() : undefined;
-      t = await startTestService({ workers: true, databaseUrl: fresh?.url });
+      t = await startTestServiceOn(backend, { workers: true });
       const raised = await t.inject({ method: 'PATCH', url: `${API}/integrations(10)`, payload: { maxPayloadSizeKb: 8192 } });
       expect(raised.statusCode, raised.body).toBe(200);
     });
     afterAll(async () => {
       await t?.cleanup();
-      await fresh?.cleanup();
     });
 
     const submit = async (records: object[]): Promise<string> => {

@@ -15,7 +15,7 @@ import { systemClock } from '../../src/core/clock.js';
 import type { PermissionSetName } from '../../src/auth/permission-sets.js';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { registerTestApplications, type Headers } from './auth.js';
-import { copySqliteTemplate } from './databases.js';
+import { copySqliteTemplate, type Backend } from './databases.js';
 import { checkAnswers } from './openapi-answers.js';
 
 export const API = '/api/vendor/integrationFramework/v1.0';
@@ -92,6 +92,25 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       const problems = await answerProblems();
       if (problems.length > 0)
         throw new Error(`answers the OpenAPI document does not describe (test/helpers/openapi-answers.ts):\n${problems.join('\n')}`);
+    },
+  };
+}
+
+/**
+ * A service on `backend`: its own SQLite file, or a fresh PostgreSQL database (`cleanup()` gives that
+ * back too).
+ */
+export async function startTestServiceOn(backend: Backend, options: Omit<TestServiceOptions, 'databaseUrl'> = {}): Promise<TestService> {
+  const fresh = backend.name === 'postgres' ? await backend.fresh() : undefined;
+  const t = await startTestService({ ...options, ...(fresh === undefined ? {} : { databaseUrl: fresh.url }) });
+  return {
+    ...t,
+    async cleanup() {
+      try {
+        await t.cleanup();
+      } finally {
+        await fresh?.cleanup();
+      }
     },
   };
 }

@@ -71,8 +71,11 @@ export interface ShapeService {
   readonly t: TestService;
   readonly server: PagingServer;
   readonly call: (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: unknown) => ReturnType<typeof callApi>;
-  /** A fresh table `<prefix>_<no>` and integration `firstSortingOrder + no`; `no` counts the cases. */
-  readonly freshIntegration: () => Promise<{ table: string; sortingOrder: number; no: number }>;
+  /**
+   * Endpoint `<codePrefix><no>` on the connection, as `endpoint` says, onto a fresh table `<prefix>_<no>`
+   * and integration `firstSortingOrder + no`; `no` counts the cases.
+   */
+  readonly freshEndpoint: (codePrefix: string, endpoint: Record<string, unknown>) => Promise<{ code: string; table: string }>;
 }
 
 /**
@@ -107,12 +110,20 @@ export function shapeService(connection: string, token: string, tablePrefix: str
       return server!;
     },
     call: (method, url, payload) => callApi(t!, method, url, payload),
-    freshIntegration: async () => {
+    freshEndpoint: async (codePrefix, endpoint) => {
       no++;
       const table = `${tablePrefix}_${no}`;
       const sortingOrder = firstSortingOrder + no;
       await itemsIntegration(t!, table, sortingOrder);
-      return { table, sortingOrder, no };
+      const code = `${codePrefix}${no}`;
+      const created = await callApi(t!, 'POST', 'restApiEndpoints', {
+        code,
+        connectionCode: connection,
+        integrationSortingOrder: sortingOrder,
+        ...endpoint,
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      return { code, table };
     },
   };
 }

@@ -9,19 +9,11 @@ import { runAndRead, shapeService } from '../helpers/shape-runs.js';
 import { range } from '../helpers/paging-server.js';
 
 const shapes = shapeService('shapes', 'shape-token', 'shape', 100);
-const { call, freshIntegration } = shapes;
+const { freshEndpoint } = shapes;
 
 /** Configures the endpoint over the API, runs it, and answers the ended run and the table's ids. */
 async function runShape(endpoint: Record<string, unknown>) {
-  const { table, sortingOrder, no } = await freshIntegration();
-  const code = `e${no}`;
-  const created = await call('POST', 'restApiEndpoints', {
-    code,
-    connectionCode: 'shapes',
-    integrationSortingOrder: sortingOrder,
-    ...endpoint,
-  });
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  const { code, table } = await freshEndpoint('e', endpoint);
   return runAndRead(shapes.t, code, table);
 }
 

@@ -9,21 +9,13 @@ import { runAndRead, shapeService } from '../helpers/shape-runs.js';
 import { range } from '../helpers/paging-server.js';
 
 const shapes = shapeService('api', 'detect-token', 'detect', 300);
-const { call, freshIntegration } = shapes;
+const { call, freshEndpoint } = shapes;
 
 const runEndpoint = (code: string, table: string) => runAndRead(shapes.t, code, table);
 
 /** Saves the endpoint as given (no pagination), detects, saves the proposal as it is, runs. */
 async function detectAndRun(endpoint: Record<string, unknown>) {
-  const { table, sortingOrder, no } = await freshIntegration();
-  const code = `d${no}`;
-  const created = await call('POST', 'restApiEndpoints', {
-    code,
-    connectionCode: 'api',
-    integrationSortingOrder: sortingOrder,
-    ...endpoint,
-  });
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  const { code, table } = await freshEndpoint('d', endpoint);
   const detected = await call('POST', `restApiEndpoints('${code}')/Microsoft.NAV.detectPagination`);
   expect(detected.status, JSON.stringify(detected.body)).toBe(200);
   expect(detected.body.ok, JSON.stringify(detected.body)).toBe(true);
@@ -161,15 +153,7 @@ describe('detect pagination, save the proposal, run', () => {
 
 describe('check the saved settings against the API', () => {
   async function check(endpoint: Record<string, unknown>) {
-    const { table, sortingOrder, no } = await freshIntegration();
-    const code = `c${no}`;
-    const created = await call('POST', 'restApiEndpoints', {
-      code,
-      connectionCode: 'api',
-      integrationSortingOrder: sortingOrder,
-      ...endpoint,
-    });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const { code, table } = await freshEndpoint('c', endpoint);
     const checked = await call('POST', `restApiEndpoints('${code}')/Microsoft.NAV.detectPagination`);
     expect(checked.status).toBe(200);
     const rows = await call('GET', `targetTables('${table}')/rows`);
