@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
 import { applyConfig } from '../../src/declarative-config/apply.js';
-import { API, startTestService, type TestService } from '../helpers/service.js';
+import { API, startListeningService, type TestService } from '../helpers/service.js';
 import { startPagingServer, type PagingServer } from '../helpers/paging-server.js';
 import { assertBuilt, runIfw } from '../helpers/process.js';
 
@@ -18,9 +18,7 @@ describe('ifw endpoints detect-pagination against a service', () => {
   beforeAll(async () => {
     assertBuilt();
     server = await startPagingServer({ records: 23, pageSize: 5 });
-    t = await startTestService({ config: { host: '127.0.0.1', port: 0, secretKey: 'cli-detect-key' } });
-    url = (await t.service.listen()).replace('localhost', '127.0.0.1');
-    env = { IFW_TOKEN: t.headers.authorization.replace(/^Bearer /, '') };
+    ({ t, url, env } = await startListeningService({ secretKey: 'cli-detect-key' }));
     const post = (path: string, payload: object) => t.inject({ method: 'POST', url: `${API}/${path}`, payload });
     expect((await post('restApiConnections', { code: 'cli', baseUrl: server.origin })).statusCode).toBe(201);
     await applyConfig(

@@ -4,9 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, runIfw } from '../helpers/process.js';
-import { startTestService, type TestService } from '../helpers/service.js';
-
-const API = '/api/vendor/integrationFramework/v1.0';
+import { API, startListeningService, type TestService } from '../helpers/service.js';
 
 describe('ifw endpoints cursor against a service', () => {
   let t: TestService;
@@ -14,9 +12,7 @@ describe('ifw endpoints cursor against a service', () => {
   let env: NodeJS.ProcessEnv;
   beforeAll(async () => {
     assertBuilt();
-    t = await startTestService({ config: { host: '127.0.0.1', port: 0 } });
-    url = (await t.service.listen()).replace('localhost', '127.0.0.1');
-    env = { IFW_TOKEN: t.headers.authorization.replace(/^Bearer /, '') };
+    ({ t, url, env } = await startListeningService());
     const post = (path: string, body: unknown) =>
       fetch(`${url}${API}/${path}`, {
         method: 'POST',

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedRequest } from '../helpers/console-pages.js';
 import { assertBuilt, runIfw } from '../helpers/process.js';
-import { startTestService, type TestService } from '../helpers/service.js';
+import { startListeningService, type TestService } from '../helpers/service.js';
 
 describe('ifw requests against a service', () => {
   let t: TestService;
@@ -17,9 +17,7 @@ describe('ifw requests against a service', () => {
   let env: NodeJS.ProcessEnv;
   beforeAll(async () => {
     assertBuilt();
-    t = await startTestService({ config: { host: '127.0.0.1', port: 0 } });
-    url = (await t.service.listen()).replace('localhost', '127.0.0.1');
-    env = { IFW_TOKEN: t.headers.authorization.replace(/^Bearer /, '') };
+    ({ t, url, env } = await startListeningService());
   });
   afterAll(async () => t?.cleanup());
 

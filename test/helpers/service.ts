@@ -114,3 +114,15 @@ export async function startTestServiceOn(backend: Backend, options: Omit<TestSer
     },
   };
 }
+
+/**
+ * A service listening on 127.0.0.1 (an ephemeral port), for the `ifw` client commands run as
+ * processes: its URL, and the environment with IFW_TOKEN of its SUPER application.
+ */
+export async function startListeningService(
+  config: Partial<Config> = {},
+): Promise<{ t: TestService; url: string; env: NodeJS.ProcessEnv }> {
+  const t = await startTestService({ config: { host: '127.0.0.1', port: 0, ...config } });
+  const url = (await t.service.listen()).replace('localhost', '127.0.0.1');
+  return { t, url, env: { IFW_TOKEN: t.headers.authorization.replace(/^Bearer /, '') } };
+}
