@@ -1,13 +1,20 @@
 /** Shared setup of the queue tests: a real target table and integration, requests inserted as rows. */
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Selectable } from 'kysely';
-import type { Clock } from '../../src/core/clock.js';
+import { afterEach, beforeEach } from 'vitest';
+import { systemClock, type Clock } from '../../src/core/clock.js';
+import { loadConfig, type Config } from '../../src/core/config.js';
+import type { QueueHost } from '../../src/job-queue/host.js';
 import { declareIntegration } from '../../src/integrations/service.js';
 import { RETENTION_CLEANUP_ENTRY } from '../../src/bulk-import/jobs.js';
 import { createLogger } from '../../src/core/logger.js';
-import type { Database } from '../../src/storage/database.js';
+import { openDatabase, type Database } from '../../src/storage/database.js';
 import type { BulkImportRequestRow } from '../../src/storage/schema.js';
 import { createTargetTable } from '../../src/tables/service.js';
+import type { Backend, FreshDatabase } from './databases.js';
 import { until } from './until.js';
 
 export const silentLogger = createLogger({ logLevel: 'silent' });
@@ -121,4 +128,37 @@ export async function queueHadItsTurn(db: Database, wake: () => void): Promise<v
       what: `run ${run} of the retention cleanup entry`,
     });
   }
+}
+
+export interface PostgresQueue {
+  config: Config;
+  db: Database;
+  /** The host a test started, closed after it. */
+  host: QueueHost | undefined;
+}
+
+/**
+ * For the tests of the job queue's thread on PostgreSQL: before each, a migrated database with the
+ * customers integration, a config with a long tick (whatever is processed is processed because of a
+ * wake) and a connection; after each, the host a test started is closed and all of it goes.
+ */
+export function postgresQueue(postgres: Backend): PostgresQueue {
+  const queue = { host: undefined } as PostgresQueue;
+  let dir: string;
+  let fresh: FreshDatabase;
+  beforeEach(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-host-'));
+    fresh = await postgres.fresh();
+    queue.config = loadConfig({ IFW_DATABASE_URL: fresh.url }, { dataDir: dir, logLevel: 'silent', schedulerTickMs: 60_000 });
+    queue.db = openDatabase(queue.config.database);
+    await setupCustomers(queue.db, systemClock);
+  });
+  afterEach(async () => {
+    await queue.host?.close();
+    queue.host = undefined;
+    await queue.db.close();
+    await fresh?.cleanup();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return queue;
 }

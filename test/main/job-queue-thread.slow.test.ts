@@ -9,7 +9,7 @@ import type { QueueHost } from '../../src/job-queue/host.js';
 import { startJobQueue } from '../../src/main/job-queue.js';
 import type { ImportFnPg } from '../../src/bulk-import/processor.js';
 import { openDatabase, type Database } from '../../src/storage/database.js';
-import { BACKENDS, copySqliteTemplate, type FreshDatabase } from '../helpers/databases.js';
+import { BACKENDS, copySqliteTemplate } from '../helpers/databases.js';
 import { until } from '../helpers/until.js';
 import {
   customerNos,
@@ -19,6 +19,7 @@ import {
   insertRequest,
   queueHadItsTurn,
   setupCustomers,
+  postgresQueue,
   silentLogger,
 } from '../helpers/queue-fixtures.js';
 
@@ -94,17 +95,9 @@ describe('startJobQueue', () => {
 const postgres = BACKENDS.find((b) => b.name === 'postgres')!;
 
 describe.skipIf(postgres.skip)('startJobQueue on PostgreSQL: shutting down with an import that does not end', () => {
-  let fresh: FreshDatabase;
-  beforeEach(async () => {
-    fresh = await postgres.fresh();
-  });
-  afterEach(async () => {
-    await fresh?.cleanup();
-  });
+  const pg = postgresQueue(postgres);
 
   it('after closeTimeoutMs, close() returns the request to Pending, the attempt not counted, and resolves', async () => {
-    const pgConfig = loadConfig({ IFW_DATABASE_URL: fresh.url }, { dataDir: dir, logLevel: 'silent', schedulerTickMs: 60_000 });
-    const pgDb = openDatabase(pgConfig.database);
     let unblock!: () => void;
     const blocked = new Promise<void>((resolve) => (unblock = resolve));
     let importing = false;
@@ -114,61 +107,42 @@ describe.skipIf(postgres.skip)('startJobQueue on PostgreSQL: shutting down with 
       await blocked;
       throw new Error('let go after the shutdown');
     };
-    let pgHost: QueueHost | undefined;
     try {
-      await setupCustomers(pgDb, systemClock);
-      const id = await insertRequest(pgDb, { submittedAt: new Date().toISOString(), payload: customersPayload('C1') });
-      pgHost = await startJobQueue(pgConfig, { logger: silentLogger, closeTimeoutMs: 300, importPayloadPg });
-      pgHost.wake();
+      const id = await insertRequest(pg.db, { submittedAt: new Date().toISOString(), payload: customersPayload('C1') });
+      pg.host = await startJobQueue(pg.config, { logger: silentLogger, closeTimeoutMs: 300, importPayloadPg });
+      pg.host.wake();
       await until(() => importing, { what: 'the import started' });
-      expect(await getRequest(pgDb, id)).toMatchObject({ status: 'Processing', attempts: 1 });
+      expect(await getRequest(pg.db, id)).toMatchObject({ status: 'Processing', attempts: 1 });
 
       const started = Date.now();
-      await pgHost.close();
+      await pg.host.close();
       const took = Date.now() - started;
 
       expect(took).toBeGreaterThanOrEqual(290);
       expect(took).toBeLessThan(5_000);
-      expect(await getRequest(pgDb, id)).toMatchObject({ status: 'Pending', attempts: 0, lease_owner: null, lease_expires_at: null });
+      expect(await getRequest(pg.db, id)).toMatchObject({ status: 'Pending', attempts: 0, lease_owner: null, lease_expires_at: null });
     } finally {
       unblock();
-      await pgHost?.close();
-      await pgDb.close();
     }
   });
 });
 
 describe.skipIf(postgres.skip)('startJobQueue on PostgreSQL', () => {
-  let fresh: FreshDatabase;
-  let pgConfig: Config;
-  let pgDb: Database;
-  let pgHost: QueueHost | undefined;
-  beforeEach(async () => {
-    fresh = await postgres.fresh();
-    pgConfig = loadConfig({ IFW_DATABASE_URL: fresh.url }, { dataDir: dir, logLevel: 'silent', schedulerTickMs: 60_000 });
-    pgDb = openDatabase(pgConfig.database);
-    await setupCustomers(pgDb, systemClock);
-  });
-  afterEach(async () => {
-    await pgHost?.close();
-    pgHost = undefined;
-    await pgDb.close();
-    await fresh?.cleanup();
-  });
+  const pg = postgresQueue(postgres);
 
   it('imports on a worker thread: a request completes while this thread is blocked; LISTEN is up; close stops it', async () => {
-    pgHost = await startJobQueue(pgConfig, { logger: silentLogger });
-    expect(pgHost.healthy).toBe(true);
-    await until(() => pgHost!.listening, { what: 'the LISTEN connection up' });
-    const id = await insertRequest(pgDb, { submittedAt: new Date().toISOString(), payload: customersPayload('C1', 'C2') });
+    pg.host = await startJobQueue(pg.config, { logger: silentLogger });
+    expect(pg.host.healthy).toBe(true);
+    await until(() => pg.host!.listening, { what: 'the LISTEN connection up' });
+    const id = await insertRequest(pg.db, { submittedAt: new Date().toISOString(), payload: customersPayload('C1', 'C2') });
 
-    pgHost.wake();
+    pg.host.wake();
     // Nothing runs on this thread's event loop meanwhile (blocked for 3 s, asleep rather than spinning, so
     // the other thread has a core): only another thread can import the request.
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 3000);
-    expect(await getRequest(pgDb, id)).toMatchObject({ status: 'Completed', record_count: 2 });
+    expect(await getRequest(pg.db, id)).toMatchObject({ status: 'Completed', record_count: 2 });
 
-    await pgHost.close();
-    expect(pgHost.healthy).toBe(false);
+    await pg.host.close();
+    expect(pg.host.healthy).toBe(false);
   });
 });
