@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
 import { applyConfig } from '../../src/declarative-config/apply.js';
-import { startPagingServer, type PagingServer } from './paging-server.js';
+import { PAGED_CONTACTS, startPagingServer, type PagingServer } from './paging-server.js';
 import { API, startTestService, type TestService } from './service.js';
 import { until } from './until.js';
 
@@ -17,38 +17,16 @@ export async function callApi(t: TestService, method: 'GET' | 'POST' | 'PATCH', 
   return { status: res.statusCode, body: res.body === '' ? undefined : res.json() };
 }
 
-/** A target table `table` (id integer key, name text) and an insert-mode REST integration onto it. */
+/**
+ * A target table `table` (id integer key, name text) and a REST integration onto it, as PAGED_CONTACTS
+ * but in insert mode: a record fetched twice fails the run instead of being written over.
+ */
 export async function itemsIntegration(t: TestService, table: string, sortingOrder: number): Promise<void> {
   await applyConfig(
     t.service.db,
     {
-      targetTables: [
-        {
-          name: table,
-          primaryKey: ['id'],
-          fields: [
-            { name: 'id', type: 'integer' },
-            { name: 'name', type: 'text' },
-          ],
-        },
-      ],
-      integrations: [
-        {
-          sortingOrder,
-          name: `Items ${table}`,
-          type: 'restApi',
-          targetTable: table,
-          writeMode: 'insert',
-          fields: [
-            { fieldNo: 1, title: 'Id', sourcePath: 'id' },
-            { fieldNo: 2, title: 'Name', sourcePath: 'name' },
-          ],
-          mappings: [
-            { fieldNo: 1, targetField: 'id', required: true },
-            { fieldNo: 2, targetField: 'name' },
-          ],
-        },
-      ],
+      targetTables: [{ ...PAGED_CONTACTS.table, name: table }],
+      integrations: [{ ...PAGED_CONTACTS.integration, sortingOrder, name: `Items ${table}`, targetTable: table, writeMode: 'insert' }],
     },
     systemClock,
   );
