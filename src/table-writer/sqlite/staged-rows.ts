@@ -102,6 +102,16 @@ export function hasStagedRows(sqlite: BetterSqlite3.Database, runId: string): bo
 /** Rows per INSERT into the staging table at most, within SQLite's smallest bound-parameter limit (999). */
 const rowsPerInsert = (stride: number): number => Math.max(1, Math.min(64, Math.floor(999 / stride)));
 
+/** About what a staged row holds: strings by length, numbers as 8 bytes, and a little for the row. */
+function stagedBytes(raw: string | null, values: readonly SqlValue[], from: number, width: number): number {
+  let bytes = 16 + (raw === null ? 0 : raw.length);
+  for (let c = from; c < from + width; c++) {
+    const value = values[c];
+    bytes += typeof value === 'string' ? value.length : 8;
+  }
+  return bytes;
+}
+
 /**
  * Maps a page's records (mapBatch, numbering them on from page to page) and inserts them into the
  * run's staging table: a record with a violation is staged as its JSON text instead of its values.
@@ -119,29 +129,28 @@ export function stagedRowsWriter(
   const width = mapping.columns.length;
   const stride = STAGED_LEAD + width;
   const tuple = `(${new Array<string>(stride).fill('?').join(', ')})`;
-  const columns = `(record_no, page_no, raw${valueAliases(width)
+  const names = `record_no, page_no, raw${valueAliases(width)
     .map((c) => `, ${c}`)
-    .join('')})`;
+    .join('')}`;
   const most = rowsPerInsert(stride);
   type Prepared = { readonly statement: BetterSqlite3.Statement; readonly params: SqlValue[] };
   let statements = new Map<number, Prepared>();
   // Into the in-memory table until the run has staged `hotLimit` bytes there; then into the TEMP table.
   let table = stagedRowsTable(sqlite, runId);
-  let hotBytes = table === hotTable(runId) ? 0 : hotLimit;
+  let hot = table === hotTable(runId);
+  let hotBytes = 0;
   const goCold = (): void => {
     createTable(sqlite, coldTable(runId), width);
-    const all = `record_no, page_no, raw${valueAliases(width)
-      .map((c) => `, ${c}`)
-      .join('')}`;
-    sqlite.exec(`create view ${bothView(runId)} as select ${all} from ${hotTable(runId)} union all select ${all} from ${coldTable(runId)}`);
+    sqlite.exec(`create view ${bothView(runId)} as select ${names} from ${table} union all select ${names} from ${coldTable(runId)}`);
     table = coldTable(runId);
+    hot = false;
     statements = new Map();
   };
   const statementFor = (rows: number): Prepared => {
     let prepared = statements.get(rows);
     if (prepared === undefined) {
       prepared = {
-        statement: sqlite.prepare(`insert into ${table} ${columns} values ${new Array<string>(rows).fill(tuple).join(', ')}`),
+        statement: sqlite.prepare(`insert into ${table} (${names}) values ${new Array<string>(rows).fill(tuple).join(', ')}`),
         params: new Array<SqlValue>(rows * stride),
       };
       statements.set(rows, prepared);
@@ -151,7 +160,7 @@ export function stagedRowsWriter(
   const row = new Array<SqlValue>(width).fill(null);
   let recordNo = 0;
   return (pageNo, records) => {
-    if (hotBytes >= hotLimit && table === hotTable(runId)) goCold();
+    if (hot && hotBytes >= hotLimit) goCold();
     const { values, violations } = mapBatch(mapping, records, row);
     for (let from = 0; from < records.length; from += most) {
       const { statement, params } = statementFor(Math.min(most, records.length - from));
@@ -160,13 +169,8 @@ export function stagedRowsWriter(
         params[at] = ++recordNo;
         params[at + 1] = pageNo;
         params[at + 2] = raw;
-        let bytes = 16 + (raw === null ? 0 : raw.length);
-        for (let c = 0; c < width; c++) {
-          const value = values[r * width + c]!;
-          params[at + STAGED_LEAD + c] = value;
-          bytes += typeof value === 'string' ? value.length : 8;
-        }
-        hotBytes += bytes;
+        for (let c = 0; c < width; c++) params[at + STAGED_LEAD + c] = values[r * width + c]!;
+        if (hot) hotBytes += stagedBytes(raw, values, r * width, width);
       }
       statement.run(params);
     }
