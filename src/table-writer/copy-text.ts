@@ -25,18 +25,24 @@ function copyPart(value: SqlValue): string | undefined {
   return value.replace(/[\\\n\r\t]/g, (c) => ESCAPES[c]!);
 }
 
+/** One row's line of COPY text: `width` values of `values` from `from`; null when a value cannot be written. */
+function copyLine(values: readonly SqlValue[], from: number, width: number): string | null {
+  let line = '';
+  for (let c = 0; c < width; c++) {
+    const part = copyPart(values[from + c]!);
+    if (part === undefined) return null;
+    line += c === 0 ? part : '\t' + part;
+  }
+  return line + '\n';
+}
+
 /** The COPY text of rows, one string; null when a value cannot be written. */
 export function copyRows(rows: readonly (readonly SqlValue[])[]): string | null {
   let text = '';
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i]!;
-    let line = '';
-    for (let c = 0; c < row.length; c++) {
-      const part = copyPart(row[c]!);
-      if (part === undefined) return null;
-      line += c === 0 ? part : '\t' + part;
-    }
-    text += line + '\n';
+  for (const row of rows) {
+    const line = copyLine(row, 0, row.length);
+    if (line === null) return null;
+    text += line;
   }
   return text;
 }
@@ -45,13 +51,9 @@ export function copyRows(rows: readonly (readonly SqlValue[])[]): string | null 
 export function copyFlat(values: readonly SqlValue[], width: number): string | null {
   let text = '';
   for (let at = 0; at < values.length; at += width) {
-    let line = '';
-    for (let c = 0; c < width; c++) {
-      const part = copyPart(values[at + c]!);
-      if (part === undefined) return null;
-      line += c === 0 ? part : '\t' + part;
-    }
-    text += line + '\n';
+    const line = copyLine(values, at, width);
+    if (line === null) return null;
+    text += line;
   }
   return text;
 }
