@@ -10,7 +10,8 @@
  * route has, and an answer to a caller whose connection is already closed (nobody reads it). A route that is neither of these and is missing from the document is itself a mismatch.
  *
  * One validator per distinct document per process, its Ajv functions compiled on the first answer of
- * each operation, into one Ajv: test files of a worker share it (the fast project does not isolate them).
+ * each operation, into one Ajv, once per distinct schema: test files of a worker share it (the fast
+ * project does not isolate them).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import formats from 'ajv-formats';
@@ -30,6 +31,26 @@ type Ajv = ReturnType<typeof addFormats>;
 
 const checkers = new Map<string, Promise<Checker>>();
 const byApp = new WeakMap<object, Promise<Checker>>();
+
+/**
+ * The Ajv with one compiled validator per distinct schema: openapi-backend compiles each status of each
+ * operation on its own, although most share their schema (the error body of every 4xx, the envelopes of
+ * a set's entity); the schemas have no $id, so the same text is the same validator.
+ */
+function compilingOnce(ajv: Ajv): Ajv {
+  const compile = ajv.compile.bind(ajv);
+  const compiled = new Map<string, ReturnType<Ajv['compile']>>();
+  ajv.compile = ((schema: object) => {
+    const key = JSON.stringify(schema);
+    let validate = compiled.get(key);
+    if (validate === undefined) {
+      validate = compile(schema);
+      compiled.set(key, validate);
+    }
+    return validate;
+  }) as Ajv['compile'];
+  return ajv;
+}
 
 function checkerOf(app: App): Promise<Checker> {
   const known = byApp.get(app);
@@ -52,7 +73,7 @@ function checkerOf(app: App): Promise<Checker> {
         const key = `${context} ${JSON.stringify(options)}`;
         let shared = ajvs.get(key);
         if (shared === undefined) {
-          shared = addFormats(ajv);
+          shared = compilingOnce(addFormats(ajv));
           ajvs.set(key, shared);
         }
         return shared;
