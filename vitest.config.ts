@@ -19,6 +19,10 @@ export default defineConfig({
     // at once, so a 2-core machine is not left with one core idle (vitest's default is cores − 1).
     maxWorkers: Math.max(2, os.availableParallelism() - 1),
     allowOnly: false,
+    // The transformed sources kept on disk between runs (node_modules/.experimental-vitest-cache, keyed by
+    // their content): a second run of the edit loop transforms only what changed (fast project on 2
+    // cores: transform 11.8 s → 2.9 s, wall 88 s → 81 s).
+    experimental: { fsModuleCache: true },
     // Migrated SQLite and PostgreSQL templates, made once per run and copied by each test (test/helpers/databases.ts).
     globalSetup: ['test/helpers/global-setup.ts'],
     projects: [
