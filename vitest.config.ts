@@ -20,8 +20,8 @@ const namedProjects = process.argv.flatMap((arg, i) =>
  * 1). The fast project alone (`npm run test:fast`) runs one file more than there are cores: a fast
  * file's own thread waits about half of its time (on 2 cores: 83–85 s with three at once, 90 s with
  * two). The slow project's scale-out and browser tests miss their deadlines at three on 2 cores, and
- * vitest runs projects of different `maxWorkers` one after the other (`npm test` then took 732 s
- * instead of 567 s), so only a run of the fast project alone takes the extra one.
+ * vitest would run projects of different `maxWorkers` one after the other, so only a run of the fast
+ * project alone takes the extra one: `npm test` runs as before, two at once, its projects interleaved.
  */
 const FAST_ONLY = namedProjects.length === 1 && namedProjects[0] === 'fast';
 
