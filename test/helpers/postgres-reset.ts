@@ -83,8 +83,11 @@ interface Snapshot {
   readonly seeded: ReadonlyMap<string, { readonly json: string; readonly digest: string }>;
   /** For each table, the tables emptied with it: itself and those whose foreign keys reach it. */
   readonly cascade: ReadonlyMap<string, readonly string[]>;
-  /** The foreign keys, as (referenced, referencing) pairs. */
-  readonly keys: readonly { readonly referenced: string; readonly referencing: string }[];
+  /**
+   * Every table in an order in which each can be emptied with DELETE, after the tables whose foreign
+   * keys point at it; undefined when the keys form a cycle (then TRUNCATE … CASCADE).
+   */
+  readonly deleteOrder: readonly string[] | undefined;
   readonly sequences: ReadonlyMap<string, string>;
 }
 
@@ -127,7 +130,7 @@ async function snapshotOf(client: pg.Client): Promise<Snapshot> {
     tables,
     seeded,
     cascade,
-    keys,
+    deleteOrder: deleteOrder(tables, keys),
     sequences: await sequencesOf(client),
   };
 }
@@ -166,7 +169,7 @@ async function dropAdded(client: pg.Client, snapshot: Snapshot): Promise<boolean
  * `tables` in an order in which each can be emptied with DELETE: after every other table whose foreign
  * keys point at it. Undefined when their keys form a cycle.
  */
-function deleteOrder(tables: ReadonlySet<string>, keys: Snapshot['keys']): string[] | undefined {
+function deleteOrder(tables: readonly string[], keys: readonly { referenced: string; referencing: string }[]): string[] | undefined {
   const order: string[] = [];
   const left = new Set(tables);
   while (left.size > 0) {
@@ -203,9 +206,14 @@ async function restoreRows(client: pg.Client, snapshot: Snapshot): Promise<void>
     });
     // DELETE rather than TRUNCATE where the foreign keys allow an order: the tables are small, and a
     // TRUNCATE gives each table and index a new file (about 50 ms a reset). The sequences are set back below.
-    const order = deleteOrder(emptied, snapshot.keys);
+    // The order of all tables holds for those emptied: they include every table referencing one of them.
     const empty =
-      order === undefined ? `truncate ${[...emptied].join(', ')} cascade;` : order.map((table) => `delete from ${table};`).join(' ');
+      snapshot.deleteOrder === undefined
+        ? `truncate ${[...emptied].join(', ')} cascade;`
+        : snapshot.deleteOrder
+            .filter((table) => emptied.has(table))
+            .map((table) => `delete from ${table};`)
+            .join(' ');
     await client.query(`begin; ${empty} ${refill.join(' ')} commit;`);
   }
   const sequences = await sequencesOf(client);
