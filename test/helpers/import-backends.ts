@@ -95,10 +95,8 @@ function importAsStaged(
   createStagedRows(sqlite, runId, compiled.mapping.columns.length);
   try {
     const write = stagedRowsWriter(sqlite, runId, compiled.mapping);
-    let pageNo = 0;
     for (const records of pages) {
-      for (let from = 0; from < records.length; from += STAGED_PAGE_RECORDS)
-        write(++pageNo, records.slice(from, from + STAGED_PAGE_RECORDS));
+      for (let from = 0; from < records.length; from += STAGED_PAGE_RECORDS) write(records.slice(from, from + STAGED_PAGE_RECORDS));
     }
     return importStagedRows(sqlite, { ...target, table: stagedRowsTable(sqlite, runId) }, finish);
   } finally {

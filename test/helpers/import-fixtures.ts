@@ -112,16 +112,16 @@ export const itemIds = (db: SqliteDatabase): number[] => db.sqlite.prepare('sele
 
 export const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
-/** Page rows of a run: how many, and how many pages still have staged records (on this connection). */
-export function stagedPageCounts(db: SqliteDatabase, runId: string): { pages: number; staged: number } {
+/** Page rows of a run, and the records still staged for it (on this connection). */
+export function stagedCounts(db: SqliteDatabase, runId: string): { pages: number; records: number } {
   const pages = db.sqlite.prepare('select count(*) from ifw_import_run_page where run_id = ?').pluck().get(runId) as number;
-  const staged = hasStagedRows(db.sqlite, runId)
+  const records = hasStagedRows(db.sqlite, runId)
     ? (db.sqlite
-        .prepare(`select count(distinct page_no) from ${stagedRowsTable(db.sqlite, runId)}`)
+        .prepare(`select count(*) from ${stagedRowsTable(db.sqlite, runId)}`)
         .pluck()
         .get() as number)
     : 0;
-  return { pages, staged };
+  return { pages, records };
 }
 
 /** Stages one page of the items integration for a run, as a run's staging does (a fresh staging table). */

@@ -16,7 +16,7 @@ import type { SecretBox } from '../../src/rest-source/secrets.js';
 import { createConnection, createEndpoint } from '../../src/rest-source/service.js';
 import { openDatabase } from '../../src/storage/database.js';
 import { type TestDatabase } from '../helpers/db.js';
-import { ENDPOINTS, ITEMS, itemIds, range, stagedPageCounts, watchingPages, type ManualClock } from '../helpers/import-fixtures.js';
+import { ENDPOINTS, ITEMS, itemIds, range, stagedCounts, watchingPages, type ManualClock } from '../helpers/import-fixtures.js';
 import { type PagingServer } from '../helpers/paging-server.js';
 import { openRunQueue, usePagingServer } from '../helpers/run-queue.js';
 
@@ -272,7 +272,7 @@ describe('import runs stage pages in batches', () => {
 
     expect(stagedBefore).toEqual([0, 0, 0, 0, 4, 4, 4, 4, 8, 8]);
     expect(run).toMatchObject({ status: 'Completed', pagesFetched: 10, recordsFetched: 95, insertedCount: 95 });
-    expect(stagedPageCounts(t.db, run.runId)).toEqual({ pages: 10, staged: 0 });
+    expect(stagedCounts(t.db, run.runId)).toEqual({ pages: 10, records: 0 });
     expect(itemIds(t.db)).toEqual(range(1, 95));
   });
 
@@ -284,7 +284,7 @@ describe('import runs stage pages in batches', () => {
     expect(run).toMatchObject({ status: 'Failed', pagesFetched: 6, recordsFetched: 60, insertedCount: 0 });
     expect(run.errorMessage).toContain(`page 7 (GET ${server.origin}/page-number?page=7)`);
     expect((await listRunPages(t.db, run.runId, { skip: 0, limit: 100 })).map((p) => p.pageNo)).toEqual(range(1, 6));
-    expect(stagedPageCounts(t.db, run.runId)).toEqual({ pages: 6, staged: 0 });
+    expect(stagedCounts(t.db, run.runId)).toEqual({ pages: 6, records: 0 });
     expect(itemIds(t.db)).toEqual([]);
   });
 

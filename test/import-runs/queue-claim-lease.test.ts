@@ -27,7 +27,7 @@ import {
   itemIds,
   range,
   silentLogger,
-  stagedPageCounts,
+  stagedCounts,
   stageItemsPage,
   START,
   watchingPages,
@@ -163,9 +163,9 @@ describe('staging and finishing, fenced by the lease', () => {
     ]);
     // The records wait, mapped, in the staging connection's own TEMP table, outside the database file;
     // a record that broke a rule (no name) waits as its JSON, to be mapped again for the exact message.
-    expect(t.db.sqlite.prepare(`select record_no, page_no, raw, c0, c1 from ${stagedRowsTable(t.db.sqlite, runId)}`).all()).toEqual([
-      { record_no: 1, page_no: 1, raw: null, c0: 1, c1: 'one' },
-      { record_no: 2, page_no: 1, raw: '{"id":2}', c0: null, c1: null },
+    expect(t.db.sqlite.prepare(`select record_no, raw, c0, c1 from ${stagedRowsTable(t.db.sqlite, runId)}`).all()).toEqual([
+      { record_no: 1, raw: null, c0: 1, c1: 'one' },
+      { record_no: 2, raw: '{"id":2}', c0: null, c1: null },
     ]);
   });
 
@@ -178,7 +178,7 @@ describe('staging and finishing, fenced by the lease', () => {
     expect(runRow(runId)).toMatchObject({ pages_fetched: 0, lease_owner: 'w1' });
     // The records went to the connection's TEMP table as the page arrived; the run that finds its lease
     // lost drops them (see the contract tests: no staged records are left after any ending).
-    expect(stagedPageCounts(t.db, runId)).toEqual({ pages: 0, staged: 1 });
+    expect(stagedCounts(t.db, runId)).toEqual({ pages: 0, records: 1 });
   });
 
   it('completeRun sets counts, stop reason, warnings and duration, and clears the staged records', async () => {
@@ -211,7 +211,7 @@ describe('staging and finishing, fenced by the lease', () => {
       warnings: ['w'],
     });
     expect(runRow(runId)).toMatchObject({ lease_owner: null, lease_expires_at: null });
-    expect(stagedPageCounts(t.db, runId)).toEqual({ pages: 1, staged: 0 });
+    expect(stagedCounts(t.db, runId)).toEqual({ pages: 1, records: 0 });
   });
 
   it('failRun sets the error and clears the staged records; a lost lease changes nothing', async () => {
@@ -228,7 +228,7 @@ describe('staging and finishing, fenced by the lease', () => {
       durationMs: 7,
       insertedCount: 0,
     });
-    expect(stagedPageCounts(t.db, runId)).toEqual({ pages: 1, staged: 0 });
+    expect(stagedCounts(t.db, runId)).toEqual({ pages: 1, records: 0 });
   });
 });
 
@@ -246,7 +246,7 @@ describe('expired leases', () => {
     expect(await reapExpiredRuns(t.db, { now: new Date(iso(3 * LEASE_MS)), maxAttempts: 2 })).toEqual({ requeued: [], failed: [runId] });
     expect(await getRun(t.db, runId)).toMatchObject({ status: 'Failed', attempts: 2 });
     expect((await getRun(t.db, runId))!.errorMessage).toContain('interrupted 2 times');
-    expect(stagedPageCounts(t.db, runId)).toEqual({ pages: 1, staged: 0 });
+    expect(stagedCounts(t.db, runId)).toEqual({ pages: 1, records: 0 });
   });
 
   it('a run taken over after an interrupted attempt fetches again from page 1 and imports each record once', async () => {

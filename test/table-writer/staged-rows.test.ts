@@ -97,8 +97,7 @@ function importAsRun(records: readonly unknown[], options: PlanOptions = {}): Im
   const mapping = compileMapping(p, tables);
   createStagedRows(staged, RUN, mapping.columns.length);
   const write = stagedRowsWriter(staged, RUN, mapping, hotLimit);
-  for (let from = 0, pageNo = 1; from < records.length; from += PAGE_RECORDS, pageNo++)
-    write(pageNo, records.slice(from, from + PAGE_RECORDS));
+  for (let from = 0; from < records.length; from += PAGE_RECORDS) write(records.slice(from, from + PAGE_RECORDS));
   statements.length = 0;
   return importStagedRows(staged, { plan: p, tables, table: stagedRowsTable(staged, RUN) }, () => true);
 }
@@ -276,10 +275,10 @@ describe('where staged rows are kept', () => {
     const mapping = compileMapping(plan(), tables);
     createStagedRows(staged, RUN, mapping.columns.length);
     const write = stagedRowsWriter(staged, RUN, mapping, 100);
-    write(1, customers(4));
+    write(customers(4));
     expect(stagedRowsTable(staged, RUN)).toBe('ifw_scratch."ifw_staged_run-1"');
-    write(2, customers(8).slice(4));
-    write(3, customers(12).slice(8));
+    write(customers(8).slice(4));
+    write(customers(12).slice(8));
     expect(stagedRowsTable(staged, RUN)).toBe('temp."ifw_staged_run-1_rows"');
     expect(count('ifw_scratch."ifw_staged_run-1"')).toBe(4);
     expect(count('temp."ifw_staged_run-1"')).toBe(8);
@@ -293,13 +292,43 @@ describe('where staged rows are kept', () => {
     expect(count(stagedRowsTable(staged, RUN))).toBe(0);
   });
 
+  it('numbers every record in order whichever way a page is staged: clean pages, pages with a violation, the first TEMP rows', () => {
+    const mapping = compileMapping(plan(), tables);
+    createStagedRows(staged, RUN, mapping.columns.length);
+    const write = stagedRowsWriter(staged, RUN, mapping, 100);
+    const nameless = { no: 'X', country: 'DE' };
+    write(customers(2));
+    write([customers(3)[2]!, nameless]);
+    write(customers(4).slice(3));
+    // Past 100 bytes: the TEMP table's first rows go on from record 6, a violation among them.
+    write([nameless, ...customers(6).slice(4)]);
+    write(customers(8).slice(6));
+    const rows = staged
+      .prepare(`select record_no, raw, c0 from ${stagedRowsTable(staged, RUN)}`)
+      .raw()
+      .all();
+    expect(stagedRowsTable(staged, RUN)).toBe('temp."ifw_staged_run-1_rows"');
+    expect(rows).toEqual([
+      [1, null, 'C1'],
+      [2, null, 'C2'],
+      [3, null, 'C3'],
+      [4, JSON.stringify(nameless), null],
+      [5, null, 'C4'],
+      [6, JSON.stringify(nameless), null],
+      [7, null, 'C5'],
+      [8, null, 'C6'],
+      [9, null, 'C7'],
+      [10, null, 'C8'],
+    ]);
+  });
+
   it('gives the in-memory pages back when a run is dropped', () => {
     const mapping = compileMapping(plan(), tables);
     const pages = (): number => staged.pragma('ifw_scratch.page_count', { simple: true }) as number;
     createStagedRows(staged, RUN, mapping.columns.length);
     const empty = pages();
     const write = stagedRowsWriter(staged, RUN, mapping);
-    for (let pageNo = 1; pageNo <= 100; pageNo++) write(pageNo, customers(20));
+    for (let page = 1; page <= 100; page++) write(customers(20));
     expect(pages()).toBeGreaterThan(empty + 10);
     dropStagedRows(staged, RUN);
     expect(pages()).toBeLessThanOrEqual(empty);
@@ -309,7 +338,7 @@ describe('where staged rows are kept', () => {
     const mapping = compileMapping(plan(), tables);
     staged.transaction(() => {
       createStagedRows(staged, RUN, mapping.columns.length);
-      stagedRowsWriter(staged, RUN, mapping)(1, customers(4));
+      stagedRowsWriter(staged, RUN, mapping)(customers(4));
     })();
     expect(stagedRowsTable(staged, RUN)).toBe('temp."ifw_staged_run-1"');
     expect(count(stagedRowsTable(staged, RUN))).toBe(4);

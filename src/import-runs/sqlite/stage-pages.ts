@@ -48,7 +48,7 @@ export function sqliteStaging(db: SqliteDatabase, runId: string, mapping: Compil
   });
   return {
     stageRecords(page) {
-      stageRows(page.pageNo, page.records);
+      stageRows(page.records);
       return pageRowOnly(page);
     },
     write: (fence, pages) => (pages.length === 0 ? true : transaction.immediate(fence, pages)),
