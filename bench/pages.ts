@@ -1,8 +1,9 @@
 /**
  * Pagination throughput and memory. A paging server runs in a child process (so client and server
- * do not share an event loop) with 1 000 pages of 20 records in four shapes: Next Link
- * (`/next-absolute`, `next`), Offset/Limit (`/offset-limit`, `results.items`), Link Header (GitHub's
- * `/github/issues`, a root array) and Cursor (Slack's `/slack/users.list`, `members`).
+ * do not share an event loop) with 1 000 pages of 20 records in five shapes: Next Link
+ * (`/next-absolute`, `next`), Page Number (`/page-number`, `data`), Offset/Limit (`/offset-limit`,
+ * `results.items`), Link Header (GitHub's `/github/issues`, a root array) and Cursor (Slack's
+ * `/slack/users.list`, `members`).
  *
  * - Measured: a whole endpoint import run, as `ifw run-endpoint` does it, on a fresh SQLite file:
  *   every page fetched and its records staged as they arrive, then all 20 000 records imported through
@@ -111,6 +112,13 @@ const settings = {
     pageSize: null,
     responseDataPath: 'data',
   }),
+  pageNumber: (maxPages: number): PaginationSettings => ({
+    type: 'pageNumber',
+    pageParam: 'page',
+    pageSize: PAGE_SIZE,
+    maxPages,
+    responseDataPath: 'data',
+  }),
   offsetLimit: (maxPages: number): PaginationSettings => ({
     type: 'offsetLimit',
     offsetParam: 'offset',
@@ -131,9 +139,10 @@ const settings = {
 };
 
 type Strategy = keyof typeof settings;
-const STRATEGIES = ['nextLink', 'offsetLimit', 'linkHeader', 'cursor'] as const satisfies readonly Strategy[];
+const STRATEGIES = ['nextLink', 'pageNumber', 'offsetLimit', 'linkHeader', 'cursor'] as const satisfies readonly Strategy[];
 const PATHS: Record<Strategy, string> = {
   nextLink: '/next-absolute',
+  pageNumber: '/page-number',
   offsetLimit: '/offset-limit',
   linkHeader: `/github/issues?per_page=${PAGE_SIZE}`,
   cursor: `/slack/users.list?limit=${PAGE_SIZE}`,
@@ -173,6 +182,13 @@ async function baseline(origin: string, strategy: Strategy): Promise<number> {
         pages++;
         cursor = body.response_metadata.next_cursor;
       } while (cursor !== '');
+    } else if (strategy === 'pageNumber') {
+      for (let page = 1; ; page++) {
+        const res = await request(`${origin}/page-number?page=${page}`, { dispatcher: agent, headers });
+        const body = (await res.body.json()) as { data: unknown[] };
+        pages++;
+        if (body.data.length < PAGE_SIZE) break;
+      }
     } else {
       for (let offset = 0; ; offset += PAGE_SIZE) {
         const res = await request(`${origin}/offset-limit?offset=${offset}&limit=${PAGE_SIZE}`, { dispatcher: agent, headers });
@@ -199,6 +215,13 @@ async function measured(origin: string, strategy: Strategy, maxPages = PAGES + 1
 
 const IMPORT_ENDPOINTS = {
   nextLink: { path: '/next-absolute', paginationType: 'nextLink', nextLinkJsonPath: 'next', responseDataPath: 'data' },
+  pageNumber: {
+    path: '/page-number',
+    paginationType: 'pageNumber',
+    pageParameterName: 'page',
+    pageSize: PAGE_SIZE,
+    responseDataPath: 'data',
+  },
   offsetLimit: {
     path: '/offset-limit',
     paginationType: 'offsetLimit',
@@ -308,7 +331,7 @@ async function main(): Promise<void> {
   const gc = runInNewContext('gc') as () => void;
   const server = await startServerProcess();
   try {
-    const ratios: Record<Strategy, number> = { nextLink: 0, offsetLimit: 0, linkHeader: 0, cursor: 0 };
+    const ratios: Record<Strategy, number> = { nextLink: 0, pageNumber: 0, offsetLimit: 0, linkHeader: 0, cursor: 0 };
     // BENCH_PAGES_TYPES=cursor,linkHeader measures only those (while working on one); the default is all.
     const only = process.env.BENCH_PAGES_TYPES?.split(',').map((type) => type.trim());
     for (const strategy of STRATEGIES.filter((type) => only === undefined || only.includes(type))) {
@@ -349,6 +372,7 @@ async function main(): Promise<void> {
     );
 
     console.log(`nextLink import pages/s ratio=${ratios.nextLink.toFixed(2)} target=0.9`);
+    console.log(`pageNumber import pages/s ratio=${ratios.pageNumber.toFixed(2)} target=0.9`);
     console.log(`offsetLimit import pages/s ratio=${ratios.offsetLimit.toFixed(2)} target=0.9`);
     console.log(`linkHeader import pages/s ratio=${ratios.linkHeader.toFixed(2)} target=0.9`);
     console.log(`cursor import pages/s ratio=${ratios.cursor.toFixed(2)} target=0.9`);
