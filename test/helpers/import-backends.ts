@@ -96,8 +96,9 @@ function importAsStaged(
   try {
     const write = stagedRowsWriter(sqlite, runId, compiled.mapping);
     for (const records of pages) {
-      for (let from = 0; from < records.length; from += STAGED_PAGE_RECORDS) write(records.slice(from, from + STAGED_PAGE_RECORDS));
+      for (let from = 0; from < records.length; from += STAGED_PAGE_RECORDS) write.stage(records.slice(from, from + STAGED_PAGE_RECORDS));
     }
+    write.flush();
     return importStagedRows(sqlite, { ...target, table: stagedRowsTable(sqlite, runId) }, finish);
   } finally {
     dropStagedRows(sqlite, runId);

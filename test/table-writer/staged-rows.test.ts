@@ -97,7 +97,8 @@ function importAsRun(records: readonly unknown[], options: PlanOptions = {}): Im
   const mapping = compileMapping(p, tables);
   createStagedRows(staged, RUN, mapping.columns.length);
   const write = stagedRowsWriter(staged, RUN, mapping, hotLimit);
-  for (let from = 0; from < records.length; from += PAGE_RECORDS) write(records.slice(from, from + PAGE_RECORDS));
+  for (let from = 0; from < records.length; from += PAGE_RECORDS) write.stage(records.slice(from, from + PAGE_RECORDS));
+  write.flush();
   statements.length = 0;
   return importStagedRows(staged, { plan: p, tables, table: stagedRowsTable(staged, RUN) }, () => true);
 }
@@ -275,10 +276,13 @@ describe('where staged rows are kept', () => {
     const mapping = compileMapping(plan(), tables);
     createStagedRows(staged, RUN, mapping.columns.length);
     const write = stagedRowsWriter(staged, RUN, mapping, 100);
-    write(customers(4));
+    write.stage(customers(4));
+    write.flush();
     expect(stagedRowsTable(staged, RUN)).toBe('ifw_scratch."ifw_staged_run-1"');
-    write(customers(8).slice(4));
-    write(customers(12).slice(8));
+    write.stage(customers(8).slice(4));
+    write.flush();
+    write.stage(customers(12).slice(8));
+    write.flush();
     expect(stagedRowsTable(staged, RUN)).toBe('temp."ifw_staged_run-1_rows"');
     expect(count('ifw_scratch."ifw_staged_run-1"')).toBe(4);
     expect(count('temp."ifw_staged_run-1"')).toBe(8);
@@ -292,22 +296,33 @@ describe('where staged rows are kept', () => {
     expect(count(stagedRowsTable(staged, RUN))).toBe(0);
   });
 
-  it('numbers every record in order whichever way a page is staged: clean pages, pages with a violation, the first TEMP rows', () => {
+  it.each([
+    { how: 'each page flushed (its page row written)', flushEach: true, cold: true },
+    { how: 'pages waiting for a whole INSERT', flushEach: false, cold: false },
+  ])('numbers every record in order, clean pages, violations and the first TEMP rows alike: $how', ({ flushEach, cold }) => {
     const mapping = compileMapping(plan(), tables);
     createStagedRows(staged, RUN, mapping.columns.length);
     const write = stagedRowsWriter(staged, RUN, mapping, 100);
     const nameless = { no: 'X', country: 'DE' };
-    write(customers(2));
-    write([customers(3)[2]!, nameless]);
-    write(customers(4).slice(3));
-    // Past 100 bytes: the TEMP table's first rows go on from record 6, a violation among them.
-    write([nameless, ...customers(6).slice(4)]);
-    write(customers(8).slice(6));
+    const pages = [
+      customers(2),
+      [customers(3)[2]!, nameless],
+      customers(4).slice(3),
+      [nameless, ...customers(6).slice(4)],
+      customers(8).slice(6),
+    ];
+    for (const page of pages) {
+      write.stage(page);
+      if (flushEach) write.flush();
+    }
+    write.flush();
+    // Flushed page by page, the rows go past 100 bytes in memory and the TEMP table's first rows (a
+    // violation among them) go on from record 6; staged in one INSERT, they all stay in memory.
+    expect(stagedRowsTable(staged, RUN)).toBe(cold ? 'temp."ifw_staged_run-1_rows"' : 'ifw_scratch."ifw_staged_run-1"');
     const rows = staged
       .prepare(`select record_no, raw, c0 from ${stagedRowsTable(staged, RUN)}`)
       .raw()
       .all();
-    expect(stagedRowsTable(staged, RUN)).toBe('temp."ifw_staged_run-1_rows"');
     expect(rows).toEqual([
       [1, null, 'C1'],
       [2, null, 'C2'],
@@ -322,13 +337,33 @@ describe('where staged rows are kept', () => {
     ]);
   });
 
+  it('inserts whole INSERTs of 64 rows as pages fill them, and keeps fewer waiting until flushed', () => {
+    const mapping = compileMapping(plan(), tables);
+    createStagedRows(staged, RUN, mapping.columns.length);
+    const write = stagedRowsWriter(staged, RUN, mapping);
+    const table = stagedRowsTable(staged, RUN);
+    write.stage(customers(20));
+    write.stage(customers(40).slice(20));
+    write.stage(customers(60).slice(40));
+    expect(count(table)).toBe(0);
+    write.stage(customers(80).slice(60));
+    expect(count(table)).toBe(64);
+    write.stage(customers(200).slice(80));
+    expect(count(table)).toBe(192);
+    write.flush();
+    expect(count(table)).toBe(200);
+    write.flush();
+    expect(staged.prepare(`select c0 from ${table} order by record_no`).pluck().all()).toEqual(customers(200).map((c) => c.no));
+  });
+
   it('gives the in-memory pages back when a run is dropped', () => {
     const mapping = compileMapping(plan(), tables);
     const pages = (): number => staged.pragma('ifw_scratch.page_count', { simple: true }) as number;
     createStagedRows(staged, RUN, mapping.columns.length);
     const empty = pages();
     const write = stagedRowsWriter(staged, RUN, mapping);
-    for (let page = 1; page <= 100; page++) write(customers(20));
+    for (let page = 1; page <= 100; page++) write.stage(customers(20));
+    write.flush();
     expect(pages()).toBeGreaterThan(empty + 10);
     dropStagedRows(staged, RUN);
     expect(pages()).toBeLessThanOrEqual(empty);
@@ -338,7 +373,9 @@ describe('where staged rows are kept', () => {
     const mapping = compileMapping(plan(), tables);
     staged.transaction(() => {
       createStagedRows(staged, RUN, mapping.columns.length);
-      stagedRowsWriter(staged, RUN, mapping)(customers(4));
+      const write = stagedRowsWriter(staged, RUN, mapping);
+      write.stage(customers(4));
+      write.flush();
     })();
     expect(stagedRowsTable(staged, RUN)).toBe('temp."ifw_staged_run-1"');
     expect(count(stagedRowsTable(staged, RUN))).toBe(4);

@@ -1,9 +1,9 @@
 /**
  * A run's staging on SQLite. A page's records are mapped through the integration the moment the page
- * arrives and inserted into the run's staging table (table-writer/sqlite/staged-rows.ts) at once: an
- * in-memory table attached to the connection (a TEMP table past a size), so that insert takes no lock
- * on the database file, and the work is done while the next page is on its way rather than in one
- * block per commit. The page rows wait in the page buffer and several are written in one fenced
+ * arrives and inserted into the run's staging table (table-writer/sqlite/staged-rows.ts) as they fill
+ * whole INSERTs: an in-memory table attached to the connection (a TEMP table past a size), so that
+ * insert takes no lock on the database file, and the work is done while the next page is on its way
+ * rather than in one block per commit. The page rows wait in the page buffer and several are written in one fenced
  * transaction; a run whose lease is lost stops at its next one, and its staged rows are dropped.
  */
 import type { CompiledMapping } from '../../mapping/engine.js';
@@ -13,7 +13,7 @@ import { createStagedRows, stagedRowsWriter } from '../../table-writer/sqlite/st
 import { bumpRun, type Fence, type FetchedRecords, type PreparedPage } from '../stage-page.js';
 
 export interface SqliteStaging {
-  /** Maps the page's records and stages them at once; the page row is left for `write`. */
+  /** Maps the page's records and stages them (staged-rows.ts: the last few with a later page); the page row is left for `write`. */
   readonly stageRecords: (page: FetchedRecords) => PreparedPage;
   /**
    * Page rows in one transaction: the run's counters and lease first (fenced: when the lease is no
@@ -22,7 +22,7 @@ export interface SqliteStaging {
   readonly write: (fence: Fence, pages: readonly PreparedPage[]) => boolean;
 }
 
-/** The page row alone: its records are staged already. */
+/** The page row alone: its records are staged, or wait to be, by the staging writer. */
 const pageRowOnly = (page: FetchedRecords): PreparedPage => ({
   pageNo: page.pageNo,
   url: page.url,
@@ -37,7 +37,7 @@ const pageRowOnly = (page: FetchedRecords): PreparedPage => ({
 export function sqliteStaging(db: SqliteDatabase, runId: string, mapping: CompiledMapping): SqliteStaging {
   const { sqlite } = db;
   createStagedRows(sqlite, runId, mapping.columns.length);
-  const stageRows = stagedRowsWriter(sqlite, runId, mapping);
+  const rows = stagedRowsWriter(sqlite, runId, mapping);
   // One prepared row insert for the run's pages: a multi-row statement would be a new text, prepared
   // anew, for each number of pages a commit holds.
   const insertPage = sqlite.prepare('insert into ifw_import_run_page (run_id, page_no, url, records_fetched) values (?, ?, ?, ?)');
@@ -48,9 +48,13 @@ export function sqliteStaging(db: SqliteDatabase, runId: string, mapping: Compil
   });
   return {
     stageRecords(page) {
-      stageRows(page.records);
+      rows.stage(page.records);
       return pageRowOnly(page);
     },
-    write: (fence, pages) => (pages.length === 0 ? true : transaction.immediate(fence, pages)),
+    write: (fence, pages) => {
+      // A page row is written only once its records are staged.
+      rows.flush();
+      return pages.length === 0 ? true : transaction.immediate(fence, pages);
+    },
   };
 }
