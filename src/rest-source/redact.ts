@@ -18,9 +18,23 @@ export const isSecretName = (name: string): boolean => SECRET_NAME.test(name) &&
 /** A superset of SECRET_NAME matches anywhere in a URL: when it fails, no parameter name can be secret. */
 const SECRET_NAME_ANYWHERE = /token|key|secret|passw|signature|credential|sig=/i;
 
-/** Whether percent-decoding could reveal a secret name (`%74oken`): decoded, the whole URL must pass the same test. */
+/**
+ * Whether percent-decoding could reveal a secret name (`%74oken`): only with a `%` in a query
+ * parameter's name (before its `=`), and then the decoded URL must pass the same test. A `%` in a value
+ * decodes to no name: a cursor sent percent-encoded on every page needs no decoding of its URL.
+ */
 function encodedSecretName(url: string): boolean {
-  if (!url.includes('%')) return false;
+  const query = url.indexOf('?');
+  if (query < 0) return false;
+  const hash = url.indexOf('#', query);
+  const end = hash < 0 ? url.length : hash;
+  let inName = false;
+  for (let at = url.indexOf('%', query); at >= 0 && at < end && !inName; at = url.indexOf('%', at + 1)) {
+    const pairStart = Math.max(url.lastIndexOf('&', at), query);
+    const eq = url.indexOf('=', pairStart);
+    inName = eq < 0 || eq > at;
+  }
+  if (!inName) return false;
   try {
     return SECRET_NAME_ANYWHERE.test(decodeURIComponent(url));
   } catch {

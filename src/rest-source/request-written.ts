@@ -29,16 +29,20 @@ export interface WriteWatch {
 interface Waiter {
   readonly origin: string;
   readonly resolve: () => void;
-  timer?: NodeJS.Timeout;
 }
 
 export function watchWrites(): WriteWatch {
   let waiting: Waiter | undefined;
+  /**
+   * One timer for the whole fetch, restarted by each wait: a timer set and cleared per page costs the
+   * timer list's bookkeeping every time (its list of 50 ms timers emptied and made anew). When it fires,
+   * MAX_WAIT_MS have passed since the last wait began.
+   */
+  let timer: NodeJS.Timeout | undefined;
   /** Ends `which` wait, if it is still the current one (a request settling late must not end the next). */
   const release = (which: Waiter | undefined = waiting): void => {
     if (which === undefined || which !== waiting) return;
     waiting = undefined;
-    clearTimeout(which.timer);
     which.resolve();
   };
   const onSend = (message: unknown): void => {
@@ -51,13 +55,15 @@ export function watchWrites(): WriteWatch {
       return new Promise((resolve) => {
         const waiter: Waiter = { origin, resolve };
         waiting = waiter;
-        waiter.timer = setTimeout(() => release(waiter), MAX_WAIT_MS);
+        if (timer === undefined) timer = setTimeout(() => release(), MAX_WAIT_MS);
+        else timer.refresh();
         const settled = (): void => release(waiter);
         request.then(settled, settled);
       });
     },
     close() {
       release();
+      clearTimeout(timer);
       diagnostics.unsubscribe(SEND_HEADERS, onSend);
     },
   };

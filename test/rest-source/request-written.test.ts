@@ -61,6 +61,19 @@ describe('watchWrites', () => {
     expect(await isSettled(written)).toBe(true);
   });
 
+  it('gives each wait its own MAX_WAIT_MS, not what is left of the one before', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const first = watch.written('http://127.0.0.1:1', deferred().promise);
+    sent('http://127.0.0.1:1');
+    expect(await isSettled(first)).toBe(true);
+    vi.advanceTimersByTime(MAX_WAIT_MS - 10);
+    const second = watch.written('http://127.0.0.1:1', deferred().promise);
+    vi.advanceTimersByTime(MAX_WAIT_MS - 1);
+    expect(await isSettled(second)).toBe(false);
+    vi.advanceTimersByTime(1);
+    expect(await isSettled(second)).toBe(true);
+  });
+
   it('an earlier request settling late does not end the next wait', async () => {
     const first = deferred();
     const firstWritten = watch.written('http://127.0.0.1:1', first.promise);
