@@ -353,7 +353,18 @@ describe('where staged rows are kept', () => {
     write.flush();
     expect(count(table)).toBe(200);
     write.flush();
-    expect(staged.prepare(`select c0 from ${table} order by record_no`).pluck().all()).toEqual(customers(200).map((c) => c.no));
+    // A page of 10 000 records, one of them breaking a rule: all but the last 16 at once.
+    const big: { no: string; country: string | null }[] = customers(10_200).slice(200);
+    big[5_000] = { no: 'X', country: 'DE' };
+    write.stage(big);
+    expect(count(table)).toBe(10_184);
+    write.flush();
+    expect(count(table)).toBe(10_200);
+    expect(staged.prepare(`select record_no from ${table} where raw is not null`).pluck().all()).toEqual([5_201]);
+    expect(staged.prepare(`select c0 from ${table} order by record_no`).pluck().all()).toEqual([
+      ...customers(200).map((c) => c.no),
+      ...big.map((c) => (c.no === 'X' ? null : c.no)),
+    ]);
   });
 
   it('gives the in-memory pages back when a run is dropped', () => {

@@ -3,8 +3,9 @@
  * arrives and inserted into the run's staging table (table-writer/sqlite/staged-rows.ts) as they fill
  * whole INSERTs: an in-memory table attached to the connection (a TEMP table past a size), so that
  * insert takes no lock on the database file, and the work is done while the next page is on its way
- * rather than in one block per commit. The page rows wait in the page buffer and several are written in one fenced
- * transaction; a run whose lease is lost stops at its next one, and its staged rows are dropped.
+ * rather than in one block per commit. The page rows wait in the page buffer and several are written
+ * in one fenced transaction; a run whose lease is lost stops at its next one, and its staged rows are
+ * dropped.
  */
 import type { CompiledMapping } from '../../mapping/engine.js';
 import { execute } from '../../storage/connection.js';

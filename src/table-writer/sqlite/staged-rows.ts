@@ -193,20 +193,22 @@ export function stagedRowsWriter(
   /** Mapped rows waiting for an INSERT: `width` values each, and each row's JSON text when it has a violation. */
   let waiting: SqlValue[] = [];
   let waitingRaw: (string | null)[] = [];
-  let anyRaw = false;
+  /** Rows at the start of `waiting` already inserted (dropped once a page's whole INSERTs are done). */
+  let done = 0;
 
-  /** Inserts the first `count` waiting rows. */
+  /** Inserts the `count` waiting rows after those done. */
   const insert = (count: number): void => {
     if (hot && hotBytes >= hotLimit) goCold();
-    const form: Form = !anyRaw && numbered ? 'values' : 'whole';
-    const { statement, params } = statementFor(form, count);
-    if (form === 'values') {
-      for (let at = 0; at < params.length; at++) params[at] = waiting[at]!;
-      if (hot) for (let r = 0; r < count; r++) hotBytes += stagedBytes(null, waiting, r * width, width);
+    let clean = numbered;
+    for (let r = done; clean && r < done + count; r++) clean = waitingRaw[r] === null;
+    const { statement, params } = statementFor(clean ? 'values' : 'whole', count);
+    if (clean) {
+      for (let at = 0, v = done * width; at < params.length; at++, v++) params[at] = waiting[v]!;
+      if (hot) for (let r = done; r < done + count; r++) hotBytes += stagedBytes(null, waiting, r * width, width);
     } else {
-      for (let r = 0, at = 0; r < count; r++, at += STAGED_LEAD + width) {
+      for (let r = done, at = 0; r < done + count; r++, at += STAGED_LEAD + width) {
         const raw = waitingRaw[r] ?? null;
-        params[at] = recordNo + 1 + r;
+        params[at] = recordNo + 1 + r - done;
         params[at + 1] = raw;
         for (let c = 0; c < width; c++) params[at + STAGED_LEAD + c] = waiting[r * width + c]!;
         if (hot) hotBytes += stagedBytes(raw, waiting, r * width, width);
@@ -214,10 +216,14 @@ export function stagedRowsWriter(
     }
     statement.run(params);
     recordNo += count;
+    done += count;
     numbered = true;
-    waiting = waiting.slice(count * width);
-    waitingRaw = waitingRaw.slice(count);
-    anyRaw = waitingRaw.some((raw) => raw !== null);
+  };
+  /** Forgets the rows inserted, keeping those still waiting. */
+  const dropDone = (): void => {
+    waiting = waiting.slice(done * width);
+    waitingRaw = waitingRaw.slice(done);
+    done = 0;
   };
 
   const row = new Array<SqlValue>(width).fill(null);
@@ -226,11 +232,12 @@ export function stagedRowsWriter(
       const { values, violations } = mapBatch(mapping, records, row);
       waiting = waiting.length === 0 ? values : waiting.concat(values);
       for (let r = 0; r < records.length; r++) waitingRaw.push(violations?.has(r) === true ? (JSON.stringify(records[r]) ?? 'null') : null);
-      if (violations !== null) anyRaw = true;
-      while (waitingRaw.length >= most) insert(most);
+      while (waitingRaw.length - done >= most) insert(most);
+      dropDone();
     },
     flush() {
       if (waitingRaw.length > 0) insert(waitingRaw.length);
+      dropDone();
     },
   };
 }
