@@ -219,8 +219,9 @@ export function stagedRowsWriter(
     done += count;
     numbered = true;
   };
-  /** Forgets the rows inserted, keeping those still waiting. */
+  /** Forgets the rows inserted, keeping those still waiting (a page that filled no INSERT copies nothing). */
   const dropDone = (): void => {
+    if (done === 0) return;
     waiting = waiting.slice(done * width);
     waitingRaw = waitingRaw.slice(done);
     done = 0;
