@@ -5,10 +5,12 @@
  * cancel writes at once and the import's lease watch sees the lease gone. The end-to-end case (a
  * cancel sent through the API during a 1 000 000-record import) is in abort-import.slow.test.ts.
  */
+import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { sql } from 'kysely';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { requestAbortKey } from '../../src/bulk-import/abort-import.js';
 import { cancelRequest } from '../../src/bulk-import/cancel-request.js';
 import { claimNextRequest } from '../../src/bulk-import/claim-request.js';
@@ -30,8 +32,9 @@ const payload = JSON.stringify(Array.from({ length: 12_000 }, (_, i) => ({ no: `
 
 describe('the abort board', () => {
   it('names a claim: a flag raised for one claim of a request never stops another claim of it', () => {
-    const dir = `${os.tmpdir()}/ifw-abort-board-${process.pid}-${Date.now()}`;
-    const board = fileBoard(dir);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ifw-abort-board-'));
+    onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const board = fileBoard(path.join(dir, 'aborts'));
     const key = requestAbortKey('0190a000-0000-7000-8000-000000000001');
     expect(board.raised(key, claimOf('w1', 'T1'))).toBe(false);
     board.raise(key, claimOf('w1', 'T1'));
