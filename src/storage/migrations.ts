@@ -19,6 +19,7 @@ import { m014_response_actions_and_cookies } from './migrations/014-response-act
 import { m015_webhooks } from './migrations/015-webhooks.js';
 import { m017_run_errors_and_retention } from './migrations/017-run-housekeeping.js';
 import { m018_incremental_imports } from './migrations/018-incremental-imports.js';
+import { m019_payload_chunk_compression } from './migrations/019-payload-chunk-compression.js';
 
 /** The list, by name; the names are the ids in `ifw_migration` of every existing database: never rename one. */
 export const migrations = (dialect: Dialect): Record<string, Migration> => ({
@@ -39,6 +40,7 @@ export const migrations = (dialect: Dialect): Record<string, Migration> => ({
   '015_webhooks': m015_webhooks,
   '017_run_errors_and_retention': m017_run_errors_and_retention,
   '018_incremental_imports': m018_incremental_imports,
+  '019_payload_chunk_compression': m019_payload_chunk_compression(dialect),
 });
 
 export const migrationProvider = (dialect: Dialect): MigrationProvider => ({

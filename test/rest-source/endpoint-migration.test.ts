@@ -42,6 +42,7 @@ const LATER = [
   '015_webhooks',
   '017_run_errors_and_retention',
   '018_incremental_imports',
+  '019_payload_chunk_compression',
 ];
 const clock = manualClock('2025-01-01T00:00:00Z');
 const box = createSecretBox({ secretKey: 'migration-test', dataDir: os.tmpdir() });
@@ -506,6 +507,7 @@ describe.each(BACKENDS)('pagination storage migration on $name', (backend) => {
         '015_webhooks',
         '017_run_errors_and_retention',
         '018_incremental_imports',
+        '019_payload_chunk_compression',
       ]);
 
       expect(await storedPagination(db, 'blank')).toEqual({ ...link, responseDataPath: null });

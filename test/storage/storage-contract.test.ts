@@ -47,8 +47,16 @@ describe.each(BACKENDS)('storage contract on $name', (backend) => {
             '015_webhooks',
             '017_run_errors_and_retention',
             '018_incremental_imports',
+            '019_payload_chunk_compression',
           ]);
           expect(await migrate(db)).toEqual([]);
+          if (db.dialect === 'postgres') {
+            // Stored payload chunks are compressed with LZ4 (a server built with it, as this one is), not pglz.
+            const { rows } = await sql<{ compression: string }>`
+              select attcompression as compression from pg_attribute
+               where attrelid = 'ifw_bulk_import_payload_chunk'::regclass and attname = 'data'`.execute(db.kysely);
+            expect(rows).toEqual([{ compression: 'l' }]);
+          }
           const entries = await db.kysely.selectFrom('ifw_job_queue_entry').select(['id', 'recurrence_seconds']).orderBy('id').execute();
           expect(entries).toEqual([
             { id: 'bulk-import-processor', recurrence_seconds: 60 },

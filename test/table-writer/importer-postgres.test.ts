@@ -770,6 +770,60 @@ describe.skipIf(SKIP_POSTGRES)('PostgreSQL importer in the caller’s transactio
     expect(await chunkSavepoints(600_000)).toBe(2);
   });
 
+  it('copies an upsert into new keys straight into the table; from the first chunk with a taken key on, upserts through the staging table', async () => {
+    const { client } = b;
+    /** The import's statements, a COPY by its SQL, and the outcome (committed). */
+    const upsert = async (records: readonly unknown[]): Promise<{ outcome: ImportOutcome; statements: string[] }> => {
+      const statements: string[] = [];
+      const recording = new Proxy(client, {
+        get(target, prop, receiver) {
+          if (prop !== 'query') return Reflect.get(target, prop, receiver) as unknown;
+          return (query: unknown, ...rest: unknown[]) => {
+            statements.push(typeof query === 'string' ? query : String((query as { text?: unknown }).text));
+            return (target.query as (...args: unknown[]) => unknown)(query, ...rest);
+          };
+        },
+      });
+      const idAndName = plan({ table: 'item', columns: [itemColumns[0], itemColumns[1]], writeMode: 'upsert' });
+      await client.query('BEGIN');
+      const { outcome } = await importRecordBatchesPg(recording, { plan: idAndName, tables: itemTables, batches: [records] }, () => true);
+      await client.query('COMMIT');
+      return { outcome, statements };
+    };
+    const count = (statements: string[], pattern: RegExp): number => statements.filter((text) => pattern.test(text)).length;
+    const intoItem = /^COPY "item"/;
+    const staging = /^CREATE TEMP TABLE/;
+
+    // A first load: three chunks, each one COPY into the table, nothing staged.
+    const first = await upsert(items(1, 3 * CHUNK_RECORDS).map((r) => ({ ...r, name: 'a' })));
+    expect(first.outcome).toMatchObject({ ok: true, inserted: 3 * CHUNK_RECORDS, updated: 0 });
+    expect(count(first.statements, intoItem)).toBe(3);
+    expect(count(first.statements, staging)).toBe(0);
+
+    // Keys 2 001 to 15 000 are taken: the first chunk's COPY is refused and undone, and it and the two
+    // after it are upserted from the staging table.
+    const second = await upsert(items(2001, 2000 + 3 * CHUNK_RECORDS).map((r) => ({ ...r, name: 'b' })));
+    expect(second.outcome).toMatchObject({ ok: true, inserted: 2000, updated: 3 * CHUNK_RECORDS - 2000 });
+    expect(count(second.statements, intoItem)).toBe(1);
+    expect(count(second.statements, staging)).toBe(1);
+    const names = await b.all('SELECT name, count(*)::int AS n FROM item GROUP BY name ORDER BY name');
+    expect(names).toEqual([
+      { name: 'a', n: 2000 },
+      { name: 'b', n: 3 * CHUNK_RECORDS },
+    ]);
+
+    // A key repeated within a chunk of new keys: refused by the table's key, upserted in record order.
+    await b.reset([item]);
+    const repeated = await upsert([...items(1, 3).map((r) => ({ ...r, name: 'x' })), { id: 2, name: 'last' }]);
+    expect(repeated.outcome).toMatchObject({ ok: true, inserted: 3, updated: 1 });
+    expect(count(repeated.statements, intoItem)).toBe(1);
+    expect(await b.all('SELECT id, name FROM item ORDER BY id')).toEqual([
+      { id: 1, name: 'x' },
+      { id: 2, name: 'last' },
+      { id: 3, name: 'x' },
+    ]);
+  });
+
   it('keeps the caller’s transaction usable when the database refuses a row (CHECK), writing the rest', async () => {
     await b.reset([item], (ddl) => ddl.replace('"name" TEXT NOT NULL', `"name" TEXT NOT NULL CHECK ("name" <> 'bad')`));
     const { outcome } = await callerTransaction([[...items(1, 3), { id: 4, name: 'bad' }, ...items(5, 6)]]);

@@ -94,7 +94,9 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
   // Insert mode without relations: a chunk whose records all mapped cleanly has nothing to judge but
   // its keys, and the target's own key refuses a taken one. Its rows go straight into the target with
   // one COPY, under the chunk's savepoint; a refusal undoes it, and the chunk is staged and judged.
-  const straight = stage !== null && mode === 'insert' && distinctLookups.length === 0;
+  // Upsert too while its keys are new (a first load: the COPY inserts what the upsert would); from its
+  // first refused chunk on, an upsert is staged, so that an import of updates sends one chunk twice.
+  let straight = stage !== null && distinctLookups.length === 0 && (mode === 'insert' || (mode === 'upsert' && keyColumns.length > 0));
 
   /** Verdicts other than a write become errors; returns whether the record is to be written. */
   const report = (tally: Tally, recordNo: number, verdict: Verdict, row: readonly SqlValue[]): verdict is Written => {
@@ -183,6 +185,7 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
       }
       if (!isRecordLevelPgError(failed.err)) throw failed.err;
       await rollbackAndRelease(client, 'ifw_import_chunk');
+      if (mode === 'upsert') straight = false;
       return false;
     };
     const staged = text !== null;
