@@ -15,15 +15,7 @@ const SLOW = 'test/**/*.slow.test.ts';
 const namedProjects = process.argv.flatMap((arg, i) =>
   arg === '--project' ? [process.argv[i + 1]] : arg.startsWith('--project=') ? [arg.slice('--project='.length)] : [],
 );
-/**
- * Test files mostly wait on databases, threads, child processes and sockets, not on the CPU: at least
- * two run at once, so that a 2-core machine is not left with one core idle (vitest's default is cores −
- * 1). The fast project alone (`npm run test:fast`) runs one file more than there are cores: a fast
- * file's own thread waits about half of its time (on 2 cores: 83–85 s with three at once, 90 s with
- * two). The slow project's scale-out and browser tests miss their deadlines at three on 2 cores, and
- * vitest would run projects of different `maxWorkers` one after the other, so only a run of the fast
- * project alone takes the extra one: `npm test` runs as before, two at once, its projects interleaved.
- */
+
 /**
  * The tests' scratch files (SQLite databases, key files, payloads: everything under `os.tmpdir()`) go
  * to a memory-backed directory when the machine has one with room and TMPDIR does not name another.
@@ -44,6 +36,15 @@ function hasRoom(dir: string): boolean {
 }
 if (process.env.TMPDIR === undefined && hasRoom(MEMORY_TMP)) process.env.TMPDIR = MEMORY_TMP;
 
+/**
+ * Test files mostly wait on databases, threads, child processes and sockets, not on the CPU: at least
+ * two run at once, so that a 2-core machine is not left with one core idle (vitest's default is cores −
+ * 1). The fast project alone (`npm run test:fast`) runs one file more than there are cores: a fast
+ * file's own thread waits about half of its time (on 2 cores: 83–85 s with three at once, 90 s with
+ * two). The slow project's scale-out and browser tests miss their deadlines at three on 2 cores, and
+ * vitest would run projects of different `maxWorkers` one after the other, so only a run of the fast
+ * project alone takes the extra one: `npm test` runs as before, two at once, its projects interleaved.
+ */
 const FAST_ONLY = namedProjects.length === 1 && namedProjects[0] === 'fast';
 
 export default defineConfig({
