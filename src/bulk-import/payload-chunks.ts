@@ -4,7 +4,8 @@
  * transaction. A missing chunk is an internal error: the request is failed and says so.
  */
 import { sql } from 'kysely';
-import { select, type PostgresConnection, type SqliteConnection } from '../storage/connection.js';
+import { select, type PostgresClientConnection, type SqliteConnection } from '../storage/connection.js';
+import { selectBytes } from '../storage/postgres/bytes.js';
 
 const missing = (requestId: string, seq: number, count: number): Error =>
   new Error(`chunk ${seq + 1} of ${count} of the payload of request ${requestId} is missing`);
@@ -22,10 +23,14 @@ export function sqliteChunks(conn: SqliteConnection, requestId: string, count: n
   };
 }
 
-export function postgresChunks(conn: PostgresConnection, requestId: string, count: number): () => AsyncIterable<Uint8Array> {
+export function postgresChunks(conn: PostgresClientConnection, requestId: string, count: number): () => AsyncIterable<Uint8Array> {
   return async function* () {
     for (let seq = 0; seq < count; seq++) {
-      const data = (await select(conn, chunkQuery(requestId, seq)))[0]?.data;
+      // As bytes (a binary COPY), not as the hex text node-postgres reads a bytea as: storage/postgres/bytes.ts.
+      const data = await selectBytes(
+        conn,
+        sql`select data from ifw_bulk_import_payload_chunk where request_id = ${sql.lit(requestId)} and seq = ${sql.lit(seq)}`,
+      );
       if (data === undefined) throw missing(requestId, seq, count);
       yield data;
     }

@@ -38,6 +38,11 @@ export interface PostgresConnection {
   readonly pg: pg.ClientBase | pg.Pool;
 }
 
+/** A PostgreSQL connection that is one client of the caller's own (a COPY, a transaction), never the pool. */
+export interface PostgresClientConnection extends PostgresConnection {
+  readonly pg: pg.ClientBase;
+}
+
 export type Connection = SqliteConnection | PostgresConnection;
 
 /** The database's own connection (a SqliteDatabase, a PostgresDatabase): on PostgreSQL its pool, each statement committing on its own. */
@@ -46,7 +51,7 @@ export function connectionOf(db: SqliteConnection | { readonly dialect: 'postgre
 }
 
 /** A connection inside the caller's transaction on PostgreSQL. */
-export const onClient = (client: pg.ClientBase): PostgresConnection => ({ dialect: 'postgres', pg: client });
+export const onClient = (client: pg.ClientBase): PostgresClientConnection => ({ dialect: 'postgres', pg: client });
 
 /** Kysely's own adapter, introspector and query compiler of each dialect: a dialect without its driver. */
 export const dialectParts = {
