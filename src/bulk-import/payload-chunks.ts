@@ -10,8 +10,11 @@ import { selectBytes } from '../storage/postgres/bytes.js';
 const missing = (requestId: string, seq: number, count: number): Error =>
   new Error(`chunk ${seq + 1} of ${count} of the payload of request ${requestId} is missing`);
 
-const chunkQuery = (requestId: string, seq: number) =>
-  sql<{ data: Uint8Array }>`select data from ifw_bulk_import_payload_chunk where request_id = ${requestId} and seq = ${seq}`;
+/** One chunk's query; `inline` writes its values as literals (a COPY takes no parameters). */
+const chunkQuery = (requestId: string, seq: number, inline = false) => {
+  const [id, no] = inline ? [sql.lit(requestId), sql.lit(seq)] : [requestId, seq];
+  return sql<{ data: Uint8Array }>`select data from ifw_bulk_import_payload_chunk where request_id = ${id} and seq = ${no}`;
+};
 
 export function sqliteChunks(conn: SqliteConnection, requestId: string, count: number): () => Iterable<Uint8Array> {
   return function* () {
@@ -27,10 +30,7 @@ export function postgresChunks(conn: PostgresClientConnection, requestId: string
   return async function* () {
     for (let seq = 0; seq < count; seq++) {
       // As bytes (a binary COPY), not as the hex text node-postgres reads a bytea as: storage/postgres/bytes.ts.
-      const data = await selectBytes(
-        conn,
-        sql`select data from ifw_bulk_import_payload_chunk where request_id = ${sql.lit(requestId)} and seq = ${sql.lit(seq)}`,
-      );
+      const data = await selectBytes(conn, chunkQuery(requestId, seq, true));
       if (data === undefined) throw missing(requestId, seq, count);
       yield data;
     }

@@ -21,24 +21,21 @@ export function binaryCopyValue(copy: Buffer): Buffer | undefined {
   const broken = (what: string): Error => new Error(`binary COPY answer ${what}`);
   if (copy.length < HEADER || !copy.subarray(0, SIGNATURE.length).equals(SIGNATURE)) throw broken('without its signature');
   let at = HEADER + copy.readUInt32BE(SIGNATURE.length + 4);
-  const fields = (): number => {
-    if (at + 2 > copy.length) throw broken('cut short');
-    const n = copy.readInt16BE(at);
-    at += 2;
-    return n;
+  /** The next `n` bytes' offset, moving past them. */
+  const take = (n: number): number => {
+    if (at + n > copy.length) throw broken('cut short');
+    at += n;
+    return at - n;
   };
+  const fields = (): number => copy.readInt16BE(take(2));
   const first = fields();
   if (first === -1) return undefined;
   if (first !== 1) throw broken(`with ${first} columns, not 1`);
-  if (at + 4 > copy.length) throw broken('cut short');
-  const length = copy.readInt32BE(at);
-  at += 4;
+  const length = copy.readInt32BE(take(4));
   if (length < 0) throw broken('with a NULL value');
-  if (at + length > copy.length) throw broken('cut short');
-  const value = copy.subarray(at, at + length);
-  at += length;
+  const start = take(length);
   if (fields() !== -1) throw broken('with more than one row');
-  return value;
+  return copy.subarray(start, start + length);
 }
 
 /**
