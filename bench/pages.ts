@@ -16,7 +16,7 @@
  *   every 20 ms; the ratio compares the live-heap high-water marks.
  *
  * Last lines: `<figure> ratio=<measured/baseline> target=<target>`. `BENCH_PAGES_TYPES=cursor,linkHeader`
- * measures only those types.
+ * measures only those types; `BENCH_PAGES_ROUNDS` sets the paired rounds per type (21).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -64,7 +64,13 @@ const { createTargetTable } = await built<typeof Tables>('tables/service.js');
 
 const PAGES = 1000;
 const PAGE_SIZE = 20;
-const ROUNDS = 9;
+/**
+ * Paired rounds per type (BENCH_PAGES_ROUNDS). A round is one run of each, about 0.2 s: on a machine
+ * whose speed comes in bursts single rounds scatter widely (0.44 to 2.43; the range is printed). With 9
+ * rounds one type's median moved by up to 0.22 over four runs of the same code in one morning, with 21
+ * by up to 0.15 over five (docs/benchmarks.md).
+ */
+const ROUNDS = Number(process.env.BENCH_PAGES_ROUNDS ?? 21);
 const TIMEOUT_MS = 10_000;
 
 function startServerProcess(): Promise<{ origin: string; stop(): void }> {
@@ -360,7 +366,8 @@ async function main(): Promise<void> {
       ratios[strategy] = median(paired);
       console.log(
         `${strategy}: baseline ${median(base).toFixed(0)} pages/s, import run ${median(ours).toFixed(0)} pages/s ` +
-          `(fetchPages alone ${median(fetchOnly).toFixed(0)}; medians of ${ROUNDS} rounds of ${PAGES} pages of ${PAGE_SIZE} records; ratio = median of per-round ratios)`,
+          `(fetchPages alone ${median(fetchOnly).toFixed(0)}; medians of ${ROUNDS} rounds of ${PAGES} pages of ${PAGE_SIZE} records; ratio = median of per-round ratios, ` +
+          `which ranged ${Math.min(...paired).toFixed(2)}–${Math.max(...paired).toFixed(2)})`,
       );
     }
 
