@@ -71,6 +71,8 @@ const PAGE_SIZE = 20;
  * by up to 0.15 over five (docs/benchmarks.md).
  */
 const ROUNDS = Number(process.env.BENCH_PAGES_ROUNDS ?? 21);
+if (!Number.isSafeInteger(ROUNDS) || ROUNDS < 1)
+  throw new Error(`BENCH_PAGES_ROUNDS must be a whole number of 1 or more, not ${process.env.BENCH_PAGES_ROUNDS}`);
 const TIMEOUT_MS = 10_000;
 
 function startServerProcess(): Promise<{ origin: string; stop(): void }> {
