@@ -73,6 +73,21 @@ const withBalanceCheck = (ddl: string): string => ddl.replace('"balance" NUMERIC
 /** `n` valid customer records C0001… */
 const many = (n: number): { no: string; name: string }[] =>
   Array.from({ length: n }, (_, i) => ({ no: `C${String(i + 1).padStart(4, '0')}`, name: `Customer ${i + 1}` }));
+/** `client` with every statement's text noted in `statements` as the importer sends it (a COPY by its SQL). */
+function recordingStatements<C extends { query: unknown }>(client: C): { client: C; statements: string[] } {
+  const statements: string[] = [];
+  const recording = new Proxy(client, {
+    get(target, prop, receiver) {
+      if (prop !== 'query') return Reflect.get(target, prop, receiver) as unknown;
+      return (query: unknown, ...rest: unknown[]) => {
+        statements.push(typeof query === 'string' ? query : String((query as { text?: unknown }).text));
+        return (target.query as (...args: unknown[]) => unknown)(query, ...rest);
+      };
+    },
+  });
+  return { client: recording, statements };
+}
+
 const items = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => ({ id: from + i, name: `n${from + i}` }));
 
 // ---------------------------------------------------------------------------------------- the cases
@@ -739,16 +754,7 @@ describe.skipIf(SKIP_POSTGRES)('PostgreSQL importer in the caller’s transactio
     expect([undefined, 100_000, 300_000, 600_000, 1_000_000].map(chunkRecordsFor)).toEqual([5000, 5000, 5000, 10_000, 16_667]);
     const { client } = b;
     const chunkSavepoints = async (expectedRecords?: number): Promise<number> => {
-      let count = 0;
-      const counting = new Proxy(client, {
-        get(target, prop, receiver) {
-          if (prop !== 'query') return Reflect.get(target, prop, receiver) as unknown;
-          return (text: unknown, ...rest: unknown[]) => {
-            if (text === 'SAVEPOINT ifw_import_chunk') count++;
-            return (target.query as (...args: unknown[]) => unknown)(text, ...rest);
-          };
-        },
-      });
+      const counting = recordingStatements(client);
       const records = Array.from({ length: 12_000 }, (_, i) => ({ id: i + 1, name: 'x' }));
       await client.query('BEGIN');
       try {
@@ -758,12 +764,12 @@ describe.skipIf(SKIP_POSTGRES)('PostgreSQL importer in the caller’s transactio
           batches: [records],
           ...(expectedRecords === undefined ? {} : { expectedRecords }),
         };
-        const { outcome } = await importRecordBatchesPg(counting, input, () => true);
+        const { outcome } = await importRecordBatchesPg(counting.client, input, () => true);
         expect(outcome).toMatchObject({ ok: true, inserted: 12_000 });
       } finally {
         await client.query('ROLLBACK');
       }
-      return count;
+      return counting.statements.filter((text) => text === 'SAVEPOINT ifw_import_chunk').length;
     };
     expect(await chunkSavepoints()).toBe(3);
     // As if the import were 600 000 records: chunks of 10 000.
@@ -774,16 +780,7 @@ describe.skipIf(SKIP_POSTGRES)('PostgreSQL importer in the caller’s transactio
     const { client } = b;
     /** The import's statements, a COPY by its SQL, and the outcome (committed). */
     const upsert = async (records: readonly unknown[]): Promise<{ outcome: ImportOutcome; statements: string[] }> => {
-      const statements: string[] = [];
-      const recording = new Proxy(client, {
-        get(target, prop, receiver) {
-          if (prop !== 'query') return Reflect.get(target, prop, receiver) as unknown;
-          return (query: unknown, ...rest: unknown[]) => {
-            statements.push(typeof query === 'string' ? query : String((query as { text?: unknown }).text));
-            return (target.query as (...args: unknown[]) => unknown)(query, ...rest);
-          };
-        },
-      });
+      const { client: recording, statements } = recordingStatements(client);
       const idAndName = plan({ table: 'item', columns: [itemColumns[0], itemColumns[1]], writeMode: 'upsert' });
       await client.query('BEGIN');
       const { outcome } = await importRecordBatchesPg(recording, { plan: idAndName, tables: itemTables, batches: [records] }, () => true);
