@@ -68,16 +68,24 @@ export class SyncPort {
 
   /**
    * The same, for a thread whose event loop must go on meanwhile (an asynchronous importer): the wait
-   * is Atomics.waitAsync, so the thread's other work (its connection's I/O) runs while it waits.
+   * is Atomics.waitAsync, so the thread's other work (its connection's I/O) runs while it waits. Also
+   * undefined once `stopped()` says so after an `interrupt()`.
    */
-  async receiveAsync(timeoutMs: number): Promise<unknown> {
+  async receiveAsync(timeoutMs: number, stopped: () => boolean = () => false): Promise<unknown> {
     const deadline = performance.now() + timeoutMs;
     for (;;) {
+      if (stopped()) return undefined;
       const look = this.look(deadline);
       if (look === undefined || 'message' in look) return look?.message;
       const waiting = (Atomics as unknown as WaitAsync).waitAsync(this.counters, this.side, look.seen, look.left);
       if (waiting.async) await waiting.value;
     }
+  }
+
+  /** Wakes this end's own wait in receiveAsync (which then asks its `stopped`), as a message would. */
+  interrupt(): void {
+    Atomics.add(this.counters, this.side, 1);
+    Atomics.notify(this.counters, this.side);
   }
 
   /** Own counter `n` (0 … 3): read, add to (waking whoever waits on it), or wait until it is not `value`. */

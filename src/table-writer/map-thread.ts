@@ -1,7 +1,7 @@
 /**
  * Entry of the mapping thread (see mapped-batches.ts): for each job, reads the payload's pieces from
  * the importing thread, parses its records with the same readers as an import on one thread, maps them
- * with the same mapRecord, and sends them back in batches, at most AHEAD batches ahead of the inserts.
+ * with the same mapRecord, and sends them back in batches, at most `job.ahead` batches ahead of the inserts.
  * A job runs synchronously from start to end; the next one waits in the thread's message queue.
  */
 import { parentPort } from 'node:worker_threads';
@@ -10,7 +10,7 @@ import type { SqlValue } from '../mapping/convert.js';
 import { compileMapping } from '../mapping/engine.js';
 import { extractRecords } from '../mapping/payload.js';
 import { PayloadProblem, recordBatches } from '../mapping/payload-stream.js';
-import { AHEAD, CANCELLED, CONSUMED, mapBatch, type FromMapper, type MapJob, type ToMapper } from './mapped-batches.js';
+import { CANCELLED, CONSUMED, mapBatch, type FromMapper, type MapJob, type ToMapper } from './mapped-batches.js';
 
 if (parentPort === null) throw new Error('map-thread.ts runs as a worker thread; mapped-batches.ts starts it');
 
@@ -54,7 +54,7 @@ function run(job: MapJob): void {
   const waitForRoom = (): void => {
     for (;;) {
       const taken = consumed.get();
-      if (sent - taken < AHEAD) return;
+      if (sent - taken < job.ahead) return;
       if (cancelled.get() !== 0) throw new Cancelled();
       consumed.waitWhile(taken, LOOK_MS);
     }

@@ -6,8 +6,9 @@
  * batch before. SQLite's importing thread stays synchronous (its import runs inside one synchronous
  * transaction): it waits for the next batch with Atomics.wait (sync-channel.ts, mappedBatches), and
  * meanwhile serves the mapping thread the payload's chunks, read on its own connection as before.
- * PostgreSQL's waits with Atomics.waitAsync (mappedBatchesAsync), its connection's I/O going on, and
- * takes its batches as COPY text written there (copy-text.ts). Both go through one MapSession.
+ * PostgreSQL's hears the thread all the time with Atomics.waitAsync (mapped-batches-async.ts), its
+ * connection's I/O going on, and takes its batches as COPY text written there (copy-text.ts). Both go
+ * through one MapSession.
  *
  * The outcome is the import's on one thread, message for message: the same record readers
  * (payload-stream.ts) and the same mapRecord run there, so a record's violations, a payload that is
@@ -15,8 +16,8 @@
  * It is used only where that holds without the database: no mapped field has a relation (checking
  * one needs the rows written so before it), and the records path is one the streaming readers take.
  *
- * Flow control keeps memory bounded: the mapping thread runs at most AHEAD batches ahead of the
- * inserts, and asks for the next chunk only as it starts on the one it has.
+ * Flow control keeps memory bounded: the mapping thread runs at most a job's `ahead` batches ahead of
+ * the inserts, and asks for the next chunk only as it starts on the one it has.
  */
 import { Worker } from 'node:worker_threads';
 import { syncChannel, type SyncChannelEnd, type SyncPort } from '../core/sync-channel.js';
@@ -52,6 +53,8 @@ export interface MapJob {
   readonly channel: SyncChannelEnd;
   /** Batches carry their values as COPY text (a PostgreSQL import): built here, off the importing thread. */
   readonly copyText: boolean;
+  /** Batches mapped ahead of those the import has taken, at most (AHEAD; mapped-batches-async.ts AHEAD_ASYNC). */
+  readonly ahead: number;
 }
 
 /** From the mapping thread. `reading` numbers the readings of the payload from its start (see EmptyArrayCheck). */
@@ -72,10 +75,10 @@ export type ToMapper =
 /** Counters of the channel (sync-channel.ts `counter`): batches the import has taken, and whether it gave up. */
 export const CONSUMED = 0;
 export const CANCELLED = 1;
-/** Batches mapped ahead of the inserts at most (about 1 000 records each). */
+/** Batches mapped ahead of the inserts at most (about 1 000 records each), for an import that takes them one at a time (SQLite). */
 export const AHEAD = 8;
 /** A mapping thread that says nothing for this long is taken for dead and the import fails (and is retried). */
-const STALL_MS = 60_000;
+export const STALL_MS = 60_000;
 
 /** Characters of a payload text from which it is mapped on the mapping thread (a chunked payload always is). */
 export const MAP_THREAD_MIN_CHARS = 1 << 20;
@@ -136,7 +139,14 @@ function giveBack(worker: Worker): void {
   if (!exited.has(worker)) idle.push(worker);
 }
 
-type Pieces = Iterator<Uint8Array> | AsyncIterator<Uint8Array>;
+export type Pieces = Iterator<Uint8Array> | AsyncIterator<Uint8Array>;
+
+/** One reading of the payload from its start; `sync`: its pieces are in memory (a text), not read from a database. */
+export interface Reading {
+  readonly no: number;
+  readonly pieces: Pieces;
+  readonly sync: boolean;
+}
 
 /**
  * A payload text as the mapping thread reads it: cut between characters and encoded (the bytes of a
@@ -159,34 +169,47 @@ export function textChunks(payload: string): ChunkedPayload {
 }
 
 /** The pieces of a payload as the mapping thread reads them: its chunks, or its text's (textChunks). */
-function pieces(payload: string | ChunkedPayload): () => Pieces {
+function pieces(payload: string | ChunkedPayload): (no: number) => Reading {
   const { chunks } = typeof payload === 'string' ? textChunks(payload) : payload;
-  return () => {
+  return (no) => {
     const opened = chunks();
-    return Symbol.iterator in opened ? opened[Symbol.iterator]() : opened[Symbol.asyncIterator]();
+    return Symbol.iterator in opened
+      ? { no, pieces: opened[Symbol.iterator](), sync: true }
+      : { no, pieces: opened[Symbol.asyncIterator](), sync: false };
   };
 }
 
 /** What a message from the mapping thread asks of the import: take a batch, send the next piece of a reading, stop. */
-type Step = { readonly batch: MappedBatch } | { readonly more: Pieces; readonly reading: number } | 'end' | null;
+type Step = { readonly batch: MappedBatch } | { readonly more: Reading } | 'end' | null;
 
-/** One job on a mapping thread, seen from the importing thread: what both readers below share. */
-class MapSession {
+/** One job on a mapping thread, seen from the importing thread: what both readers share (mapped-batches-async.ts the other). */
+export class MapSession {
   readonly here: SyncPort;
   private readonly worker = takeMapThread();
   private readonly consumed: ReturnType<SyncPort['counter']>;
-  private reading: { readonly no: number; readonly pieces: Pieces } | null = null;
+  private current: Reading | null = null;
   private finished = false;
 
   constructor(
     input: ImportInput,
     copyText: boolean,
+    ahead: number,
     private readonly open = pieces(input.payload),
   ) {
     const { here, there } = syncChannel();
     this.here = here;
     this.consumed = here.counter(CONSUMED);
-    this.worker.postMessage({ plan: input.plan, tables: input.tables, channel: there, copyText } satisfies MapJob, [there.port]);
+    this.worker.postMessage({ plan: input.plan, tables: input.tables, channel: there, copyText, ahead } satisfies MapJob, [there.port]);
+  }
+
+  /** The payload's reading under way (the mapping thread starts one over when it must read the records again). */
+  get reading(): Reading | null {
+    return this.current;
+  }
+
+  /** The import has taken a batch: the mapping thread may map one more. */
+  took(): void {
+    this.consumed.add(1);
   }
 
   /** Throws PayloadProblem where the records stop being readable, as the readers on this thread would. */
@@ -194,15 +217,12 @@ class MapSession {
     if (message === undefined) throw new Error(`the mapping thread did not answer for ${STALL_MS / 1000} s`);
     switch (message.kind) {
       case 'open':
-        void this.reading?.pieces.return?.();
-        this.reading = { no: message.reading, pieces: this.open() };
+        void this.current?.pieces.return?.();
+        this.current = this.open(message.reading);
         return null;
       case 'more':
-        return this.reading !== null && this.reading.no === message.reading
-          ? { more: this.reading.pieces, reading: message.reading }
-          : null;
+        return this.current !== null && this.current.no === message.reading ? { more: this.current } : null;
       case 'batch':
-        this.consumed.add(1);
         return { batch: message.batch };
       case 'end':
         this.finished = true;
@@ -228,7 +248,7 @@ class MapSession {
 
   /** Leaving early (an insert failed) stops the mapping thread's work on the job. */
   close(): void {
-    void this.reading?.pieces.return?.();
+    void this.current?.pieces.return?.();
     if (!this.finished) {
       this.here.counter(CANCELLED).add(1);
       this.here.send({ kind: 'cancel' } satisfies ToMapper);
@@ -244,38 +264,20 @@ class MapSession {
  * payload synchronously. Throws PayloadProblem where the records stop being readable.
  */
 export function* mappedBatches(input: ImportInput): Generator<MappedBatch, void, undefined> {
-  const session = new MapSession(input, false);
+  const session = new MapSession(input, false, AHEAD);
   try {
     for (;;) {
       const step = session.step(session.here.receive(STALL_MS) as FromMapper | undefined);
       if (step === 'end') return;
       if (step === null) continue;
-      if ('batch' in step) yield step.batch;
-      else {
-        const next = step.more.next();
+      if ('batch' in step) {
+        session.took();
+        yield step.batch;
+      } else {
+        const next = step.more.pieces.next();
         if (next instanceof Promise) throw new Error('this importer reads a chunked payload synchronously');
-        session.send(step.reading, next);
+        session.send(step.more.no, next);
       }
-    }
-  } finally {
-    session.close();
-  }
-}
-
-/**
- * The same for an asynchronous importer (PostgreSQL): its event loop runs while it waits, and a chunked
- * payload may be read asynchronously. Messages are taken only while the consumer asks for a batch, so a
- * payload read on the importer's connection never runs while that connection is busy with its writes.
- */
-export async function* mappedBatchesAsync(input: ImportInput, copyText: boolean): AsyncGenerator<MappedBatch, void, undefined> {
-  const session = new MapSession(input, copyText);
-  try {
-    for (;;) {
-      const step = session.step((await session.here.receiveAsync(STALL_MS)) as FromMapper | undefined);
-      if (step === 'end') return;
-      if (step === null) continue;
-      if ('batch' in step) yield step.batch;
-      else session.send(step.reading, await step.more.next());
     }
   } finally {
     session.close();

@@ -26,7 +26,8 @@ import {
   type MappedRecordBatches,
   type RecordBatches,
 } from './records.js';
-import { mappedBatchesAsync, mapsInThread, textChunks } from '../mapped-batches.js';
+import { mapsInThread, textChunks } from '../mapped-batches.js';
+import { mappedBatchesAsync } from '../mapped-batches-async.js';
 import { buildImportSql, relationProbeSql } from './sql.js';
 import { missingObjectReason } from '../refusals.js';
 
@@ -119,13 +120,24 @@ export async function importPayloadPg(client: PgClient, input: ImportInput, fini
   // read; the mapping thread reads a piece or two ahead, so the estimate grows as the import goes on).
   const seen = { records: 0, bytes: 0 };
   let bytesRead = 0;
+  // A text's pieces stay synchronous: the mapping thread may have them while the connection is busy (mapped-batches-async.ts).
   const counted = (payload: ChunkedPayload): ChunkedPayload => ({
     bytes: payload.bytes,
-    chunks: async function* () {
-      for await (const chunk of payload.chunks()) {
-        bytesRead += chunk.length;
-        yield chunk;
-      }
+    chunks: () => {
+      const opened = payload.chunks();
+      return Symbol.iterator in opened
+        ? (function* () {
+            for (const chunk of opened) {
+              bytesRead += chunk.length;
+              yield chunk;
+            }
+          })()
+        : (async function* () {
+            for await (const chunk of opened) {
+              bytesRead += chunk.length;
+              yield chunk;
+            }
+          })();
     },
   });
   const counting = async function* <T extends { readonly length: number }>(batches: AsyncIterable<T>): AsyncGenerator<T> {

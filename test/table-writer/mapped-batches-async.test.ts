@@ -1,0 +1,118 @@
+/**
+ * The mapping thread heard by an asynchronous importer (src/table-writer/mapped-batches-async.ts): it
+ * maps on while the import writes (a text's pieces handed over at once, up to AHEAD_ASYNC batches
+ * ahead), a payload stored in the database is read only while the import waits for a batch (its
+ * connection is busy otherwise) and only a few pieces ahead, the batches come in order and whole, a
+ * payload that stops being JSON fails where it does, and an import that leaves early frees the thread.
+ */
+import { describe, expect, it, vi } from 'vitest';
+import { AHEAD_ASYNC, mappedBatchesAsync } from '../../src/table-writer/mapped-batches-async.js';
+import { mappedBatches } from '../../src/table-writer/mapped-batches.js';
+import { PayloadProblem } from '../../src/mapping/payload-stream.js';
+import type { ChunkedPayload } from '../../src/table-writer/model.js';
+import { plan, tables } from '../helpers/mapping-runs.js';
+
+const PIECE = 4096;
+const records = (n: number): string => JSON.stringify(Array.from({ length: n }, (_, i) => ({ id: i + 1, name: 'n' })));
+
+/** The text's bytes in pieces, counting the pieces taken; `read` makes them come asynchronously, as stored chunks do. */
+function pieces(text: string, read?: (piece: number) => void): ChunkedPayload & { taken: () => number } {
+  const bytes = Buffer.from(text);
+  let taken = 0;
+  return {
+    bytes: bytes.length,
+    taken: () => taken,
+    chunks:
+      read === undefined
+        ? function* () {
+            for (let at = 0; at < bytes.length; at += PIECE, taken++) yield bytes.subarray(at, at + PIECE);
+          }
+        : async function* () {
+            for (let at = 0; at < bytes.length; at += PIECE, taken++) {
+              await new Promise((resolve) => setImmediate(resolve));
+              read(taken);
+              yield bytes.subarray(at, at + PIECE);
+            }
+          },
+  };
+}
+
+const records_in = (batches: readonly { length: number }[]): number => batches.reduce((n, b) => n + b.length, 0);
+
+describe('the mapping thread for an asynchronous import', () => {
+  it('maps on while the import writes: a text is handed over as the thread asks, up to AHEAD_ASYNC batches ahead', async () => {
+    const payload = pieces(records(60_000));
+    const batches = mappedBatchesAsync({ plan: plan('insert', 'fail', ''), tables, payload }, true);
+    const first = await batches.next();
+    expect(first.done).toBe(false);
+    // The import writes now and asks for nothing: the thread is still given pieces, and maps a whole
+    // chunk of the import's and more (about 30 000 records of some 20 bytes, 4 KB pieces).
+    const ahead = Math.floor(((AHEAD_ASYNC - 2) * 1000 * 20) / PIECE);
+    await vi.waitFor(() => expect(payload.taken()).toBeGreaterThan(ahead), { timeout: 20_000, interval: 20 });
+    const rest = [];
+    for await (const batch of batches) rest.push(batch);
+    expect(first.value!.length + records_in(rest)).toBe(60_000);
+    expect(rest.every((b) => b.text !== undefined && b.values.length === 0)).toBe(true);
+  });
+
+  it('reads a stored payload only while the import waits for a batch (its connection is free then)', async () => {
+    let writing = false;
+    const readWhileWriting: number[] = [];
+    const payload = pieces(records(40_000), (piece) => {
+      if (writing) readWhileWriting.push(piece);
+    });
+    const batches = mappedBatchesAsync({ plan: plan('insert', 'fail', ''), tables, payload }, false);
+    let taken = 0;
+    let writes = 0;
+    for await (const batch of batches) {
+      taken += batch.length;
+      // After every fifth batch the import "writes" for a while: its connection is busy, nothing is
+      // read, and the thread maps on with the pieces read ahead.
+      if (++writes % 5 === 0) {
+        writing = true;
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        writing = false;
+      }
+    }
+    expect(taken).toBe(40_000);
+    expect(writes).toBeGreaterThanOrEqual(30);
+    expect(readWhileWriting).toEqual([]);
+  });
+
+  it('fails where the payload stops being JSON, after the same batches as the synchronous import (every time)', async () => {
+    const text = `${records(5000).slice(0, -1)},{"id":1,"name":"n"} nonsense]`;
+    const input = { plan: plan('insert', 'fail', ''), tables };
+    const failure = (err: unknown) => (err instanceof PayloadProblem ? err.error : err);
+    const sync: number[] = [];
+    let syncError: unknown;
+    try {
+      for (const batch of mappedBatches({ ...input, payload: pieces(text) })) sync.push(batch.length);
+    } catch (err) {
+      syncError = failure(err);
+    }
+    expect(syncError).toMatchObject({ message: expect.stringContaining('not valid JSON') });
+    // The end comes while the import may be reading a piece ahead: it must not be missed, any time.
+    for (let run = 0; run < 20; run++) {
+      const async: number[] = [];
+      let asyncError: unknown;
+      try {
+        for await (const batch of mappedBatchesAsync({ ...input, payload: pieces(text, () => undefined) }, true)) async.push(batch.length);
+      } catch (err) {
+        asyncError = failure(err);
+      }
+      expect({ run, batches: async, error: asyncError }).toEqual({ run, batches: sync, error: syncError });
+    }
+  });
+
+  it('stops the thread when the import leaves early, and maps the next import from the start', async () => {
+    const text = records(50_000);
+    const early = mappedBatchesAsync({ plan: plan('insert', 'fail', ''), tables, payload: pieces(text, () => undefined) }, true);
+    expect((await early.next()).done).toBe(false);
+    await early.return();
+
+    let count = 0;
+    for await (const batch of mappedBatchesAsync({ plan: plan('insert', 'fail', ''), tables, payload: pieces(text) }, true))
+      count += batch.length;
+    expect(count).toBe(50_000);
+  });
+});
