@@ -1,7 +1,8 @@
 /**
  * Entry of the mapping thread (see mapped-batches.ts): for each job, reads the payload's pieces from
  * the importing thread, parses its records with the same readers as an import on one thread, maps them
- * with the same mapRecord, and sends them back in batches, at most `job.ahead` batches ahead of the inserts.
+ * with the same mapRecord, and sends them back in batches, at most `job.ahead` batches (and `job.aheadChars` characters of COPY text) ahead
+ * of the inserts.
  * A job runs synchronously from start to end; the next one waits in the thread's message queue.
  */
 import { parentPort } from 'node:worker_threads';
@@ -51,10 +52,15 @@ function run(job: MapJob): void {
   }
 
   let sent = 0;
-  const waitForRoom = (): void => {
+  /** COPY text characters of the batches sent and not yet taken, oldest first, and their sum. */
+  const untaken: number[] = [];
+  let charsAhead = 0;
+  /** Room for one more batch of `chars` characters: fewer than `job.ahead` batches ahead, and within `job.aheadChars` unless it is the only one. */
+  const waitForRoom = (chars: number): void => {
     for (;;) {
       const taken = consumed.get();
-      if (sent - taken < job.ahead) return;
+      while (sent - untaken.length < taken) charsAhead -= untaken.shift()!;
+      if (sent - taken < job.ahead && (untaken.length === 0 || charsAhead + chars <= job.aheadChars)) return;
       if (cancelled.get() !== 0) throw new Cancelled();
       consumed.waitWhile(taken, LOOK_MS);
     }
@@ -67,7 +73,10 @@ function run(job: MapJob): void {
     const batches = recordBatches(read, recordsPath, BATCH, (text) => extractRecords(text, recordsPath, mapping.records));
     for (const records of batches) {
       const batch = mapBatch(mapping, records, row, job.copyText);
-      waitForRoom();
+      const chars = batch.text?.length ?? 0;
+      waitForRoom(chars);
+      untaken.push(chars);
+      charsAhead += chars;
       send({ kind: 'batch', batch });
       sent++;
     }

@@ -6,8 +6,8 @@
  * The import takes a chunk of batches (postgres/records.ts, thousands of records), then writes it with
  * COPY, and meanwhile the mapping thread should map the next chunk: the two then overlap on two cores.
  * So the thread is heard all the time, not only while the import asks for a batch: its batches wait
- * here (at most AHEAD_ASYNC, a whole chunk and more), and its asks for the payload's next piece are
- * answered at once. A text's pieces are in memory; a payload stored in chunks is read on the import's
+ * here (at most AHEAD_ASYNC, a whole chunk and more, and AHEAD_ASYNC_CHARS of COPY text), and its
+ * asks for the payload's next piece are answered at once. A text's pieces are in memory; a payload stored in chunks is read on the import's
  * connection, which is free only while the import waits for a batch, so the pieces are read then, up to
  * PIECES_AHEAD ahead of the thread's asking, and handed over from here while the connection writes.
  * Without that, an import of 1 000 000 records spent 1.9 s of its 4.9 s waiting for the mapping thread,
@@ -18,6 +18,12 @@ import type { ImportInput } from './model.js';
 
 /** Batches mapped ahead of those the import has taken, at most: about 32 000 records, 3–5 MB of COPY text. */
 export const AHEAD_ASYNC = 32;
+/**
+ * Characters of COPY text in the batches ahead, at most (one batch always goes): records of some
+ * kilobytes each would otherwise hold 32 batches of megabytes. 32 batches of records of up to 250
+ * characters fit.
+ */
+export const AHEAD_ASYNC_CHARS = 8 * 1024 * 1024;
 /** Pieces of a stored payload (1 MB each) read ahead of the mapping thread's asking, at most. */
 const PIECES_AHEAD = 3;
 /** How often the listener looks whether the mapping thread has stalled, or the import has stopped. */
@@ -164,7 +170,7 @@ class Listener {
  * ones before. Throws PayloadProblem where the records stop being readable.
  */
 export async function* mappedBatchesAsync(input: ImportInput, copyText: boolean): AsyncGenerator<MappedBatch, void, undefined> {
-  const session = new MapSession(input, copyText, AHEAD_ASYNC);
+  const session = new MapSession(input, copyText, { batches: AHEAD_ASYNC, chars: AHEAD_ASYNC_CHARS });
   const listener = new Listener(session);
   try {
     for (;;) {

@@ -55,6 +55,8 @@ export interface MapJob {
   readonly copyText: boolean;
   /** Batches mapped ahead of those the import has taken, at most (AHEAD; mapped-batches-async.ts AHEAD_ASYNC). */
   readonly ahead: number;
+  /** Characters of COPY text in the batches ahead, at most (but one batch always; mapped-batches-async.ts). */
+  readonly aheadChars: number;
 }
 
 /** From the mapping thread. `reading` numbers the readings of the payload from its start (see EmptyArrayCheck). */
@@ -193,13 +195,14 @@ export class MapSession {
   constructor(
     input: ImportInput,
     copyText: boolean,
-    ahead: number,
+    ahead: { readonly batches: number; readonly chars: number },
     private readonly open = pieces(input.payload),
   ) {
     const { here, there } = syncChannel();
     this.here = here;
     this.consumed = here.counter(CONSUMED);
-    this.worker.postMessage({ plan: input.plan, tables: input.tables, channel: there, copyText, ahead } satisfies MapJob, [there.port]);
+    const job: MapJob = { plan: input.plan, tables: input.tables, channel: there, copyText, ahead: ahead.batches, aheadChars: ahead.chars };
+    this.worker.postMessage(job, [there.port]);
   }
 
   /** The payload's reading under way (the mapping thread starts one over when it must read the records again). */
@@ -264,7 +267,7 @@ export class MapSession {
  * payload synchronously. Throws PayloadProblem where the records stop being readable.
  */
 export function* mappedBatches(input: ImportInput): Generator<MappedBatch, void, undefined> {
-  const session = new MapSession(input, false, AHEAD);
+  const session = new MapSession(input, false, { batches: AHEAD, chars: Infinity });
   try {
     for (;;) {
       const step = session.step(session.here.receive(STALL_MS) as FromMapper | undefined);

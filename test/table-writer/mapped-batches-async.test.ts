@@ -2,15 +2,17 @@
  * The mapping thread heard by an asynchronous importer (src/table-writer/mapped-batches-async.ts): it
  * maps on while the import writes (a text's pieces handed over at once, up to AHEAD_ASYNC batches
  * ahead), a payload stored in the database is read only while the import waits for a batch (its
- * connection is busy otherwise) and only a few pieces ahead, the batches come in order and whole, a
+ * connection is busy otherwise), large records are held ahead only up to a number of characters, the batches come in order and whole, a
  * payload that stops being JSON fails where it does, and an import that leaves early frees the thread.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { AHEAD_ASYNC, mappedBatchesAsync } from '../../src/table-writer/mapped-batches-async.js';
+import { AHEAD_ASYNC, AHEAD_ASYNC_CHARS, mappedBatchesAsync } from '../../src/table-writer/mapped-batches-async.js';
 import { mappedBatches } from '../../src/table-writer/mapped-batches.js';
 import { PayloadProblem } from '../../src/mapping/payload-stream.js';
 import type { ChunkedPayload } from '../../src/table-writer/model.js';
+import type { TargetTable } from '../../src/tables/model.js';
 import { plan, tables } from '../helpers/mapping-runs.js';
+import { columnsPlan } from '../helpers/plans.js';
 
 const PIECE = 4096;
 const records = (n: number): string => JSON.stringify(Array.from({ length: n }, (_, i) => ({ id: i + 1, name: 'n' })));
@@ -53,6 +55,41 @@ describe('the mapping thread for an asynchronous import', () => {
     for await (const batch of batches) rest.push(batch);
     expect(first.value!.length + records_in(rest)).toBe(60_000);
     expect(rest.every((b) => b.text !== undefined && b.values.length === 0)).toBe(true);
+  });
+
+  it('holds at most AHEAD_ASYNC_CHARS of COPY text ahead when records are large', async () => {
+    const note: TargetTable = {
+      name: 'note',
+      primaryKey: ['id'],
+      fields: [
+        { name: 'id', type: 'integer' },
+        { name: 'body', type: 'text', maxLength: 10_000 },
+      ],
+    };
+    const body = 'x'.repeat(2000);
+    const text = JSON.stringify(Array.from({ length: 12_000 }, (_, i) => ({ id: i + 1, body })));
+    const payload = pieces(text);
+    const input = {
+      plan: columnsPlan('note', [
+        ['id', 'id'],
+        ['body', 'body'],
+      ]),
+      tables: new Map([['note', note]]),
+      payload,
+    };
+    const batches = mappedBatchesAsync(input, true);
+    const first = await batches.next();
+    // Batches of about 2 MB: some 4 fit in the characters allowed, far fewer than AHEAD_ASYNC.
+    const batchChars = first.value!.text!.length;
+    expect(batchChars).toBeGreaterThan(AHEAD_ASYNC_CHARS / 8);
+    const most = Math.ceil((AHEAD_ASYNC_CHARS / batchChars + 2) * (batchChars / PIECE));
+    await vi.waitFor(() => expect(payload.taken()).toBeGreaterThan(most / 2), { timeout: 20_000, interval: 20 });
+    // Then it stops for room: what it took stays within the bound (a mapping thread given 32 batches would read on).
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(payload.taken()).toBeLessThanOrEqual(most);
+    let records = first.value!.length;
+    for await (const batch of batches) records += batch.length;
+    expect(records).toBe(12_000);
   });
 
   it('reads a stored payload only while the import waits for a batch (its connection is free then)', async () => {
