@@ -1,9 +1,9 @@
 /**
  * Entry of the mapping thread (see mapped-batches.ts): for each job, reads the payload's pieces from
  * the importing thread, parses its records with the same readers as an import on one thread, maps them
- * with the same mapRecord, and sends them back in batches, at most `job.ahead` batches (and `job.aheadChars` characters of COPY text) ahead
- * of the inserts.
- * A job runs synchronously from start to end; the next one waits in the thread's message queue.
+ * with the same mapRecord, and sends them back in batches, at most `job.ahead` batches (and
+ * `job.aheadChars` characters of COPY text) ahead of the inserts. A job runs synchronously from start
+ * to end; the next one waits in the thread's message queue.
  */
 import { parentPort } from 'node:worker_threads';
 import { SyncPort } from '../core/sync-channel.js';
@@ -55,7 +55,7 @@ function run(job: MapJob): void {
   /** COPY text characters of the batches sent and not yet taken, oldest first, and their sum. */
   const untaken: number[] = [];
   let charsAhead = 0;
-  /** Room for one more batch of `chars` characters: fewer than `job.ahead` batches ahead, and within `job.aheadChars` unless it is the only one. */
+  /** Room for a batch of `chars` characters: fewer than `job.ahead` batches ahead, and within `job.aheadChars` unless it is the only one. */
   const waitForRoom = (chars: number): void => {
     for (;;) {
       const taken = consumed.get();

@@ -7,11 +7,11 @@
  * COPY, and meanwhile the mapping thread should map the next chunk: the two then overlap on two cores.
  * So the thread is heard all the time, not only while the import asks for a batch: its batches wait
  * here (at most AHEAD_ASYNC, a whole chunk and more, and AHEAD_ASYNC_CHARS of COPY text), and its
- * asks for the payload's next piece are answered at once. A text's pieces are in memory; a payload stored in chunks is read on the import's
- * connection, which is free only while the import waits for a batch, so the pieces are read then, up to
- * PIECES_AHEAD ahead of the thread's asking, and handed over from here while the connection writes.
- * Without that, an import of 1 000 000 records spent 1.9 s of its 4.9 s waiting for the mapping thread,
- * which waited for the import in turn (docs/benchmarks.md).
+ * asks for the payload's next piece are answered at once. A text's pieces are in memory. A payload
+ * stored in chunks is read on the import's connection, which is free only while the import waits for a
+ * batch: the pieces are read then, up to PIECES_AHEAD ahead of the thread's asking, and handed over
+ * from here while the connection writes. Without that, an import of 1 000 000 records spent 1.9 s of
+ * its 4.9 s waiting for the mapping thread, which waited for the import in turn (docs/benchmarks.md).
  */
 import { MapSession, STALL_MS, type FromMapper, type MappedBatch, type Reading } from './mapped-batches.js';
 import type { ImportInput } from './model.js';
