@@ -7,7 +7,6 @@
  * is flushed on the next turn of the event loop, so a lone request waits for nothing but its fsync.
  */
 import type { Metrics } from '../core/metrics.js';
-import { sql } from 'kysely';
 import type { Clock } from '../core/clock.js';
 import { AppError, badRequest } from '../core/errors.js';
 import type { Integration } from '../integrations/model.js';
@@ -166,23 +165,17 @@ export interface RequestStore {
   discardChunks(requestId: string): Promise<void>;
 }
 
-/** The portable store: Kysely on the service's own pool (PostgreSQL; SQLite uses the writer thread). */
+/**
+ * The portable store: Kysely on the service's own connection. The service stores through the writer
+ * thread on SQLite (sqlite/request-writer.ts) and through postgres/request-store.ts on PostgreSQL.
+ */
 export function kyselyRequestStore(db: Db): RequestStore {
   return {
     async insert(rows) {
       await insertRequests(db, rows).execute();
     },
     async writeChunk(requestId, seq, data) {
-      if (db.dialect === 'sqlite') {
-        await db.insertInto('ifw_bulk_import_payload_chunk').values({ request_id: requestId, seq, data }).execute();
-        return;
-      }
-      // One statement, one round trip: its own transaction, whose commit need not wait for the disk
-      // (set_config(…, true) is `SET LOCAL`). A BEGIN, SET LOCAL, INSERT and COMMIT were four, each
-      // waiting for a turn of this thread's event loop, busy reading the body meanwhile.
-      await sql`with durability as materialized (select set_config('synchronous_commit', 'off', true))
-        insert into ifw_bulk_import_payload_chunk (request_id, seq, data)
-        select ${requestId}::text, ${seq}::integer, ${data}::bytea from durability`.execute(db);
+      await db.insertInto('ifw_bulk_import_payload_chunk').values({ request_id: requestId, seq, data }).execute();
     },
     async discardChunks(requestId) {
       await db.deleteFrom('ifw_bulk_import_payload_chunk').where('request_id', '=', requestId).execute();

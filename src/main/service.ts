@@ -34,6 +34,7 @@ import { connectionPages } from '../rest-source/connection-pages.js';
 import { endpointPages } from '../rest-source/endpoint-pages.js';
 import { fromSamplePages } from '../from-sample/pages.js';
 import { createRequestWriter } from '../bulk-import/sqlite/request-writer.js';
+import { postgresRequestStore } from '../bulk-import/postgres/request-store.js';
 import { createSubmitter } from '../bulk-import/submit.js';
 import { buildServer, type App } from '../http/server.js';
 import { healthRoutes } from '../http/health.js';
@@ -112,7 +113,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const writer = config.database.kind === 'sqlite' ? createRequestWriter(config.database.file, logger) : undefined;
   const submitter = createSubmitter(db.kysely, {
     clock,
-    store: writer,
+    store: writer ?? (db.dialect === 'postgres' ? postgresRequestStore(db) : undefined),
     onCommitted: wake,
     idempotencyWindowMs: config.idempotencyHours * 3_600_000,
     ...counting,
