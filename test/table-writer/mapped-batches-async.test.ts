@@ -2,8 +2,9 @@
  * The mapping thread heard by an asynchronous importer (src/table-writer/mapped-batches-async.ts): it
  * maps on while the import writes (a text's pieces handed over at once, up to AHEAD_ASYNC batches
  * ahead), a payload stored in the database is read only while the import waits for a batch (its
- * connection is busy otherwise), large records are held ahead only up to a number of characters, the batches come in order and whole, a
- * payload that stops being JSON fails where it does, and an import that leaves early frees the thread.
+ * connection is busy otherwise), large records are held ahead only up to a number of characters, the
+ * batches come in order and whole, a payload that stops being JSON fails where it does, and an import
+ * that leaves early frees the thread.
  */
 import { describe, expect, it, vi } from 'vitest';
 import { AHEAD_ASYNC, AHEAD_ASYNC_CHARS, mappedBatchesAsync } from '../../src/table-writer/mapped-batches-async.js';
@@ -39,7 +40,7 @@ function pieces(text: string, read?: (piece: number) => void): ChunkedPayload & 
   };
 }
 
-const records_in = (batches: readonly { length: number }[]): number => batches.reduce((n, b) => n + b.length, 0);
+const recordsIn = (batches: readonly { length: number }[]): number => batches.reduce((n, b) => n + b.length, 0);
 
 describe('the mapping thread for an asynchronous import', () => {
   it('maps on while the import writes: a text is handed over as the thread asks, up to AHEAD_ASYNC batches ahead', async () => {
@@ -53,7 +54,7 @@ describe('the mapping thread for an asynchronous import', () => {
     await vi.waitFor(() => expect(payload.taken()).toBeGreaterThan(ahead), { timeout: 20_000, interval: 20 });
     const rest = [];
     for await (const batch of batches) rest.push(batch);
-    expect(first.value!.length + records_in(rest)).toBe(60_000);
+    expect(first.value!.length + recordsIn(rest)).toBe(60_000);
     expect(rest.every((b) => b.text !== undefined && b.values.length === 0)).toBe(true);
   });
 
