@@ -10,6 +10,17 @@
  * whitespace after it). A payload that does not start with `[` is handed to the streaming parser,
  * which tells "not an array" from "not JSON" as extractRecords does.
  *
+ * Most of a write need not be scanned. Records of one payload mostly start alike: `{"no":` for
+ * records whose first property is `no`, as the first record opens. The text up to the last
+ * `,{"no":` of a write, with the record under way before it, is parsed first, in one JSON.parse of
+ * `[` … `]` (a leap). That parse succeeds only where the cut follows a whole record of the root array:
+ * a text cut inside a string or inside a nested value is not a list of whole JSON values. So a leap
+ * that parses lands on a record boundary, and the scanner goes on from the comma. One that does not
+ * (a nested object starting with the same property, that text inside a string, or a text that is not
+ * JSON) costs that parse: the write is scanned as before, which finds the boundaries or says what is
+ * wrong; after LEAP_MISSES such writes the reader only scans. Text laid out with spaces between
+ * records is scanned, as before.
+ *
  * Memory: the bytes of the record under way, and of records completed in the last write until they
  * are parsed at its end; a single record larger than a write is gathered in pieces and copied once.
  */
@@ -22,12 +33,18 @@ const CR = 0x0d;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
+const COLON = 0x3a;
 const OPEN_ARRAY = 0x5b;
 const CLOSE_ARRAY = 0x5d;
 const OPEN_OBJECT = 0x7b;
 const CLOSE_OBJECT = 0x7d;
 
 const isSpace = (b: number): boolean => b === SPACE || b === LF || b === CR || b === TAB;
+
+/** Writes whose leap did not parse, after which a reader only scans. */
+const LEAP_MISSES = 3;
+/** Records whose opening may be learnt, when the first write did not hold it whole. */
+const LEARN_RECORDS = 8;
 
 /** Where the scanner is: around the records (the first four), inside one (the last three). */
 const enum At {
@@ -72,6 +89,11 @@ export class RootArrayReader {
   private offset = 0;
   private records: unknown[] = [];
   count = 0;
+  /** Bytes the scanner walked (the rest were leapt over), and writes whose leap did not parse. */
+  scanned = 0;
+  private misses = 0;
+  /** Where a leap may land: `,{"<first property>":` as the first record opens. */
+  private separator: Buffer | null = null;
 
   /**
    * Feeds the next bytes. Answers -1 when the text starts otherwise than with `[`; then the position
@@ -80,7 +102,8 @@ export class RootArrayReader {
   write(bytes: Uint8Array): number {
     const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const n = buf.length;
-    let i = 0;
+    let i = this.misses < LEAP_MISSES ? this.leap(buf) : 0;
+    this.scanned += n - i;
     // The next backslash at or after i: -2 not looked for yet, -1 none in this write.
     let backslash = -2;
     while (i < n) {
@@ -108,6 +131,8 @@ export class RootArrayReader {
           }
           if (b === CLOSE_ARRAY || b === COMMA) throw new NotJson(`unexpected ${describeByte(b)} where a record was expected`);
           if (this.batchStart < 0) this.batchStart = this.offset + i;
+          // The first records are where the opening is learnt, when the first write held too little of it.
+          if (b === OPEN_OBJECT && this.separator === null && this.count < LEARN_RECORDS) this.separator = RootArrayReader.opening(buf, i);
           if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
             this.at = At.Nested;
             this.depth = 1;
@@ -214,6 +239,61 @@ export class RootArrayReader {
     if (this.at !== At.Done) throw new NotJson('unexpected end of the JSON text');
   }
 
+  /**
+   * Parses the records of `buf` up to its last `},`, with the record under way before it, when they are
+   * whole records of the root array; answers where scanning goes on (0: nothing leapt).
+   */
+  private leap(buf: Buffer): number {
+    let from = 0;
+    if (this.at === At.Start) {
+      while (from < buf.length && isSpace(buf[from]!)) from++;
+      if (buf[from] !== OPEN_ARRAY) return 0;
+      from++;
+      this.separator = RootArrayReader.opening(buf, from);
+    }
+    if (this.separator === null) return 0;
+    const inRecord = this.at === At.Nested || this.at === At.InString || this.at === At.Scalar;
+    if (!inRecord && this.at !== At.Start && this.at !== At.First && this.at !== At.Next) return 0;
+    const end = buf.lastIndexOf(this.separator);
+    if (end < 0) return 0;
+    const text = inRecord
+      ? Buffer.concat([...this.pieces, buf.subarray(0, end)]).toString('utf8', this.batchStart - this.kept)
+      : buf.toString('utf8', from, end);
+    let parsed: unknown[];
+    try {
+      parsed = parseJsonExact(`[${text}]`) as unknown[];
+    } catch {
+      this.misses++;
+      return 0;
+    }
+    this.add(parsed);
+    this.count += parsed.length;
+    // After the comma: the next record, as after any comma of the array.
+    this.at = At.Next;
+    this.batchStart = -1;
+    this.batchEnd = -1;
+    this.pieces = [];
+    return end + 1;
+  }
+
+  private add(parsed: unknown[]): void {
+    for (const record of parsed) this.records.push(record);
+  }
+
+  /**
+   * The first record's opening `{"<name>":` as the text writes it, when it starts at or after `from`
+   * (past whitespace) in `buf`: where later records are looked for. Null when the first record is no
+   * object or its opening is not in `buf`, and then the reader only scans.
+   */
+  private static opening(buf: Buffer, from: number): Buffer | null {
+    let i = from;
+    while (i < buf.length && isSpace(buf[i]!)) i++;
+    if (buf[i] !== OPEN_OBJECT || buf[i + 1] !== QUOTE) return null;
+    const quote = buf.indexOf(QUOTE, i + 2);
+    if (quote < 0 || buf[quote + 1] !== COLON || buf.subarray(i + 2, quote).includes(BACKSLASH)) return null;
+    return Buffer.concat([Buffer.of(COMMA), buf.subarray(i, quote + 2)]);
+  }
+
   /** The record under way ends before the byte at `end` (an offset in the whole text). */
   private recordEnds(end: number): void {
     this.batchEnd = end;
@@ -245,7 +325,7 @@ export class RootArrayReader {
     } catch (err) {
       throw new NotJson((err as Error).message);
     }
-    for (const record of parsed as unknown[]) this.records.push(record);
+    this.add(parsed as unknown[]);
     // The bytes after the last complete record: separators, and the start of the next record if begun.
     const inRecord = this.at === At.Nested || this.at === At.InString || this.at === At.Scalar;
     const rest = all.subarray(this.batchEnd - this.kept);
