@@ -254,6 +254,23 @@ describe.each(BACKENDS)('large payloads on $name', (backend) => {
     expect(details.json().payloadLength).toBe([...payload].length);
   });
 
+  it('counts the characters of a payload that is mostly ASCII, cut anywhere', async () => {
+    // Kilobytes of ASCII between characters of two to four bytes, sent in pieces of an odd size.
+    const records = Array.from({ length: 40_000 }, (_, i) => ({
+      no: `ASCII${i}`,
+      name: i % 1_000 === 7 ? `Kund€ ${i} 😀 é` : `Customer ${i}`,
+    }));
+    const payload = JSON.stringify(records);
+    expect(Buffer.byteLength(payload)).toBeGreaterThan(CHUNK_BYTES);
+    const bytes = Buffer.from(JSON.stringify({ integrationSortingOrder: 51, payload }));
+    const { answer } = await post(port, authorization, [...pieces(bytes, 4_093)]);
+    expect(answer?.status).toBe(202);
+    const requestId = answer!.body['requestId'] as string;
+    expect(await ended(requestId)).toMatchObject({ status: 'Completed', record_count: 40_000 });
+    const details = await t.inject({ url: `${SET}(${requestId})/details` });
+    expect(details.json().payloadLength).toBe([...payload].length);
+  });
+
   it('takes integrationSortingOrder after the payload', async () => {
     const payload = JSON.stringify(customers(9_000, 'AFTER'));
     const body = `{"payload":${JSON.stringify(payload)},"integrationSortingOrder":51}`;
