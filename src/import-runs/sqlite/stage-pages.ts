@@ -23,6 +23,9 @@ export interface SqliteStaging {
   readonly write: (fence: Fence, pages: readonly PreparedPage[]) => boolean;
 }
 
+/** Page rows in one INSERT (against a fast API, a commit holds up to 256: staging limits, page-buffer.ts). */
+const PAGES_PER_INSERT = 32;
+
 /** The page row alone: its records are staged, or wait to be, by the staging writer. */
 const pageRowOnly = (page: FetchedRecords): PreparedPage => ({
   pageNo: page.pageNo,
@@ -39,12 +42,29 @@ export function sqliteStaging(db: SqliteDatabase, runId: string, mapping: Compil
   const { sqlite } = db;
   createStagedRows(sqlite, runId, mapping.columns.length);
   const rows = stagedRowsWriter(sqlite, runId, mapping);
-  // One prepared row insert for the run's pages: a multi-row statement would be a new text, prepared
-  // anew, for each number of pages a commit holds.
-  const insertPage = sqlite.prepare('insert into ifw_import_run_page (run_id, page_no, url, records_fetched) values (?, ?, ?, ?)');
+  // The run's page rows go PAGES_PER_INSERT at a time, the rest of a commit's one by one: two
+  // statements prepared once, where a statement for each number of pages would be prepared anew.
+  const insertPages = (count: number) =>
+    sqlite.prepare(
+      `insert into ifw_import_run_page (run_id, page_no, url, records_fetched) values ${Array(count).fill('(?, ?, ?, ?)').join(', ')}`,
+    );
+  const insertPage = insertPages(1);
+  const insertMany = insertPages(PAGES_PER_INSERT);
+  const params = new Array<unknown>(4 * PAGES_PER_INSERT);
   const transaction = sqlite.transaction((fence: Fence, pages: readonly PreparedPage[]): boolean => {
     if (execute(db, bumpRun(fence, pages)) !== 1) return false;
-    for (const page of pages) insertPage.run(fence.runId, page.pageNo, page.url, page.recordCount);
+    let at = 0;
+    for (; at + PAGES_PER_INSERT <= pages.length; at += PAGES_PER_INSERT) {
+      for (let i = 0; i < PAGES_PER_INSERT; i++) {
+        const page = pages[at + i]!;
+        params[4 * i] = fence.runId;
+        params[4 * i + 1] = page.pageNo;
+        params[4 * i + 2] = page.url;
+        params[4 * i + 3] = page.recordCount;
+      }
+      insertMany.run(params);
+    }
+    for (; at < pages.length; at++) insertPage.run(fence.runId, pages[at]!.pageNo, pages[at]!.url, pages[at]!.recordCount);
     return true;
   });
   return {
