@@ -90,8 +90,9 @@ export class RootArrayReader {
   private offset = 0;
   private records: unknown[] = [];
   count = 0;
-  /** Bytes the scanner walked (the rest were leapt over), and writes whose leap did not parse. */
+  /** Bytes the scanner walked (the rest were leapt over). */
   scanned = 0;
+  /** Writes whose leap did not parse. */
   private misses = 0;
   /** Where a leap may land: `,{"<first property>":` as the first record opens. */
   private separator: Buffer | null = null;
@@ -241,8 +242,8 @@ export class RootArrayReader {
   }
 
   /**
-   * Parses the records of `buf` up to its last `},`, with the record under way before it, when they are
-   * whole records of the root array; answers where scanning goes on (0: nothing leapt).
+   * Parses the records of `buf` up to its last `separator`, with the record under way before it, when
+   * they are whole records of the root array; answers where scanning goes on (0: nothing leapt).
    */
   private leap(buf: Buffer): number {
     let from = 0;
@@ -267,7 +268,7 @@ export class RootArrayReader {
       this.misses++;
       return 0;
     }
-    this.add(parsed);
+    for (const record of parsed) this.records.push(record);
     this.count += parsed.length;
     // After the comma: the next record, as after any comma of the array.
     this.at = At.Next;
@@ -275,10 +276,6 @@ export class RootArrayReader {
     this.batchEnd = -1;
     this.pieces = [];
     return end + 1;
-  }
-
-  private add(parsed: unknown[]): void {
-    for (const record of parsed) this.records.push(record);
   }
 
   /**
@@ -326,7 +323,7 @@ export class RootArrayReader {
     } catch (err) {
       throw new NotJson((err as Error).message);
     }
-    this.add(parsed as unknown[]);
+    for (const record of parsed as unknown[]) this.records.push(record);
     // The bytes after the last complete record: separators, and the start of the next record if begun.
     const inRecord = this.at === At.Nested || this.at === At.InString || this.at === At.Scalar;
     const rest = all.subarray(this.batchEnd - this.kept);
