@@ -12,7 +12,9 @@
  * Printed per backend and size: `memory ratio=<peak RSS above idle / payload bytes> target=1.0` and the
  * records/s from the first byte sent to Completed; per backend `linearity ratio=<records/s at 1 000 000 /
  * records/s at 100 000> target=0.9`. BENCH_SIZES (comma-separated) and BENCH_BACKENDS (sqlite,postgres)
- * choose what runs.
+ * choose what runs. BENCH_RECORDS=wide sends wide records instead: four texts of about 1 900
+ * characters each (7.6 KB a record, into the same table with texts of up to 2 000 characters), where
+ * a chunk's COPY text, not its number of records, bounds what an import holds.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -57,12 +59,37 @@ async function startService(env: NodeJS.ProcessEnv): Promise<{ child: ChildProce
   return { child, port };
 }
 
-const record = (i: number) => ({
-  no: `C${String(i).padStart(7, '0')}`,
-  name: `Customer number ${i}`,
-  email: `customer${i}@example.com`,
-  address: { city: 'Oslo', country: 'NO' },
-});
+const shape = process.env.BENCH_RECORDS ?? 'customers';
+if (shape !== 'customers' && shape !== 'wide') throw new Error(`BENCH_RECORDS is customers or wide, not ${shape}`);
+const WIDE = 'w'.repeat(1890);
+
+const record = (i: number) =>
+  shape === 'wide'
+    ? {
+        no: `C${String(i).padStart(7, '0')}`,
+        name: `${WIDE} ${i}`,
+        email: `${WIDE} e${i}`,
+        address: { city: `${WIDE} c${i}`, country: `${WIDE} k${i}` },
+      }
+    : {
+        no: `C${String(i).padStart(7, '0')}`,
+        name: `Customer number ${i}`,
+        email: `customer${i}@example.com`,
+        address: { city: 'Oslo', country: 'NO' },
+      };
+
+/** The example's table and integration 10, Max Payload Size lifted; for wide records, texts of up to 2 000 characters. */
+function exampleConfig(): string {
+  const yaml = fs.readFileSync(path.join(root, 'examples/customers.yaml'), 'utf8').replace(/^\s*maxPayloadSizeKb:.*\n/m, '');
+  if (shape === 'customers') return yaml;
+  const fields = ['name', 'email', 'city', 'country'];
+  const wide = yaml.replace(/\{ name: (\w+), type: (?:text|code), maxLength: \d+/g, (line: string, name: string) =>
+    fields.includes(name) ? `{ name: ${name}, type: text, maxLength: 2000` : line,
+  );
+  if (wide.match(/maxLength: 2000/g)?.length !== fields.length)
+    throw new Error('examples/customers.yaml no longer declares the fields this benchmark widens');
+  return wide;
+}
 
 /** The body in pieces: `{"integrationSortingOrder":10,"payload":"[…]"}` with the payload escaped as a JSON string. */
 function* bodyPieces(count: number): Generator<Buffer> {
@@ -167,7 +194,7 @@ async function measure(backend: string, count: number): Promise<Measured> {
   };
   try {
     const config = path.join(dataDir, 'customers.yaml');
-    fs.writeFileSync(config, fs.readFileSync(path.join(root, 'examples/customers.yaml'), 'utf8').replace(/^\s*maxPayloadSizeKb:.*\n/m, ''));
+    fs.writeFileSync(config, exampleConfig());
     await ifw(['apply', config], env);
     await ifw(['apps', 'add', 'bench', '-p', 'VENDOR IF ALL'], env);
     const token = (await ifw(['token', '--app', 'bench', '--minutes', '120'], env)).trim();

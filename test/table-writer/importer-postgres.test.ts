@@ -11,7 +11,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ImportOutcome } from '../../src/table-writer/sqlite/importer.js';
 import { importRecordBatchesPg } from '../../src/table-writer/postgres/importer.js';
-import { CHUNK_RECORDS, chunkRecordsFor } from '../../src/table-writer/postgres/records.js';
+import { CHUNK_CHARS, CHUNK_RECORDS, chunkRecordsFor, writeRecordsPg } from '../../src/table-writer/postgres/records.js';
+import { compileMapping } from '../../src/mapping/engine.js';
+import type { MappedBatch } from '../../src/table-writer/mapped-batches.js';
 import type { IntegrationPlan, OnRecordError } from '../../src/integrations/model.js';
 import type { TargetTable } from '../../src/tables/model.js';
 import { SKIP_POSTGRES } from '../helpers/databases.js';
@@ -774,6 +776,52 @@ describe.skipIf(SKIP_POSTGRES)('PostgreSQL importer in the caller’s transactio
     expect(await chunkSavepoints()).toBe(3);
     // As if the import were 600 000 records: chunks of 10 000.
     expect(await chunkSavepoints(600_000)).toBe(2);
+  });
+
+  it('cuts a chunk of records mapped on the mapping thread by its COPY text too, so that wide records make smaller chunks', async () => {
+    expect(CHUNK_CHARS).toBe(4 * 1024 * 1024);
+    const { client } = b;
+    const mapping = compileMapping(plan({ table: 'item', columns: [itemColumns[0], itemColumns[1]] }), itemTables);
+    // Ten batches of ten rows, 100 characters of COPY text each, as the mapping thread hands them over.
+    const batches = (): AsyncIterable<MappedBatch> => ({
+      async *[Symbol.asyncIterator]() {
+        for (let at = 1001; at <= 1100; at += 10) {
+          const ids = Array.from({ length: 10 }, (_, i) => at + i);
+          yield {
+            length: 10,
+            values: [],
+            violations: null,
+            text: ids.map((id) => `${id}\tn${String(id % 1000).padStart(3, '0')}\n`).join(''),
+          };
+        }
+      },
+    });
+    const chunkSavepoints = async (chunkChars?: number): Promise<number> => {
+      const counting = recordingStatements(client);
+      await client.query('BEGIN');
+      try {
+        const outcome = await writeRecordsPg(
+          counting.client,
+          mapping,
+          { mapped: batches() },
+          'insert',
+          'fail',
+          CHUNK_RECORDS,
+          undefined,
+          chunkChars,
+        );
+        expect(outcome).toMatchObject({ ok: true, inserted: 100 });
+        expect(await b.all('SELECT count(*)::int AS n FROM item')).toEqual([{ n: 100 }]);
+      } finally {
+        await client.query('ROLLBACK');
+      }
+      return counting.statements.filter((text) => text === 'SAVEPOINT ifw_import_chunk').length;
+    };
+    // 100 records are one chunk by their number; at 250 characters a chunk takes three batches (300).
+    expect(await chunkSavepoints()).toBe(1);
+    expect(await chunkSavepoints(250)).toBe(4);
+    // A batch larger than the bound is a chunk of its own.
+    expect(await chunkSavepoints(1)).toBe(10);
   });
 
   it('copies an upsert into new keys straight into the table; from the first chunk with a taken key on, upserts through the staging table', async () => {

@@ -54,8 +54,8 @@ export interface MappedChunk {
   readonly clean: boolean;
   /** 1: a relation value of the record was unknown while mapping; it is judged again in step 3. */
   readonly asked: Uint8Array;
-  /** The rows as COPY text (staging.ts copyRows); null: not staged. */
-  readonly text: string | null;
+  /** The rows as COPY text (staging.ts copyRows), in pieces (a batch's each) that are sent one by one; null: not staged. */
+  readonly text: readonly string[] | null;
 }
 
 /**
@@ -130,7 +130,8 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
       violations[i] = mapRecord(mapping, records[i], row, provisional);
       rows[i] = row;
     }
-    const text = stage === null ? null : copyRows(rows);
+    const copied = stage === null ? null : copyRows(rows);
+    const text = copied === null ? null : [copied];
     const clean = violations.every((v) => v === null);
     return { records, firstRecordNo, length: n, rows: () => rows, violations: () => violations, clean, asked, text };
   };
@@ -138,13 +139,12 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
   const numeric = mapping.columns.map((c) => mapsToNumber(c.field.type));
   const mapped = (batches: readonly MappedBatch[], firstRecordNo: number): MappedChunk => {
     let length = 0;
-    let text: string | null = stage === null ? null : '';
+    let text: string[] | null = stage === null ? null : [];
     for (const batch of batches) {
       length += batch.length;
-      if (text !== null) {
-        const more = batch.text ?? copyFlat(batch.values, width);
-        text = more === null ? null : text + more;
-      }
+      const more = text === null ? null : (batch.text ?? copyFlat(batch.values, width));
+      if (more === null) text = null;
+      else text!.push(more);
     }
     let rows: SqlValue[][] | undefined;
     const violations = (): (FieldViolation[] | null)[] =>
@@ -169,7 +169,7 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
       meanwhile();
     };
     /** The chunk's rows straight into the target (see `straight`); false: refused, and undone. */
-    const copyStraight = async (text: string): Promise<boolean> => {
+    const copyStraight = async (text: readonly string[]): Promise<boolean> => {
       await savepoint(client, 'ifw_import_chunk');
       const copy = copyIn(client, stage!.sql.copyTarget, text);
       const copied = copy.done.then(
@@ -195,7 +195,7 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
     }
     const rows = chunk.rows();
     const violations = chunk.violations();
-    if (staged) await stage!.load(numberedRows(text));
+    if (staged) await stage!.load(numberedRows(text.join('')));
     for (const lookup of distinctLookups) await (staged ? lookup.resolveStaged(client) : lookup.resolve(client));
     // Records with errors already have them whatever the answers are; only the others are written.
     const candidates = rows.filter((_, i) => violations[i] === null);

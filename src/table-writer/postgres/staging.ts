@@ -127,16 +127,21 @@ export function numberedRows(text: string): string {
 }
 
 /**
- * Streams `text` (COPY text) with `copy` (a `COPY … FROM STDIN`): `sent` once the text is handed to the
- * connection (or the COPY failed), `done` once the server has taken every row.
+ * Streams `text` (COPY text, whole or in pieces, each sent as it is) with `copy` (a `COPY … FROM
+ * STDIN`): `sent` once the text is handed to the connection (or the COPY failed), `done` once the server
+ * has taken every row.
  */
-export function copyIn(client: PgClient, copy: string, text: string): { sent: Promise<void>; done: Promise<void> } {
+export function copyIn(client: PgClient, copy: string, text: string | readonly string[]): { sent: Promise<void>; done: Promise<void> } {
   const stream = client.query(copyFrom(copy));
   const done = new Promise<void>((resolve, reject) => {
     stream.on('error', reject);
     stream.on('finish', resolve);
   });
-  const written = new Promise<void>((resolve) => stream.write(text, () => resolve()));
+  const pieces = typeof text === 'string' ? [text] : text;
+  const written = new Promise<void>((resolve) => {
+    if (pieces.length === 0) resolve();
+    pieces.forEach((piece, i) => stream.write(piece, i === pieces.length - 1 ? () => resolve() : undefined));
+  });
   stream.end();
   return { sent: Promise.race([written, done.then(noop, noop)]), done };
 }
