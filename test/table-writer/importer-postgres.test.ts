@@ -787,6 +787,7 @@ describe.skipIf(SKIP_POSTGRES)('PostgreSQL importer in the caller’s transactio
       async *[Symbol.asyncIterator]() {
         for (let at = 1001; at <= 1100; at += 10) {
           const ids = Array.from({ length: 10 }, (_, i) => at + i);
+          await Promise.resolve();
           yield {
             length: 10,
             values: [],
