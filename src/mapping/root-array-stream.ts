@@ -254,7 +254,7 @@ export class RootArrayReader {
       this.separator = RootArrayReader.opening(buf, from);
     }
     if (this.separator === null) return 0;
-    const inRecord = this.at === At.Nested || this.at === At.InString || this.at === At.Scalar;
+    const inRecord = this.inRecord;
     if (!inRecord && this.at !== At.Start && this.at !== At.First && this.at !== At.Next) return 0;
     const end = buf.lastIndexOf(this.separator);
     if (end < 0) return 0;
@@ -292,6 +292,11 @@ export class RootArrayReader {
     return Buffer.concat([Buffer.of(COMMA), buf.subarray(i, quote + 2)]);
   }
 
+  /** Whether the scanner is inside a record (its bytes from `batchStart` are kept). */
+  private get inRecord(): boolean {
+    return this.at === At.Nested || this.at === At.InString || this.at === At.Scalar;
+  }
+
   /** The record under way ends before the byte at `end` (an offset in the whole text). */
   private recordEnds(end: number): void {
     this.batchEnd = end;
@@ -325,7 +330,7 @@ export class RootArrayReader {
     }
     for (const record of parsed as unknown[]) this.records.push(record);
     // The bytes after the last complete record: separators, and the start of the next record if begun.
-    const inRecord = this.at === At.Nested || this.at === At.InString || this.at === At.Scalar;
+    const inRecord = this.inRecord;
     const rest = all.subarray(this.batchEnd - this.kept);
     this.kept = this.batchEnd;
     this.batchEnd = -1;

@@ -142,9 +142,10 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
     let text: string[] | null = stage === null ? null : [];
     for (const batch of batches) {
       length += batch.length;
-      const more = text === null ? null : (batch.text ?? copyFlat(batch.values, width));
+      if (text === null) continue;
+      const more = batch.text ?? copyFlat(batch.values, width);
       if (more === null) text = null;
-      else text!.push(more);
+      else text.push(more);
     }
     let rows: SqlValue[][] | undefined;
     const violations = (): (FieldViolation[] | null)[] =>
