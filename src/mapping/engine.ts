@@ -12,7 +12,7 @@ import type { IntegrationPlan } from '../integrations/model.js';
 import { isFieldRequired, type FieldRelation, type TargetField, type TargetTable } from '../tables/model.js';
 import { compileConverter, Violation, type SqlValue } from './convert.js';
 import { describeValue } from './messages.js';
-import { compilePath, type PathGetter } from '../json-path/paths.js';
+import { compilePath, parsePath, type PathGetter, type PathSegment } from '../json-path/paths.js';
 
 export interface CompiledColumn {
   readonly field: TargetField;
@@ -22,6 +22,8 @@ export interface CompiledColumn {
   readonly read: (record: unknown) => SqlValue | Violation;
   readonly required: boolean;
   readonly relation: FieldRelation | null;
+  /** The source path's segments (a constant column: null). */
+  readonly path: readonly PathSegment[] | null;
 }
 
 export interface CompiledMapping {
@@ -108,10 +110,10 @@ export function compileMapping(plan: IntegrationPlan, tables: ReadonlyMap<string
       if (constant === null && required)
         throw invalidRequest(`${what}: field "${field.name}" is required, but the constant value is empty`);
       const get = (): unknown => source.constantValue;
-      columns.push({ field, get, read: () => constant, required, relation });
+      columns.push({ field, get, read: () => constant, required, relation, path: null });
     } else {
       const get = compilePathFor(`${what}: source path`, source.sourcePath);
-      columns.push({ field, get, read: (record) => convert(get(record)), required, relation });
+      columns.push({ field, get, read: (record) => convert(get(record)), required, relation, path: parsePath(source.sourcePath) });
     }
   }
 

@@ -17,8 +17,15 @@ const NEEDS_ESCAPE = /[\\\n\r\t\u0000]/;
 const ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 const UNESCAPES: Readonly<Record<string, string>> = { '\\': '\\', n: '\n', r: '\r', t: '\t' };
 
+/** COPY text as a string, or as its UTF-8 bytes (json-copy.ts writes those). */
+export type CopyText = string | Uint8Array;
+
+/** The text of COPY text bytes (to read them back, or to number their lines for staging). */
+export const copyString = (text: CopyText): string =>
+  typeof text === 'string' ? text : Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString('utf8');
+
 /** One value in COPY text; undefined: it cannot be written (a NUL character, which PostgreSQL text cannot hold). */
-function copyPart(value: SqlValue): string | undefined {
+export function copyPart(value: SqlValue): string | undefined {
   if (typeof value !== 'string') return value === null ? '\\N' : '' + value;
   if (!NEEDS_ESCAPE.test(value)) return value;
   if (value.includes('\u0000')) return undefined;

@@ -11,7 +11,8 @@ import type { SqlValue } from '../mapping/convert.js';
 import { compileMapping } from '../mapping/engine.js';
 import { extractRecords } from '../mapping/payload.js';
 import { PayloadProblem, recordBatches } from '../mapping/payload-stream.js';
-import { CANCELLED, CONSUMED, mapBatch, type FromMapper, type MapJob, type ToMapper } from './mapped-batches.js';
+import { CANCELLED, CONSUMED, mapBatch, type FromMapper, type MapJob, type MappedBatch, type ToMapper } from './mapped-batches.js';
+import { JsonCopyReader, readsAsCopy, type CopyBatch } from './json-copy.js';
 
 if (parentPort === null) throw new Error('map-thread.ts runs as a worker thread; mapped-batches.ts starts it');
 
@@ -26,7 +27,7 @@ function run(job: MapJob): void {
   const channel = new SyncPort(job.channel);
   const consumed = channel.counter(CONSUMED);
   const cancelled = channel.counter(CANCELLED);
-  const send = (message: FromMapper): void => channel.send(message);
+  const send = (message: FromMapper, transfer?: ArrayBuffer[]): void => channel.send(message, transfer);
 
   const receive = (): ToMapper => {
     for (;;) {
@@ -66,19 +67,41 @@ function run(job: MapJob): void {
     }
   };
 
+  const sendBatch = (batch: MappedBatch, transfer?: ArrayBuffer[]): void => {
+    const chars = batch.text?.length ?? 0;
+    waitForRoom(chars);
+    untaken.push(chars);
+    charsAhead += chars;
+    send({ kind: 'batch', batch }, transfer);
+    sent++;
+  };
+
   try {
     const mapping = compileMapping(job.plan, job.tables);
     const { recordsPath } = job.plan.integration;
+    // Records at the root, read straight into COPY text bytes (json-copy.ts); where that reader gives
+    // up, the records are read again from the start below, and those it sent are passed over.
+    let skip = 0;
+    if (job.copyText && readsAsCopy(mapping, recordsPath)) {
+      const reader = new JsonCopyReader(mapping, BATCH);
+      const emit = ({ length, text, violations }: CopyBatch): void =>
+        sendBatch({ length, values: [], violations, text }, [text.buffer as ArrayBuffer]);
+      if (readAsCopy(reader, read(), emit)) {
+        send({ kind: 'end' });
+        return;
+      }
+      skip = reader.sent;
+    }
     const row = new Array<SqlValue>(mapping.columns.length).fill(null);
     const batches = recordBatches(read, recordsPath, BATCH, (text) => extractRecords(text, recordsPath, mapping.records));
-    for (const records of batches) {
-      const batch = mapBatch(mapping, records, row, job.copyText);
-      const chars = batch.text?.length ?? 0;
-      waitForRoom(chars);
-      untaken.push(chars);
-      charsAhead += chars;
-      send({ kind: 'batch', batch });
-      sent++;
+    for (let records of batches) {
+      if (skip > 0) {
+        const passed = Math.min(skip, records.length);
+        skip -= passed;
+        records = records.slice(passed);
+        if (records.length === 0) continue;
+      }
+      sendBatch(mapBatch(mapping, records, row, job.copyText));
     }
     send({ kind: 'end' });
   } catch (err) {
@@ -88,6 +111,12 @@ function run(job: MapJob): void {
   } finally {
     channel.close();
   }
+}
+
+/** Reads the pieces with `reader` to their end; false where it gave up (the rest is the general path's). */
+function readAsCopy(reader: JsonCopyReader, pieces: Iterable<Uint8Array>, emit: (batch: CopyBatch) => void): boolean {
+  for (const piece of pieces) if (!reader.write(piece, emit)) return false;
+  return reader.end(emit);
 }
 
 parentPort.on('message', run);

@@ -30,7 +30,7 @@ import { PayloadProblem, streamSelector } from '../mapping/payload-stream.js';
 import type { IntegrationPlan } from '../integrations/model.js';
 import type { TargetTable } from '../tables/model.js';
 import type { ChunkedPayload, ImportInput } from './model.js';
-import { copyFlat } from './copy-text.js';
+import { copyFlat, type CopyText } from './copy-text.js';
 
 /** Mapped records: `width` values per record, record after record; a record with violations has them instead. */
 export interface MappedBatch {
@@ -41,9 +41,10 @@ export interface MappedBatch {
   readonly violations: Map<number, FieldViolation[]> | null;
   /**
    * For a PostgreSQL import (MapJob.copyText): the values as COPY text (copy-text.ts), which the
-   * import streams as it is; absent when a value cannot be written so (a NUL character): `values` then.
+   * import streams as it is (a string, or UTF-8 bytes read straight from the payload: json-copy.ts);
+   * absent when a value cannot be written so (a NUL character): `values` then.
    */
-  readonly text?: string;
+  readonly text?: CopyText;
 }
 
 /** The job the mapping thread is given (its channel end's port in the transfer list). */

@@ -37,7 +37,7 @@ import { isRecordLevelPgError, pgRefusal, release, rollbackAndRelease, savepoint
 import { existingKeys, existingStagedKeys, KEY_SEPARATOR, keyText, relationLookups, type RelationLookup } from './lookups.js';
 import { buildImportSql } from './sql.js';
 import { copyIn, numberedRows, type Stage } from './staging.js';
-import { copyFlat, copyRows, mapsToNumber, readCopyRows } from '../copy-text.js';
+import { copyFlat, copyRows, copyString, mapsToNumber, readCopyRows, type CopyText } from '../copy-text.js';
 
 type Written = 'inserted' | 'updated';
 type Verdict = readonly FieldViolation[] | 'keyExists' | 'keyMissing' | Written;
@@ -55,7 +55,7 @@ export interface MappedChunk {
   /** 1: a relation value of the record was unknown while mapping; it is judged again in step 3. */
   readonly asked: Uint8Array;
   /** The rows as COPY text (staging.ts copyRows), in pieces (a batch's each) that are sent one by one; null: not staged. */
-  readonly text: readonly string[] | null;
+  readonly text: readonly CopyText[] | null;
 }
 
 /**
@@ -139,7 +139,7 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
   const numeric = mapping.columns.map((c) => mapsToNumber(c.field.type));
   const mapped = (batches: readonly MappedBatch[], firstRecordNo: number): MappedChunk => {
     let length = 0;
-    let text: string[] | null = stage === null ? null : [];
+    let text: CopyText[] | null = stage === null ? null : [];
     for (const batch of batches) {
       length += batch.length;
       if (text === null) continue;
@@ -153,7 +153,7 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
     const made = (): SqlValue[][] =>
       (rows ??= batches.flatMap((batch) =>
         batch.text !== undefined
-          ? readCopyRows(batch.text, numeric)
+          ? readCopyRows(copyString(batch.text), numeric)
           : Array.from({ length: batch.length }, (_, r) => batch.values.slice(r * width, (r + 1) * width)),
       ));
     const clean = batches.every((batch) => batch.violations === null);
@@ -170,7 +170,7 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
       meanwhile();
     };
     /** The chunk's rows straight into the target (see `straight`); false: refused, and undone. */
-    const copyStraight = async (text: readonly string[]): Promise<boolean> => {
+    const copyStraight = async (text: readonly CopyText[]): Promise<boolean> => {
       await savepoint(client, 'ifw_import_chunk');
       const copy = copyIn(client, stage!.sql.copyTarget, text);
       const copied = copy.done.then(
@@ -196,7 +196,7 @@ export function chunkWriter(client: PgClient, mapping: CompiledMapping, mode: Wr
     }
     const rows = chunk.rows();
     const violations = chunk.violations();
-    if (staged) await stage!.load(numberedRows(text.join('')));
+    if (staged) await stage!.load(numberedRows(text.map(copyString).join('')));
     for (const lookup of distinctLookups) await (staged ? lookup.resolveStaged(client) : lookup.resolve(client));
     // Records with errors already have them whatever the answers are; only the others are written.
     const candidates = rows.filter((_, i) => violations[i] === null);

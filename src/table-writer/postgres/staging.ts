@@ -28,6 +28,7 @@ import { columnType, quoteIdent } from '../../tables/ddl.js';
 import type { FieldType } from '../../tables/model.js';
 import { targetSql, upsertClause, valueAliases } from '../target-sql.js';
 import type { PgClient } from './client.js';
+import type { CopyText } from '../copy-text.js';
 
 const STAGE = 'ifw_import_stage';
 
@@ -131,13 +132,13 @@ export function numberedRows(text: string): string {
  * STDIN`): `sent` once the text is handed to the connection (or the COPY failed), `done` once the server
  * has taken every row.
  */
-export function copyIn(client: PgClient, copy: string, text: string | readonly string[]): { sent: Promise<void>; done: Promise<void> } {
+export function copyIn(client: PgClient, copy: string, text: CopyText | readonly CopyText[]): { sent: Promise<void>; done: Promise<void> } {
   const stream = client.query(copyFrom(copy));
   const done = new Promise<void>((resolve, reject) => {
     stream.on('error', reject);
     stream.on('finish', resolve);
   });
-  const pieces = typeof text === 'string' ? [text] : text;
+  const pieces = typeof text === 'string' || text instanceof Uint8Array ? [text] : text;
   const written = new Promise<void>((resolve) => {
     if (pieces.length === 0) resolve();
     pieces.forEach((piece, i) => stream.write(piece, i === pieces.length - 1 ? () => resolve() : undefined));

@@ -1,0 +1,217 @@
+/**
+ * How json-copy.ts writes a record's values as COPY text bytes: when a value's bytes are its COPY text
+ * as sent (asSent, writtenBack), and the growing buffer of a batch's lines (CopyOut).
+ */
+import { exactNumber } from '../core/exact-json.js';
+import { compileConverter, Violation, type Converter } from '../mapping/convert.js';
+import type { CompiledMapping } from '../mapping/engine.js';
+import { MINUS, POINT, SPACE, ZERO, isDigit } from '../mapping/json-bytes.js';
+import { fieldMaxLength } from '../tables/model.js';
+import { copyPart } from './copy-text.js';
+
+const LOWER_A = 0x61;
+const LOWER_Z = 0x7a;
+
+const NULL_TEXT = Buffer.from('\\N');
+const ONE = Buffer.from('1');
+const ZERO_TEXT = Buffer.from('0');
+
+/** What a mapped value's bytes are. */
+export const ABSENT = 0;
+export const NULL = 1;
+export const STRING = 2;
+export const NUMBER = 3;
+export const TRUE = 4;
+export const FALSE = 5;
+/** An object or an array: no field takes one (the record is mapped whole, for its violation). */
+export const OTHER = 6;
+
+/** A string value's flags. */
+export const ESCAPED = 1;
+export const WIDE = 2;
+
+/** How a column's value may be written as it is sent. */
+export interface ColumnRule {
+  readonly type: string;
+  readonly max: number;
+  readonly required: boolean;
+  /** The declared options' bytes (an option field). */
+  readonly options: readonly Buffer[];
+  readonly convert: Converter;
+  /** A constant column's COPY bytes. */
+  readonly constant: Buffer | null;
+}
+
+/** Each column's rule, in the mapping's order. */
+export function columnRules(mapping: CompiledMapping): ColumnRule[] {
+  return mapping.columns.map((column) => {
+    const { field } = column;
+    const constant = column.path === null ? column.read(undefined) : null;
+    const part = constant === null || constant instanceof Violation ? null : copyPart(constant);
+    return {
+      type: field.type,
+      max: fieldMaxLength(field) ?? Number.MAX_SAFE_INTEGER,
+      required: column.required,
+      options: (field.options ?? []).map((o) => Buffer.from(o)),
+      convert: compileConverter(field),
+      constant: column.path === null ? Buffer.from(part ?? '\\N') : null,
+    };
+  });
+}
+
+/** Whether the ASCII text [from, to) is stored as sent by a text, code or option field (`rule`). */
+export function asSent(buf: Buffer, rule: ColumnRule, from: number, to: number): boolean {
+  const length = to - from;
+  switch (rule.type) {
+    case 'text':
+    case 'code': {
+      if (length === 0 || length > rule.max) return false;
+      let blank = true;
+      for (let i = from; i < to; i++) {
+        const b = buf[i]!;
+        if (b !== SPACE) blank = false;
+        if (rule.type === 'code' && b >= LOWER_A && b <= LOWER_Z) return false;
+      }
+      if (blank) return false;
+      return rule.type === 'text' || (buf[from] !== SPACE && buf[to - 1] !== SPACE);
+    }
+    case 'option':
+      for (const option of rule.options) {
+        if (option.length !== length) continue;
+        let i = 0;
+        while (i < length && option[i] === buf[from + i]) i++;
+        if (i === length) return true;
+      }
+      return false;
+    default:
+      return false;
+  }
+}
+
+/**
+ * Whether the JSON number [start, end) is written back the same by `'' + Number(text)` (copy-text.ts):
+ * no exponent, at most 15 digits, no trailing zero in a fraction, not `-0`, not below 1e-6; for an
+ * integer field, no fraction.
+ */
+export function writtenBack(buf: Buffer, start: number, end: number, integer: boolean): boolean {
+  let p = start;
+  if (buf[p] === MINUS) p++;
+  const intStart = p;
+  while (p < end && isDigit(buf[p]!)) p++;
+  const intDigits = p - intStart;
+  const zeroInt = intDigits === 1 && buf[intStart] === ZERO;
+  if (p === end) return intDigits <= 15 && !(zeroInt && intStart > start);
+  if (integer || buf[p] !== POINT) return false;
+  const fracStart = ++p;
+  while (p < end && isDigit(buf[p]!)) p++;
+  if (p !== end || buf[end - 1] === ZERO || intDigits + (end - fracStart) > 15) return false;
+  if (!zeroInt) return true;
+  let zeros = 0;
+  while (buf[fracStart + zeros] === ZERO) zeros++;
+  return zeros <= 5;
+}
+
+/**
+ * Writes a value (`kind`, its bytes [start, end) of `buf`, a string's `flags`) of a column with `rule`;
+ * false when it breaks the rule (the record is then mapped whole).
+ */
+export function writeValue(out: CopyOut, buf: Buffer, rule: ColumnRule, kind: number, start: number, end: number, flags: number): boolean {
+  if (rule.constant !== null) return out.bytes(rule.constant, 0, rule.constant.length);
+  switch (kind) {
+    case ABSENT:
+    case NULL:
+      if (rule.required) return false;
+      return out.bytes(NULL_TEXT, 0, 2);
+    case STRING:
+      if (flags === 0 && asSent(buf, rule, start + 1, end - 1)) return out.bytes(buf, start + 1, end - 1);
+      break;
+    case NUMBER:
+      if ((rule.type === 'decimal' || rule.type === 'integer') && writtenBack(buf, start, end, rule.type === 'integer'))
+        return out.bytes(buf, start, end);
+      break;
+    case TRUE:
+    case FALSE:
+      if (rule.type === 'boolean') return out.bytes(kind === TRUE ? ONE : ZERO_TEXT, 0, 1);
+      break;
+    default:
+      return false;
+  }
+  const value = rule.convert(parsed(buf, kind, start, end, flags));
+  if (value instanceof Violation || (value === null && rule.required)) return false;
+  if (value === null) return out.bytes(NULL_TEXT, 0, 2);
+  // A number, and a date-time or date (stored in a fixed ASCII form), need no escapes.
+  const part = typeof value === 'number' || rule.type === 'datetime' || rule.type === 'date' ? '' + value : copyPart(value);
+  if (part === undefined) return false;
+  out.text(part);
+  return true;
+}
+
+/** The value JSON.parse (parseJsonExact) makes of the bytes [start, end). */
+function parsed(buf: Buffer, kind: number, start: number, end: number, flags: number): unknown {
+  switch (kind) {
+    case STRING:
+      if ((flags & ESCAPED) !== 0) return JSON.parse(buf.toString('utf8', start, end));
+      return (flags & WIDE) !== 0 ? buf.toString('utf8', start + 1, end - 1) : buf.toString('latin1', start + 1, end - 1);
+    case NUMBER:
+      return exactNumber(buf.toString('latin1', start, end));
+    case TRUE:
+      return true;
+    case FALSE:
+      return false;
+    default:
+      return null;
+  }
+}
+
+/** COPY text bytes written into a growing buffer, handed on a batch at a time (its memory goes with it). */
+export class CopyOut {
+  buf = Buffer.allocUnsafeSlow(64 * 1024);
+  pos = 0;
+
+  /** The bytes written, and a new buffer for the next batch (about as large). */
+  take(): Uint8Array {
+    const taken = this.buf.subarray(0, this.pos);
+    this.buf = Buffer.allocUnsafeSlow(Math.max(64 * 1024, this.pos + (this.pos >> 2)));
+    this.pos = 0;
+    return taken;
+  }
+
+  byte(b: number): void {
+    this.room(1);
+    this.buf[this.pos++] = b;
+  }
+
+  bytes(from: Buffer, start: number, end: number): boolean {
+    const length = end - start;
+    this.room(length);
+    const out = this.buf;
+    let at = this.pos;
+    for (let i = start; i < end; i++) out[at++] = from[i]!;
+    this.pos = at;
+    return true;
+  }
+
+  /** Writes `s` as UTF-8; ASCII byte by byte (most values are short). */
+  text(s: string): void {
+    const length = s.length;
+    this.room(length * 3);
+    const out = this.buf;
+    let at = this.pos;
+    for (let i = 0; i < length; i++) {
+      const code = s.charCodeAt(i);
+      if (code >= 0x80) {
+        this.pos = at + out.write(s.slice(i), at, 'utf8');
+        return;
+      }
+      out[at++] = code;
+    }
+    this.pos = at;
+  }
+
+  private room(bytes: number): void {
+    if (this.pos + bytes <= this.buf.length) return;
+    const grown = Buffer.allocUnsafeSlow(Math.max(this.buf.length * 2, this.pos + bytes));
+    this.buf.copy(grown, 0, 0, this.pos);
+    this.buf = grown;
+  }
+}
