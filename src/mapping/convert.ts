@@ -38,7 +38,7 @@ const GUID =
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
-function isRealDate(year: number, month: number, day: number): boolean {
+export function isRealDate(year: number, month: number, day: number): boolean {
   if (month < 1 || month > 12 || day < 1) return false;
   const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
   const days = month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!;

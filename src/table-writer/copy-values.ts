@@ -3,9 +3,9 @@
  * as sent (asSent, writtenBack), and the growing buffer of a batch's lines (CopyOut).
  */
 import { exactNumber } from '../core/exact-json.js';
-import { compileConverter, Violation, type Converter } from '../mapping/convert.js';
+import { compileConverter, isRealDate, Violation, type Converter } from '../mapping/convert.js';
 import type { CompiledMapping } from '../mapping/engine.js';
-import { MINUS, POINT, SPACE, ZERO, isDigit } from '../mapping/json-bytes.js';
+import { COLON, MINUS, POINT, SPACE, ZERO, isDigit } from '../mapping/json-bytes.js';
 import { fieldMaxLength } from '../tables/model.js';
 import { copyPart } from './copy-text.js';
 
@@ -124,6 +124,7 @@ export function writeValue(out: CopyOut, buf: Buffer, rule: ColumnRule, kind: nu
       return out.bytes(NULL_TEXT, 0, 2);
     case STRING:
       if (flags === 0 && asSent(buf, rule, start + 1, end - 1)) return out.bytes(buf, start + 1, end - 1);
+      if (flags === 0 && rule.type === 'datetime' && writeUtcDateTime(out, buf, start + 1, end - 1)) return true;
       break;
     case NUMBER:
       if ((rule.type === 'decimal' || rule.type === 'integer') && writtenBack(buf, start, end, rule.type === 'integer'))
@@ -215,3 +216,67 @@ export class CopyOut {
     this.buf = grown;
   }
 }
+
+/** The number written by `n` digits at `at` (before `to`), or -1. */
+function digits(buf: Buffer, at: number, n: number, to: number): number {
+  if (at + n > to) return -1;
+  let v = 0;
+  for (let i = at; i < at + n; i++) {
+    const d = buf[i]! - ZERO;
+    if (d < 0 || d > 9) return -1;
+    v = v * 10 + d;
+  }
+  return v;
+}
+
+const ZERO_OFFSET = Buffer.from('+00:00');
+
+/**
+ * A date-time [from, to) at offset zero (`Z`, `+00:00` or `-00:00`) written in its stored form, as
+ * parseIsoDateTime writes it (mapping/convert.ts): its digits as sent, `T`, seconds `00` when absent,
+ * the fraction cut or filled to milliseconds, `Z`. False for anything else (another offset, or no
+ * date-time): the converter decides then.
+ */
+function writeUtcDateTime(out: CopyOut, buf: Buffer, from: number, to: number): boolean {
+  const length = to - from;
+  if (length < 17 || buf[from + 4] !== MINUS || buf[from + 7] !== MINUS || buf[from + 13] !== COLON) return false;
+  const t = buf[from + 10];
+  if (t !== 0x54 && t !== 0x74) return false;
+  const year = digits(buf, from, 4, to);
+  const hour = digits(buf, from + 11, 2, to);
+  const minute = digits(buf, from + 14, 2, to);
+  if (year < 0 || !isRealDate(year, digits(buf, from + 5, 2, to), digits(buf, from + 8, 2, to))) return false;
+  if (hour < 0 || hour > 23 || minute < 0 || minute > 59) return false;
+  let at = from + 16;
+  let second = -1;
+  let fraction = 0;
+  let fractionDigits = 0;
+  if (buf[at] === COLON) {
+    second = digits(buf, at + 1, 2, to);
+    if (second < 0 || second > 59) return false;
+    at += 3;
+    if (buf[at] === POINT) {
+      while (at + 1 + fractionDigits < to && fractionDigits < 9 && isDigit(buf[at + 1 + fractionDigits]!)) fractionDigits++;
+      if (fractionDigits === 0) return false;
+      fraction = at + 1;
+      at += 1 + fractionDigits;
+    }
+  }
+  const zone = buf[at];
+  const utc =
+    ((zone === 0x5a || zone === 0x7a) && at + 1 === to) ||
+    ((zone === 0x2b || zone === MINUS) && at + 6 === to && buf.compare(ZERO_OFFSET, 1, 6, at + 1, to) === 0);
+  if (!utc) return false;
+  out.bytes(buf, from, from + 10);
+  out.byte(0x54);
+  out.bytes(buf, from + 11, from + 16);
+  out.byte(COLON);
+  if (second < 0) out.bytes(TWO_ZEROS, 0, 2);
+  else out.bytes(buf, from + 17, from + 19);
+  out.byte(POINT);
+  for (let i = 0; i < 3; i++) out.byte(i < fractionDigits ? buf[fraction + i]! : ZERO);
+  out.byte(0x5a);
+  return true;
+}
+
+const TWO_ZEROS = Buffer.from('00');

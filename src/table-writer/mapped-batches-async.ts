@@ -40,8 +40,9 @@ interface ReadAhead {
 class Listener {
   private readonly batches: MappedBatch[] = [];
   private ended: { readonly error?: unknown } | null = null;
-  /** The mapping thread's ask for the next piece, not answered yet. */
-  private asked: Reading | null = null;
+  /** The mapping thread's asks for the next pieces of `askedFor`, not answered yet (it keeps PIECES_ASKED asked). */
+  private asks = 0;
+  private askedFor: Reading | null = null;
   private ahead: ReadAhead | null = null;
   private wake: (() => void) | null = null;
   private stopped = false;
@@ -71,7 +72,11 @@ class Listener {
         if (step === null) continue;
         if ('batch' in step) this.batches.push(step.batch);
         else {
-          this.asked = step.more;
+          if (this.askedFor !== step.more) {
+            this.askedFor = step.more;
+            this.asks = 0;
+          }
+          this.asks++;
           this.answer();
         }
         this.notify();
@@ -103,23 +108,25 @@ class Listener {
     return this.ahead;
   }
 
-  /** Answers the thread's ask with a piece at hand: one in memory, or one read ahead. */
+  /** Answers the thread's asks with pieces at hand: in memory, or read ahead. */
   private answer(): void {
-    const asked = this.asked;
-    if (asked === null || asked !== this.session.reading) return;
-    let next: IteratorResult<Uint8Array> | undefined;
-    if (asked.sync) next = asked.pieces.next() as IteratorResult<Uint8Array>;
-    else next = this.readAhead()?.pieces.shift();
-    if (next === undefined) return;
-    this.asked = null;
-    this.session.send(asked.no, next);
+    const asked = this.askedFor;
+    while (this.asks > 0 && asked !== null && asked === this.session.reading) {
+      let next: IteratorResult<Uint8Array> | undefined;
+      if (asked.sync) next = asked.pieces.next() as IteratorResult<Uint8Array>;
+      else next = this.readAhead()?.pieces.shift();
+      if (next === undefined) return;
+      // After the end, an ask still open has nothing to be answered with.
+      this.asks = next.done === true ? 0 : this.asks - 1;
+      this.session.send(asked.no, next);
+    }
   }
 
   /** The stored payload's pieces to read a piece ahead into: the thread waits for one, or fewer than PIECES_AHEAD are at hand. */
   private toRead(): ReadAhead | null {
     const ahead = this.readAhead();
     if (ahead === null || ahead.reading.sync || ahead.ended) return null;
-    return this.asked !== null || ahead.pieces.length < PIECES_AHEAD ? ahead : null;
+    return this.asks > 0 || ahead.pieces.length < PIECES_AHEAD ? ahead : null;
   }
 
   /** Reads the stored payload's next piece on the import's connection: only ever while the import waits for a batch. */
@@ -135,7 +142,7 @@ class Listener {
   /** The next batch in order, or null at the end; throws what the thread found (PayloadProblem) in its place. */
   async next(): Promise<MappedBatch | null> {
     // The thread waits for a piece: read it now, even with batches at hand, or it maps nothing meanwhile.
-    const asked = this.asked !== null ? this.toRead() : null;
+    const asked = this.asks > 0 ? this.toRead() : null;
     if (asked !== null) await this.readPiece(asked);
     for (;;) {
       const batch = this.batches.shift();

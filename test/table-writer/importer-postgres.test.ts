@@ -11,7 +11,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ImportOutcome } from '../../src/table-writer/sqlite/importer.js';
 import { importRecordBatchesPg } from '../../src/table-writer/postgres/importer.js';
-import { CHUNK_CHARS, CHUNK_RECORDS, chunkRecordsFor, writeRecordsPg } from '../../src/table-writer/postgres/records.js';
+import {
+  CHUNK_CHARS,
+  CHUNK_RECORDS,
+  chunkRecordsFor,
+  FIRST_MAPPED_CHUNK,
+  writeRecordsPg,
+} from '../../src/table-writer/postgres/records.js';
 import { compileMapping } from '../../src/mapping/engine.js';
 import type { MappedBatch } from '../../src/table-writer/mapped-batches.js';
 import type { IntegrationPlan, OnRecordError } from '../../src/integrations/model.js';
@@ -782,10 +788,10 @@ describe.skipIf(SKIP_POSTGRES)('PostgreSQL importer in the caller’s transactio
     expect(CHUNK_CHARS).toBe(4 * 1024 * 1024);
     const { client } = b;
     const mapping = compileMapping(plan({ table: 'item', columns: [itemColumns[0], itemColumns[1]] }), itemTables);
-    // Ten batches of ten rows, 100 characters of COPY text each, as the mapping thread hands them over.
-    const batches = (): AsyncIterable<MappedBatch> => ({
+    // Batches of ten rows, 100 characters of COPY text each, as the mapping thread hands them over.
+    const batches = (n: number): AsyncIterable<MappedBatch> => ({
       async *[Symbol.asyncIterator]() {
-        for (let at = 1001; at <= 1100; at += 10) {
+        for (let at = 1001; at <= 1000 + n; at += 10) {
           const ids = Array.from({ length: 10 }, (_, i) => at + i);
           await Promise.resolve();
           yield {
@@ -797,22 +803,22 @@ describe.skipIf(SKIP_POSTGRES)('PostgreSQL importer in the caller’s transactio
         }
       },
     });
-    const chunkSavepoints = async (chunkChars?: number): Promise<number> => {
+    const chunkSavepoints = async (chunkChars?: number, n = 100): Promise<number> => {
       const counting = recordingStatements(client);
       await client.query('BEGIN');
       try {
         const outcome = await writeRecordsPg(
           counting.client,
           mapping,
-          { mapped: batches() },
+          { mapped: batches(n) },
           'insert',
           'fail',
           CHUNK_RECORDS,
           undefined,
           chunkChars,
         );
-        expect(outcome).toMatchObject({ ok: true, inserted: 100 });
-        expect(await b.all('SELECT count(*)::int AS n FROM item')).toEqual([{ n: 100 }]);
+        expect(outcome).toMatchObject({ ok: true, inserted: n });
+        expect(await b.all('SELECT count(*)::int AS n FROM item')).toEqual([{ n }]);
       } finally {
         await client.query('ROLLBACK');
       }
@@ -823,6 +829,10 @@ describe.skipIf(SKIP_POSTGRES)('PostgreSQL importer in the caller’s transactio
     expect(await chunkSavepoints(250)).toBe(4);
     // A batch larger than the bound is a chunk of its own.
     expect(await chunkSavepoints(1)).toBe(10);
+    // The first chunks are small, so that the first COPY starts early: 1 000 records, 2 000, then the rest.
+    expect(FIRST_MAPPED_CHUNK).toBe(1000);
+    expect(await chunkSavepoints(undefined, 5000)).toBe(3);
+    expect(await chunkSavepoints(undefined, 20_000)).toBe(6);
   });
 
   it('copies an upsert into new keys straight into the table; from the first chunk with a taken key on, upserts through the staging table', async () => {

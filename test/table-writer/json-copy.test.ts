@@ -343,7 +343,7 @@ describe('records read straight into COPY text', () => {
     // members in any order, some twice.
     const member = (key: string, v: fc.Arbitrary<string>): fc.Arbitrary<string[]> =>
       fc.oneof(
-        { arbitrary: fc.constant([]), weight: 2 },
+        { arbitrary: fc.constant<string[]>([]), weight: 2 },
         { arbitrary: v.map((x) => [`"${key}":${x}`]), weight: 12 },
         { arbitrary: fc.tuple(v, v).map(([x, y]) => [`"${key}":${x}`, `"${key}":${y}`]), weight: 1 },
       );
@@ -363,7 +363,19 @@ describe('records read straight into COPY text', () => {
       int: fc.oneof(fc.integer().map(String), fc.constantFrom('0', '-0', '12', '1e2', '123456789012345', '9007199254740993')),
       bool: fc.constantFrom('true', 'false', '1', '0', '"yes"', '"No"', 'null'),
       date: quoted(['2024-02-29', '2024-01-01', '']),
-      dt: quoted(['2024-01-01T10:00:00Z', '2024-01-01T23:30:00-01:30', '2024-01-01T10:00:00.000Z', '2024-01-01T10:00:00.1234+00:00']),
+      dt: quoted([
+        ...['2024-01-01T10:00:00Z', '2024-01-01T23:30:00-01:30', '2024-01-01T10:00:00.000Z', '2024-01-01T10:00:00.1234+00:00'],
+        ...['2024-02-29t10:00z', '2024-01-01T10:00:00.5-00:00', '2023-02-29T10:00:00Z', '2024-01-01T24:00:00Z', '2024-01-01T10:00:60Z'],
+        ...['2024-01-01T10:00:00.Z', '2024-01-01T10:00:00.1234567891Z', '0999-01-01T00:00:00+00:00', '2024-01-01T10:00+00:00'],
+        ...[
+          '2024-01-01T10:00:00+00:0',
+          '2024-01-01T10:00:00',
+          '2024-13-01T10:00:00Z',
+          '2024-01-01T10:00:00.12Z',
+          '2024-01-01T10:00:0Z',
+          '2024-01-01T10:00:00Zx',
+        ],
+      ]),
       guid: quoted(['0f8fad5b-d9cb-469f-a165-70867728950e', '{0F8FAD5B-D9CB-469F-A165-70867728950E}']),
       req: quoted(['r', 'ab', ' c']),
       opt: quoted(['DE', 'de', 'fr', 'Ünï', 'ünï', '']),

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { AHEAD_ASYNC, AHEAD_ASYNC_CHARS, mappedBatchesAsync } from '../../src/table-writer/mapped-batches-async.js';
-import { mappedBatches } from '../../src/table-writer/mapped-batches.js';
+import { mappedBatches, spareMemory } from '../../src/table-writer/mapped-batches.js';
 import { PayloadProblem } from '../../src/mapping/payload-stream.js';
 import type { ChunkedPayload } from '../../src/table-writer/model.js';
 import type { TargetTable } from '../../src/tables/model.js';
@@ -144,6 +144,18 @@ describe('the mapping thread for an asynchronous import', () => {
       first ??= async;
       expect({ run, batches: async, error: asyncError }).toEqual({ run, batches: first, error: syncError });
       expect(async.reduce((n, b) => n + b, 0)).toBeLessThanOrEqual(5001);
+    }
+  });
+
+  it('writes the pieces of a text into memory the thread gave back, and keeps at most four megabytes of it', async () => {
+    const text = records(300_000);
+    expect(Buffer.byteLength(text)).toBeGreaterThan(6 * 1024 * 1024);
+    for (let run = 0; run < 2; run++) {
+      let n = 0;
+      for await (const batch of mappedBatchesAsync({ plan: plan('insert', 'fail', ''), tables, payload: text }, true)) n += batch.length;
+      expect(n).toBe(300_000);
+      expect(spareMemory()).toBeGreaterThan(0);
+      expect(spareMemory()).toBeLessThanOrEqual(4 * 1024 * 1024);
     }
   });
 

@@ -53,6 +53,22 @@ if (!SKIP_POSTGRES) {
       }
     });
 
+    it('reads the records again where the straight reader gives up (nesting too deep), and imports them as one thread does', async () => {
+      const records = Array.from({ length: 4000 }, (_, i) => ({ id: i + 2000, name: `n${i % 10}`, n: { qty: i / 8 }, kind: 'a' }));
+      const deep = `{"id":1999,"name":"deep","kind":"b","x":${'['.repeat(100)}${']'.repeat(100)}}`;
+      const text = `[${JSON.stringify(records.slice(0, 2500)).slice(1, -1)},${deep},${JSON.stringify(records.slice(2500)).slice(1)}`;
+      for (const [mode, onError] of [
+        ['insert', 'fail'],
+        ['upsert', 'skip'],
+      ] as const) {
+        const p = plan(mode, onError, '');
+        const alone = await run(text, p, false);
+        expect(alone).toMatchObject({ committed: true, outcome: { ok: true } });
+        expect(await run(text, p, true), `${mode}/${onError}: text`).toEqual(alone);
+        expect(await run(chunked(text, 50_000), p, true), `${mode}/${onError}: chunks`).toEqual(alone);
+      }
+    });
+
     it('writes a clean insert straight into the table, the same rows as on one thread', async () => {
       const records = Array.from({ length: 11_000 }, (_, i) => ({ id: i + 1000, name: `n${i % 10}`, n: { qty: i / 8 }, kind: 'a' }));
       const text = JSON.stringify(records);
