@@ -33,7 +33,7 @@ export function copyPart(value: SqlValue): string | undefined {
 }
 
 /** One row's line of COPY text: `width` values of `values` from `from`; null when a value cannot be written. */
-function copyLine(values: readonly SqlValue[], from: number, width: number): string | null {
+export function copyLine(values: readonly SqlValue[], from: number, width: number): string | null {
   let line = '';
   for (let c = 0; c < width; c++) {
     const part = copyPart(values[from + c]!);

@@ -1,6 +1,7 @@
 /**
- * How json-copy.ts writes a record's values as COPY text bytes: when a value's bytes are its COPY text
- * as sent (asSent, writtenBack), and the growing buffer of a batch's lines (CopyOut).
+ * How json-copy.ts writes a record's values as COPY text bytes (writeValue): a value's own bytes where
+ * they are its COPY text as sent (asSent, writtenBack, a date-time at offset zero), the field's
+ * converter's answer otherwise; into the growing buffer of a batch's lines (CopyOut).
  */
 import { exactNumber } from '../core/exact-json.js';
 import { compileConverter, isRealDate, Violation, type Converter } from '../mapping/convert.js';
@@ -229,8 +230,6 @@ function digits(buf: Buffer, at: number, n: number, to: number): number {
   return v;
 }
 
-const ZERO_OFFSET = Buffer.from('+00:00');
-
 /**
  * A date-time [from, to) at offset zero (`Z`, `+00:00` or `-00:00`) written in its stored form, as
  * parseIsoDateTime writes it (mapping/convert.ts): its digits as sent, `T`, seconds `00` when absent,
@@ -265,7 +264,11 @@ function writeUtcDateTime(out: CopyOut, buf: Buffer, from: number, to: number): 
   const zone = buf[at];
   const utc =
     ((zone === 0x5a || zone === 0x7a) && at + 1 === to) ||
-    ((zone === 0x2b || zone === MINUS) && at + 6 === to && buf.compare(ZERO_OFFSET, 1, 6, at + 1, to) === 0);
+    ((zone === 0x2b || zone === MINUS) &&
+      at + 6 === to &&
+      buf[at + 3] === COLON &&
+      digits(buf, at + 1, 2, to) === 0 &&
+      digits(buf, at + 4, 2, to) === 0);
   if (!utc) return false;
   out.bytes(buf, from, from + 10);
   out.byte(0x54);

@@ -27,7 +27,7 @@
 import { parseJsonExact } from '../core/exact-json.js';
 import type { SqlValue } from '../mapping/convert.js';
 import { mapRecord, type CompiledMapping, type FieldViolation } from '../mapping/engine.js';
-import { copyPart } from './copy-text.js';
+import { copyLine } from './copy-text.js';
 import {
   ABSENT,
   columnRules,
@@ -250,7 +250,13 @@ export class JsonCopyReader {
       this.serial = 1;
       this.seen.fill(0);
     }
-    const end = buf[p] === OPEN_OBJECT ? this.object(buf, p, n, this.root) : ((this.whole = true), this.json.skip(buf, p, n));
+    let end: number;
+    if (buf[p] === OPEN_OBJECT) end = this.object(buf, p, n, this.root);
+    else {
+      // Not an object: mapped whole, for its violation.
+      this.whole = true;
+      end = this.json.skip(buf, p, n);
+    }
     if (end < 0) return end;
     const lineStart = this.out.pos;
     if (!this.whole && this.line(buf)) {
@@ -364,13 +370,10 @@ export class JsonCopyReader {
     this.mappedWhole++;
     const record = parseJsonExact(buf.toString('utf8', start, end));
     const found = mapRecord(this.mapping, record, this.scratch, () => true);
-    let line = '';
-    for (let c = 0; c < this.width; c++) {
-      const part = found === null ? copyPart(this.scratch[c]!) : '\\N';
-      if (part === undefined) return false;
-      line += c === 0 ? part : '\t' + part;
-    }
-    line += '\n';
+    // A record with violations has no values (as mapBatch writes it).
+    if (found !== null) this.scratch.fill(null);
+    const line = copyLine(this.scratch, 0, this.width);
+    if (line === null) return false;
     if (found !== null) (this.violations ??= new Map()).set(this.batchLength, found);
     this.out.text(line);
     this.batchLength++;

@@ -180,8 +180,9 @@ function spared(piece: Uint8Array): void {
 }
 
 /**
- * A payload text as the mapping thread reads it: cut between characters and encoded (the bytes of a
- * piece are transferred; a string would be copied twice, slower).
+ * A payload text as the mapping thread reads it: cut between characters and encoded into a piece's
+ * memory (a spare one when the thread gave one back), which is transferred: a string would be copied
+ * twice, slower.
  */
 export function textChunks(payload: string): ChunkedPayload {
   return {
@@ -189,7 +190,9 @@ export function textChunks(payload: string): ChunkedPayload {
     chunks: function* () {
       const encoder = new TextEncoder();
       for (let from = 0; from < payload.length;) {
-        // A piece's memory holds as much of the text as fits (never half of a surrogate pair).
+        // As much of the text as fits, and never half of a surrogate pair: PIECE_BYTES characters take
+        // PIECE_BYTES bytes at least, so a high surrogate at the cut, alone, would need more room than is
+        // left (three bytes), and encodeInto stops before it.
         const memory = new Uint8Array(spares.pop() ?? new ArrayBuffer(PIECE_BYTES));
         const { read, written } = encoder.encodeInto(payload.slice(from, from + PIECE_BYTES), memory);
         const piece = memory.subarray(0, written);

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { AHEAD_ASYNC, AHEAD_ASYNC_CHARS, mappedBatchesAsync } from '../../src/table-writer/mapped-batches-async.js';
-import { mappedBatches, spareMemory } from '../../src/table-writer/mapped-batches.js';
+import { mappedBatches, spareMemory, textChunks } from '../../src/table-writer/mapped-batches.js';
 import { PayloadProblem } from '../../src/mapping/payload-stream.js';
 import type { ChunkedPayload } from '../../src/table-writer/model.js';
 import type { TargetTable } from '../../src/tables/model.js';
@@ -144,6 +144,15 @@ describe('the mapping thread for an asynchronous import', () => {
       first ??= async;
       expect({ run, batches: async, error: asyncError }).toEqual({ run, batches: first, error: syncError });
       expect(async.reduce((n, b) => n + b, 0)).toBeLessThanOrEqual(5001);
+    }
+  });
+
+  it('hands a text over in pieces of a megabyte at most, never between the two halves of a character', () => {
+    const mb = 1 << 20;
+    for (const text of [`${'a'.repeat(mb - 1)}😀${'b'.repeat(10)}`, 'é'.repeat(mb), 'x'.repeat(2 * mb + 3)]) {
+      const pieces = [...(textChunks(text).chunks() as Iterable<Uint8Array>)].map((piece) => Buffer.from(piece));
+      expect(pieces.every((piece) => piece.length <= mb && !piece.toString().includes('\ufffd'))).toBe(true);
+      expect(Buffer.concat(pieces).toString()).toBe(text);
     }
   });
 
