@@ -10,7 +10,7 @@ const TAB = 0x09;
 const LF = 0x0a;
 const CR = 0x0d;
 export const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
+export const BACKSLASH = 0x5c;
 export const COMMA = 0x2c;
 export const COLON = 0x3a;
 export const MINUS = 0x2d;
@@ -38,6 +38,14 @@ const LITERALS: readonly (readonly number[])[] = [
 export const isSpace = (b: number): boolean => b === SPACE || b === LF || b === CR || b === TAB;
 export const isDigit = (b: number): boolean => b >= ZERO && b <= NINE;
 const isHex = (b: number): boolean => isDigit(b) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66);
+/** Whether `length` bytes of `buf` from `from` are the bytes of `name`. */
+export function sameBytes(name: Uint8Array, buf: Buffer, from: number, length: number): boolean {
+  if (name.length !== length) return false;
+  let i = 0;
+  while (i < length && name[i] === buf[from + i]) i++;
+  return i === length;
+}
+
 /** The first byte of `true`, `false` or `null`. */
 export const isLiteral = (b: number): boolean => b === 0x74 || b === 0x66 || b === 0x6e;
 

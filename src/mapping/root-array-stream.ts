@@ -26,21 +26,7 @@
  * are parsed at its end; a single record larger than a write is gathered in pieces and copied once.
  */
 import { parseJsonExact } from '../core/exact-json.js';
-
-const SPACE = 0x20;
-const TAB = 0x09;
-const LF = 0x0a;
-const CR = 0x0d;
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-
-const isSpace = (b: number): boolean => b === SPACE || b === LF || b === CR || b === TAB;
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, isSpace, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './json-bytes.js';
 
 /** Writes whose leap did not parse, after which a reader only scans. */
 const LEAP_MISSES = 3;

@@ -6,7 +6,7 @@
 import { exactNumber } from '../core/exact-json.js';
 import { compileConverter, isRealDate, Violation, type Converter } from '../mapping/convert.js';
 import type { CompiledMapping } from '../mapping/engine.js';
-import { COLON, MINUS, POINT, SPACE, ZERO, isDigit } from '../mapping/json-bytes.js';
+import { COLON, MINUS, POINT, SPACE, ZERO, isDigit, sameBytes } from '../mapping/json-bytes.js';
 import { fieldMaxLength } from '../tables/model.js';
 import { copyPart } from './copy-text.js';
 
@@ -77,13 +77,7 @@ export function asSent(buf: Buffer, rule: ColumnRule, from: number, to: number):
       return rule.type === 'text' || (buf[from] !== SPACE && buf[to - 1] !== SPACE);
     }
     case 'option':
-      for (const option of rule.options) {
-        if (option.length !== length) continue;
-        let i = 0;
-        while (i < length && option[i] === buf[from + i]) i++;
-        if (i === length) return true;
-      }
-      return false;
+      return rule.options.some((option) => sameBytes(option, buf, from, length));
     default:
       return false;
   }

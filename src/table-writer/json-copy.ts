@@ -59,6 +59,7 @@ import {
   OPEN_ARRAY,
   OPEN_OBJECT,
   QUOTE,
+  sameBytes,
 } from '../mapping/json-bytes.js';
 
 const EMPTY = Buffer.alloc(0);
@@ -305,14 +306,7 @@ export class JsonCopyReader {
 
   /** The key of `node` named by the bytes [from, to), or null. */
   private keyOf(buf: Buffer, node: Node, from: number, to: number): Key | null {
-    const length = to - from;
-    for (const key of node.keys) {
-      const { name } = key;
-      if (name.length !== length) continue;
-      let i = 0;
-      while (i < length && name[i] === buf[from + i]) i++;
-      if (i === length) return key;
-    }
+    for (const key of node.keys) if (sameBytes(key.name, buf, from, to - from)) return key;
     return null;
   }
 
