@@ -1,13 +1,13 @@
 /**
  * How json-copy.ts writes a record's values as COPY text bytes (writeValue): a value's own bytes where
- * they are its COPY text as sent (asSent, writtenBack, a date-time at offset zero), the field's
+ * they are its COPY text as sent (writeAsSent, writtenBack, a date-time at offset zero), the field's
  * converter's answer otherwise; into the growing buffer of a batch's lines (CopyOut).
  */
 import { exactNumber } from '../core/exact-json.js';
 import { compileConverter, isRealDate, Violation, type Converter } from '../mapping/convert.js';
 import type { CompiledMapping } from '../mapping/engine.js';
 import { COLON, MINUS, POINT, SPACE, ZERO, isDigit, sameBytes } from '../mapping/json-bytes.js';
-import { fieldMaxLength } from '../tables/model.js';
+import { fieldMaxLength, type FieldType } from '../tables/model.js';
 import { copyPart } from './copy-text.js';
 
 const LOWER_A = 0x61;
@@ -31,9 +31,32 @@ export const OTHER = 6;
 export const ESCAPED = 1;
 export const WIDE = 2;
 
+/** A column's field type, as the reader tells them apart (numbers: compared once per value). */
+const TEXT_FIELD = 0;
+const CODE_FIELD = 1;
+const OPTION_FIELD = 2;
+const DECIMAL_FIELD = 3;
+const INTEGER_FIELD = 4;
+const BOOLEAN_FIELD = 5;
+const DATETIME_FIELD = 6;
+const DATE_FIELD = 7;
+const OTHER_FIELD = 8;
+const FIELD_KINDS: Readonly<Record<FieldType, number>> = {
+  text: TEXT_FIELD,
+  code: CODE_FIELD,
+  option: OPTION_FIELD,
+  decimal: DECIMAL_FIELD,
+  integer: INTEGER_FIELD,
+  boolean: BOOLEAN_FIELD,
+  datetime: DATETIME_FIELD,
+  date: DATE_FIELD,
+  guid: OTHER_FIELD,
+};
+
 /** How a column's value may be written as it is sent. */
 export interface ColumnRule {
-  readonly type: string;
+  /** The field's type (TEXT_FIELD …). */
+  readonly kind: number;
   readonly max: number;
   readonly required: boolean;
   /** The declared options' bytes (an option field). */
@@ -50,7 +73,7 @@ export function columnRules(mapping: CompiledMapping): ColumnRule[] {
     const constant = column.path === null ? column.read(undefined) : null;
     const part = constant === null || constant instanceof Violation ? null : copyPart(constant);
     return {
-      type: field.type,
+      kind: FIELD_KINDS[field.type],
       max: fieldMaxLength(field) ?? Number.MAX_SAFE_INTEGER,
       required: column.required,
       options: (field.options ?? []).map((o) => Buffer.from(o)),
@@ -60,27 +83,30 @@ export function columnRules(mapping: CompiledMapping): ColumnRule[] {
   });
 }
 
-/** Whether the ASCII text [from, to) is stored as sent by a text, code or option field (`rule`). */
-export function asSent(buf: Buffer, rule: ColumnRule, from: number, to: number): boolean {
+/**
+ * Writes the ASCII text [from, to) as it is sent, when a text, code or option field (`rule`) stores it
+ * so: false (and nothing written) otherwise. A text or code is checked as it is copied.
+ */
+export function writeAsSent(out: CopyOut, buf: Buffer, rule: ColumnRule, from: number, to: number): boolean {
   const length = to - from;
-  switch (rule.type) {
-    case 'text':
-    case 'code': {
-      if (length === 0 || length > rule.max) return false;
-      let blank = true;
-      for (let i = from; i < to; i++) {
-        const b = buf[i]!;
-        if (b !== SPACE) blank = false;
-        if (rule.type === 'code' && b >= LOWER_A && b <= LOWER_Z) return false;
-      }
-      if (blank) return false;
-      return rule.type === 'text' || (buf[from] !== SPACE && buf[to - 1] !== SPACE);
-    }
-    case 'option':
-      return rule.options.some((option) => sameBytes(option, buf, from, length));
-    default:
-      return false;
+  const { kind } = rule;
+  if (kind === OPTION_FIELD) return rule.options.some((option) => sameBytes(option, buf, from, length)) && out.bytes(buf, from, to);
+  if ((kind !== TEXT_FIELD && kind !== CODE_FIELD) || length === 0 || length > rule.max) return false;
+  const code = kind === CODE_FIELD;
+  if (code && (buf[from] === SPACE || buf[to - 1] === SPACE)) return false;
+  out.room(length);
+  const target = out.buf;
+  let at = out.pos;
+  let blank = true;
+  for (let i = from; i < to; i++) {
+    const b = buf[i]!;
+    if (b !== SPACE) blank = false;
+    if (code && b >= LOWER_A && b <= LOWER_Z) return false;
+    target[at++] = b;
   }
+  if (blank) return false;
+  out.pos = at;
+  return true;
 }
 
 /**
@@ -118,16 +144,16 @@ export function writeValue(out: CopyOut, buf: Buffer, rule: ColumnRule, kind: nu
       if (rule.required) return false;
       return out.bytes(NULL_TEXT, 0, 2);
     case STRING:
-      if (flags === 0 && asSent(buf, rule, start + 1, end - 1)) return out.bytes(buf, start + 1, end - 1);
-      if (flags === 0 && rule.type === 'datetime' && writeUtcDateTime(out, buf, start + 1, end - 1)) return true;
+      if (flags === 0 && writeAsSent(out, buf, rule, start + 1, end - 1)) return true;
+      if (flags === 0 && rule.kind === DATETIME_FIELD && writeUtcDateTime(out, buf, start + 1, end - 1)) return true;
       break;
     case NUMBER:
-      if ((rule.type === 'decimal' || rule.type === 'integer') && writtenBack(buf, start, end, rule.type === 'integer'))
+      if ((rule.kind === DECIMAL_FIELD || rule.kind === INTEGER_FIELD) && writtenBack(buf, start, end, rule.kind === INTEGER_FIELD))
         return out.bytes(buf, start, end);
       break;
     case TRUE:
     case FALSE:
-      if (rule.type === 'boolean') return out.bytes(kind === TRUE ? ONE : ZERO_TEXT, 0, 1);
+      if (rule.kind === BOOLEAN_FIELD) return out.bytes(kind === TRUE ? ONE : ZERO_TEXT, 0, 1);
       break;
     default:
       return false;
@@ -136,7 +162,7 @@ export function writeValue(out: CopyOut, buf: Buffer, rule: ColumnRule, kind: nu
   if (value instanceof Violation || (value === null && rule.required)) return false;
   if (value === null) return out.bytes(NULL_TEXT, 0, 2);
   // A number, and a date-time or date (stored in a fixed ASCII form), need no escapes.
-  const part = typeof value === 'number' || rule.type === 'datetime' || rule.type === 'date' ? '' + value : copyPart(value);
+  const part = typeof value === 'number' || rule.kind === DATETIME_FIELD || rule.kind === DATE_FIELD ? '' + value : copyPart(value);
   if (part === undefined) return false;
   out.text(part);
   return true;
@@ -204,7 +230,7 @@ export class CopyOut {
     this.pos = at;
   }
 
-  private room(bytes: number): void {
+  room(bytes: number): void {
     if (this.pos + bytes <= this.buf.length) return;
     const grown = Buffer.allocUnsafeSlow(Math.max(this.buf.length * 2, this.pos + bytes));
     this.buf.copy(grown, 0, 0, this.pos);

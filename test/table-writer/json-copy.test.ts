@@ -189,6 +189,9 @@ describe('records read straight into COPY text', () => {
         req: ' x ',
       },
       { code: 'C3', text: 'Ünïcödé', again: '😀', a: { opt: 'Ünï' }, req: 'tab\there' },
+      // Beyond ASCII: a code in upper case, and one with a lower-case letter only there.
+      { code: 'ÇÉ', text: 'Üb', req: 'r' },
+      { code: 'Çé', req: 'r' },
       // Broken rules: a lower-case code, too long a text, an integer with a fraction, no required value.
       { code: 'c4', text: 'much too long', int: 1.5 },
       { code: ' C5', req: '' },
@@ -203,7 +206,9 @@ describe('records read straight into COPY text', () => {
     const got = expectSame(text);
     expect(got.gaveUp).toBe(false);
     expect(got.whole).toBeGreaterThanOrEqual(7);
-    expect(got.violations.get(2)!.map((v) => v.field)).toEqual(['code', 'text', 'again', 'int', 'req']);
+    expect(got.violations.get(4)!.map((v) => v.field)).toEqual(['code', 'text', 'again', 'int', 'req']);
+    expect(got.violations.get(3)!.map((v) => v.field)).toEqual(['code']);
+    expect(got.lines[2]!.split('\t').slice(0, 2)).toEqual(['ÇÉ', 'Üb']);
   });
 
   it('takes numbers as sent only where JavaScript writes them back the same', () => {
@@ -268,7 +273,28 @@ describe('records read straight into COPY text', () => {
   it('agrees with the general path on any records, damaged or not, cut anywhere', () => {
     const word = fc.oneof(
       fc.string({ maxLength: 10, unit: 'binary' }),
-      fc.constantFrom('', ' ', '  ', ' A', 'A ', 'AB1', 'ab', 'DE', 'de', 'FR', 'Ünï', 'ÜNÏ', 'yes', 'No', 'TRUE', '1', '0', 'x\u0000y'),
+      fc.constantFrom(
+        '',
+        ' ',
+        '  ',
+        ' A',
+        'A ',
+        'AB1',
+        'ab',
+        'DE',
+        'de',
+        'FR',
+        'Ünï',
+        'ÜNÏ',
+        'Çé',
+        'ÇÉ',
+        'yes',
+        'No',
+        'TRUE',
+        '1',
+        '0',
+        'x\u0000y',
+      ),
       fc.constantFrom(
         '2024-02-29',
         '2023-02-29',
