@@ -7,6 +7,7 @@
  */
 import os from 'node:os';
 import { sql } from 'kysely';
+import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { manualClock } from '../../src/core/clock.js';
 import { parseDatabaseUrl } from '../../src/core/config.js';
@@ -375,6 +376,52 @@ describe.each(BACKENDS)('job queue contract on $name', (backend) => {
           }
           expect(result).toMatchObject({ completed: 0, failed: 0, lost: 1 });
           expect(fellBack, 'the statement was cancelled, not let go by the fallback').toBe(false);
+          expect((await getRequest(db, id)).status).toBe('Cancelled');
+          expect(await customerNos()).toEqual([]);
+        });
+
+        it('cancels a statement the import begins after the lease was found lost, between statements', async () => {
+          const id = await insertRequest(db, { submittedAt: submitted(1), payload: customersPayload('C1') });
+          const lock = await holdAdvisoryLock(fresh.url);
+          // The keeper's warnings, to know when it has found the lease lost (and sent its first cancel).
+          const warnings: string[] = [];
+          const logger = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(String(JSON.parse(line).msg)) });
+          const slow: ImportFnPg = async (client, input, finish) =>
+            importPayloadPg(client, input, async (outcome) => {
+              await db.kysely
+                .updateTable('ifw_bulk_import_request')
+                .set({ status: 'Cancelled', lease_owner: null, lease_expires_at: null })
+                .where('request_id', '=', id)
+                .execute();
+              // No statement runs while the keeper finds the cancel: its first cancel reaches nothing.
+              while (!warnings.some((w) => w.startsWith('lease lost'))) await new Promise((r) => setTimeout(r, 10));
+              await new Promise((r) => setTimeout(r, 200));
+              await client.query(`select ${lock.waitSql}`);
+              return finish(outcome);
+            });
+          let fellBack = false;
+          const fallback = setTimeout(() => {
+            fellBack = true;
+            void lock.release();
+          }, 10_000);
+          let result;
+          try {
+            result = await processPendingRequests({
+              db,
+              clock,
+              logger,
+              owner: 'worker-1',
+              leaseMs: 300_000,
+              maxAttempts: 3,
+              importPayloadPg: slow,
+              heartbeatMs: 50,
+            });
+          } finally {
+            clearTimeout(fallback);
+            await lock.release();
+          }
+          expect(result).toMatchObject({ completed: 0, failed: 0, lost: 1 });
+          expect(fellBack, 'the statement begun after the lease was lost was cancelled, not let go by the fallback').toBe(false);
           expect((await getRequest(db, id)).status).toBe('Cancelled');
           expect(await customerNos()).toEqual([]);
         });

@@ -3,8 +3,9 @@
  * final one). The import's own client is busy with the import, so the lease is renewed on another
  * pooled connection every `everyMs`. When a renewal finds the lease lost (cancelled, reset, or taken
  * over after expiry), the import's running statement is cancelled, so the transaction rolls back at
- * once instead of importing to the end for nothing. Without renewals, an import longer than the lease
- * could be taken over by another worker's reaper and started again, every time.
+ * once instead of importing to the end for nothing; and cancelled again at each tick until the keeper
+ * stops, should the import have been between statements. Without renewals, an import longer than the
+ * lease could be taken over by another worker's reaper and started again, every time.
  */
 import { sql } from 'kysely';
 import type pg from 'pg';
@@ -28,7 +29,10 @@ export interface LeaseKeeperOptions {
 
 export interface LeaseKeeper {
   readonly lost: boolean;
-  /** The fenced finish has begun: renewals stop mattering (finish's own write is the check now). */
+  /**
+   * The fenced finish has begun (finish's own write is the check now), or the import has ended: no
+   * renewal or cancel is started any more.
+   */
   finishing(): void;
   stop(): Promise<void>;
 }
@@ -54,11 +58,15 @@ export function keepLease({ renew, everyMs, held, watchMs, cancel, log }: LeaseK
     log.warn('lease lost while importing (cancelled, reset or taken over); cancelling the import');
     await cancel();
   };
+  // Once the lease is lost, every tick cancels again until the keeper stops: a cancel reaches only the
+  // statement running then, and one the import begins after it (it was between statements) must stop too.
   const every = (ms: number, ask: () => Promise<boolean>) =>
     setInterval(() => {
-      if (inFlight !== undefined || finishing || lost) return;
-      inFlight = checkOnce(ask)
-        .catch((err: unknown) => log.warn({ err }, 'renewing the lease failed; retried at the next heartbeat'))
+      if (inFlight !== undefined || finishing) return;
+      inFlight = (lost ? cancel() : checkOnce(ask))
+        .catch((err: unknown) =>
+          log.warn({ err }, `${lost ? 'cancelling the import' : 'renewing the lease'} failed; tried again at the next tick`),
+        )
         .finally(() => {
           inFlight = undefined;
         });

@@ -58,7 +58,14 @@ export async function inLeasedTransaction<T extends Committing>(
   };
   try {
     await client.query('begin');
-    const result = await body(finishing, () => lease.lost);
+    let result: T;
+    try {
+      result = await body(finishing, () => lease.lost);
+    } finally {
+      // The body has ended: no renewal or cancel is started from here on, so none hits the COMMIT or
+      // ROLLBACK. (Not stop(): a renewal in flight may wait on the finish's row lock until COMMIT.)
+      lease.finishing();
+    }
     if (!result.committed) {
       await client.query('rollback');
       return result;
