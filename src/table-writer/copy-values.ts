@@ -1,14 +1,17 @@
 /**
- * How json-copy.ts writes a record's values as COPY text bytes (writeValue): a value's own bytes where
- * they are its COPY text as sent (writeAsSent, writtenBack, a date-time at offset zero), the field's
- * converter's answer otherwise; into the growing buffer of a batch's lines (CopyOut).
+ * How the straight readers (json-records.ts) take a record's values: written as COPY text bytes
+ * (writeValue, for json-copy.ts) or made the values SQLite binds (readValue, for json-values.ts). A
+ * value's own bytes where they are its stored form as sent (writeAsSent, writtenBack, a date-time at
+ * offset zero), the field's converter's answer otherwise; COPY text into the growing buffer of a
+ * batch's lines (CopyOut).
  */
 import { exactNumber } from '../core/exact-json.js';
-import { compileConverter, isRealDate, Violation, type Converter } from '../mapping/convert.js';
+import { compileConverter, isRealDate, Violation, type Converter, type SqlValue } from '../mapping/convert.js';
 import type { CompiledMapping } from '../mapping/engine.js';
 import { COLON, MINUS, POINT, SPACE, ZERO, isDigit, sameBytes } from '../mapping/json-bytes.js';
 import { fieldMaxLength, type FieldType } from '../tables/model.js';
 import { copyPart } from './copy-text.js';
+import { ABSENT, ESCAPED, FALSE, NULL, NUMBER, STRING, TRUE, WIDE } from './json-records.js';
 
 const LOWER_A = 0x61;
 const LOWER_Z = 0x7a;
@@ -16,20 +19,6 @@ const LOWER_Z = 0x7a;
 const NULL_TEXT = Buffer.from('\\N');
 const ONE = Buffer.from('1');
 const ZERO_TEXT = Buffer.from('0');
-
-/** What a mapped value's bytes are. */
-export const ABSENT = 0;
-export const NULL = 1;
-export const STRING = 2;
-export const NUMBER = 3;
-export const TRUE = 4;
-export const FALSE = 5;
-/** An object or an array: no field takes one (the record is mapped whole, for its violation). */
-export const OTHER = 6;
-
-/** A string value's flags. */
-export const ESCAPED = 1;
-export const WIDE = 2;
 
 /** A column's field type, as the reader tells them apart (numbers: compared once per value). */
 const TEXT_FIELD = 0;
@@ -64,6 +53,8 @@ export interface ColumnRule {
   readonly convert: Converter;
   /** A constant column's COPY bytes. */
   readonly constant: Buffer | null;
+  /** A constant column's value (or its violation). */
+  readonly constantValue: SqlValue | Violation;
 }
 
 /** Each column's rule, in the mapping's order. */
@@ -79,6 +70,7 @@ export function columnRules(mapping: CompiledMapping): ColumnRule[] {
       options: (field.options ?? []).map((o) => Buffer.from(o)),
       convert: compileConverter(field),
       constant: column.path === null ? Buffer.from(part ?? '\\N') : null,
+      constantValue: constant,
     };
   });
 }
@@ -166,6 +158,52 @@ export function writeValue(out: CopyOut, buf: Buffer, rule: ColumnRule, kind: nu
   if (part === undefined) return false;
   out.text(part);
   return true;
+}
+
+/** A value that breaks its field's rule (readValue): the record is then mapped whole. */
+export const BROKEN = Symbol('broken');
+
+/**
+ * The value a column with `rule` binds for a value (`kind`, its bytes [start, end) of `buf`, a string's
+ * `flags`), for SQLite: the same value as writeValue writes, as the field's converter makes it; BROKEN
+ * when it breaks the rule. A value taken as sent is checked by writing it into `scratch`.
+ */
+export function readValue(
+  scratch: CopyOut,
+  buf: Buffer,
+  rule: ColumnRule,
+  kind: number,
+  start: number,
+  end: number,
+  flags: number,
+): SqlValue | typeof BROKEN {
+  if (rule.constant !== null) {
+    const value = rule.constantValue;
+    return value instanceof Violation || (value === null && rule.required) ? BROKEN : value;
+  }
+  scratch.pos = 0;
+  switch (kind) {
+    case ABSENT:
+    case NULL:
+      return rule.required ? BROKEN : null;
+    case STRING:
+      if (flags === 0 && writeAsSent(scratch, buf, rule, start + 1, end - 1)) return buf.toString('latin1', start + 1, end - 1);
+      if (flags === 0 && rule.kind === DATETIME_FIELD && writeUtcDateTime(scratch, buf, start + 1, end - 1))
+        return scratch.buf.toString('latin1', 0, scratch.pos);
+      break;
+    case NUMBER:
+      if ((rule.kind === DECIMAL_FIELD || rule.kind === INTEGER_FIELD) && writtenBack(buf, start, end, rule.kind === INTEGER_FIELD))
+        return Number(buf.toString('latin1', start, end));
+      break;
+    case TRUE:
+    case FALSE:
+      if (rule.kind === BOOLEAN_FIELD) return kind === TRUE ? 1 : 0;
+      break;
+    default:
+      return BROKEN;
+  }
+  const value = rule.convert(parsed(buf, kind, start, end, flags));
+  return value instanceof Violation || (value === null && rule.required) ? BROKEN : value;
 }
 
 /** The value JSON.parse (parseJsonExact) makes of the bytes [start, end). */

@@ -12,7 +12,9 @@ import { compileMapping } from '../mapping/engine.js';
 import { extractRecords } from '../mapping/payload.js';
 import { PayloadProblem, recordBatches } from '../mapping/payload-stream.js';
 import { CANCELLED, CONSUMED, mapBatch, type FromMapper, type MapJob, type MappedBatch, type ToMapper } from './mapped-batches.js';
-import { JsonCopyReader, readsAsCopy, type CopyBatch } from './json-copy.js';
+import { JsonCopyReader, type CopyBatch } from './json-copy.js';
+import { readsStraight, type JsonRecordReader } from './json-records.js';
+import { JsonValuesReader } from './json-values.js';
 
 if (parentPort === null) throw new Error('map-thread.ts runs as a worker thread; mapped-batches.ts starts it');
 
@@ -85,19 +87,22 @@ function run(job: MapJob): void {
   try {
     const mapping = compileMapping(job.plan, job.tables);
     const { recordsPath } = job.plan.integration;
-    // Records at the root, read straight into COPY text bytes (json-copy.ts); where that reader gives
-    // up, the records are read again from the start below, and those it sent are passed over.
+    // Records at the root, read straight from their bytes into COPY text bytes (json-copy.ts) or into
+    // values (json-values.ts); where the reader gives up, the records are read again from the start
+    // below, and those it sent are passed over.
     let skip = 0;
-    if (job.copyText && readsAsCopy(mapping, recordsPath)) {
-      const reader = new JsonCopyReader(mapping, BATCH);
-      const emit = ({ length, text, violations }: CopyBatch): void =>
-        sendBatch({ length, values: [], violations, text }, [text.buffer as ArrayBuffer]);
+    if (readsStraight(mapping, recordsPath)) {
       const spare = (data: Uint8Array): void => send({ kind: 'spare', data }, [data.buffer as ArrayBuffer]);
-      if (readAsCopy(reader, read(), emit, spare)) {
+      const sent = job.copyText
+        ? readStraight(new JsonCopyReader(mapping, BATCH), read(), spare, ({ length, text, violations }: CopyBatch) =>
+            sendBatch({ length, values: [], violations, text }, [text.buffer as ArrayBuffer]),
+          )
+        : readStraight(new JsonValuesReader(mapping, BATCH), read(), spare, (batch: MappedBatch) => sendBatch(batch));
+      if (sent === null) {
         send({ kind: 'end' });
         return;
       }
-      skip = reader.sent;
+      skip = sent;
     }
     const row = new Array<SqlValue>(mapping.columns.length).fill(null);
     const batches = recordBatches(read, recordsPath, BATCH, (text) => extractRecords(text, recordsPath, mapping.records));
@@ -121,20 +126,21 @@ function run(job: MapJob): void {
 }
 
 /**
- * Reads the pieces with `reader` to their end; false where it gave up (the rest is the general path's).
- * The reader keeps nothing of a piece it has read: its memory goes back (`spare`) for the next pieces.
+ * Reads the pieces with `reader` to their end: null, or where it gave up, the records it sent (the rest
+ * is the general path's). The reader keeps nothing of a piece it has read: its memory goes back
+ * (`spare`) for the next pieces.
  */
-function readAsCopy(
-  reader: JsonCopyReader,
+function readStraight<B>(
+  reader: JsonRecordReader<B>,
   pieces: Iterable<Uint8Array>,
-  emit: (batch: CopyBatch) => void,
   spare: (piece: Uint8Array) => void,
-): boolean {
+  emit: (batch: B) => void,
+): number | null {
   for (const piece of pieces) {
-    if (!reader.write(piece, emit)) return false;
+    if (!reader.write(piece, emit)) return reader.sent;
     spare(piece);
   }
-  return reader.end(emit);
+  return reader.end(emit) ? null : reader.sent;
 }
 
 parentPort.on('message', run);

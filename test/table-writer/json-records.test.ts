@@ -1,8 +1,10 @@
 /**
- * Records at the root read from bytes straight into COPY text (src/table-writer/json-copy.ts) against
- * the general path: the payload parsed whole (parseJsonExact), each record mapped (mapRecord) and its
- * values written by copy-text.ts. Same lines, same violations, record for record; a text that is not
- * JSON is never taken, and where the reader gives up, what it sent is the general path's start.
+ * Records at the root read from bytes straight (src/table-writer/json-records.ts) into COPY text
+ * (json-copy.ts, PostgreSQL) and into values (json-values.ts, SQLite), each against the general path:
+ * the payload parsed whole (parseJsonExact), each record mapped (mapBatch: mapRecord, and its values
+ * written by copy-text.ts for COPY). Same lines, same violations, record for record; a text that is not
+ * JSON is never taken, and where the reader gives up, what it sent is the general path's start. A
+ * record's values are compared as they are (a number is not its text) through JSON.stringify.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -11,7 +13,10 @@ import type { IntegrationPlan } from '../../src/integrations/model.js';
 import type { SqlValue } from '../../src/mapping/convert.js';
 import { compileMapping, type FieldViolation } from '../../src/mapping/engine.js';
 import { copyString } from '../../src/table-writer/copy-text.js';
-import { JsonCopyReader, readsAsCopy } from '../../src/table-writer/json-copy.js';
+import { JsonCopyReader } from '../../src/table-writer/json-copy.js';
+import { readsStraight, type JsonRecordReader } from '../../src/table-writer/json-records.js';
+import { JsonValuesReader } from '../../src/table-writer/json-values.js';
+import type { MappedBatch } from '../../src/table-writer/mapped-batches.js';
 import { mapBatch } from '../../src/table-writer/mapped-batches.js';
 import type { TargetTable } from '../../src/tables/model.js';
 
@@ -86,18 +91,33 @@ interface Read {
   readonly whole: number;
 }
 
-/** The reader over `text` cut at `cuts` (byte offsets), in batches of `batch` records. */
-function read(text: string, cuts: readonly number[] = [], batch = 3): Read {
-  const bytes = Buffer.from(text);
-  const reader = new JsonCopyReader(mapping, batch);
-  const lines: string[] = [];
-  const violations = new Map<number, FieldViolation[]>();
-  const emit = (b: { length: number; text: Uint8Array; violations: Map<number, FieldViolation[]> | null }): void => {
-    for (const [i, v] of b.violations ?? []) violations.set(lines.length + i, v);
-    const got = copyString(b.text).split('\n');
+/** COPY text lines (PostgreSQL) or rows of values (SQLite). */
+type Mode = 'copy' | 'values';
+const width = mapping.columns.length;
+
+/** A batch's records, a line each: COPY text as it is, values as JSON.stringify writes the row. */
+function lines(batch: MappedBatch | { length: number; text: Uint8Array }): string[] {
+  if ('text' in batch && batch.text !== undefined) {
+    const got = copyString(batch.text).split('\n');
     got.pop();
-    expect(got).toHaveLength(b.length);
-    lines.push(...got);
+    return got;
+  }
+  const { values } = batch as MappedBatch;
+  return Array.from({ length: values.length / width }, (_, r) => JSON.stringify(values.slice(r * width, (r + 1) * width)));
+}
+
+/** The reader over `text` cut at `cuts` (byte offsets), in batches of `batch` records. */
+function read(mode: Mode, text: string, cuts: readonly number[] = [], batch = 3): Read {
+  const bytes = Buffer.from(text);
+  const reader: JsonRecordReader<MappedBatch | { length: number; text: Uint8Array; violations: Map<number, FieldViolation[]> | null }> =
+    mode === 'copy' ? new JsonCopyReader(mapping, batch) : new JsonValuesReader(mapping, batch);
+  const got: string[] = [];
+  const violations = new Map<number, FieldViolation[]>();
+  const emit = (b: MappedBatch | { length: number; text: Uint8Array; violations: Map<number, FieldViolation[]> | null }): void => {
+    for (const [i, v] of b.violations ?? []) violations.set(got.length + i, v);
+    const batchLines = lines(b);
+    expect(batchLines).toHaveLength(b.length);
+    got.push(...batchLines);
   };
   const at = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
   let from = 0;
@@ -110,15 +130,15 @@ function read(text: string, cuts: readonly number[] = [], batch = 3): Read {
     from = to;
   }
   if (!gaveUp) gaveUp = !reader.end(emit);
-  expect(lines).toHaveLength(reader.sent);
-  return { lines, violations, gaveUp, whole: reader.mappedWhole };
+  expect(got).toHaveLength(reader.sent);
+  return { lines: got, violations, gaveUp, whole: reader.mappedWhole };
 }
 
 /**
  * The general path: the text parsed whole, its records mapped one by one; null when it is no JSON
  * array. Read from its UTF-8 bytes, as the mapping thread reads it (a lone surrogate is not carried).
  */
-function general(text: string): { lines: string[]; violations: Map<number, FieldViolation[]> } | null {
+function general(mode: Mode, text: string): { lines: string[]; violations: Map<number, FieldViolation[]> } | null {
   let records: unknown;
   try {
     records = parseJsonExact(Buffer.from(text).toString('utf8'));
@@ -127,19 +147,19 @@ function general(text: string): { lines: string[]; violations: Map<number, Field
   }
   if (!Array.isArray(records)) return null;
   const row = new Array<SqlValue>(mapping.columns.length).fill(null);
-  const lines: string[] = [];
+  const got: string[] = [];
   const violations = new Map<number, FieldViolation[]>();
   records.forEach((record, i) => {
-    const batch = mapBatch(mapping, [record], row, true);
+    const batch = mapBatch(mapping, [record], row, mode === 'copy');
     if (batch.violations !== null) violations.set(i, batch.violations.get(0)!);
-    lines.push(copyString(batch.text!).slice(0, -1));
+    got.push(...lines(batch));
   });
-  return { lines, violations };
+  return { lines: got, violations };
 }
 
-function expectSame(text: string, cuts: readonly number[] = [], batch = 3): Read {
-  const got = read(text, cuts, batch);
-  const expected = general(text);
+function expectSame(mode: Mode, text: string, cuts: readonly number[] = [], batch = 3): Read {
+  const got = read(mode, text, cuts, batch);
+  const expected = general(mode, text);
   if (expected === null) {
     expect(got.gaveUp, `taken, but not a JSON array: ${text}`).toBe(true);
     return got;
@@ -155,25 +175,45 @@ function expectSame(text: string, cuts: readonly number[] = [], batch = 3): Read
 
 const RECORD = `{"code":"C1","text":"Rom","a":{"opt":"DE","b":{"dec":12.5}},"int":7,"bool":true,"date":"2024-02-29","dt":"2024-01-01T10:00:00.000Z","guid":"0f8fad5b-d9cb-469f-a165-70867728950e","req":"r"}`;
 
-describe('records read straight into COPY text', () => {
+describe.each(['copy', 'values'] as const)('records read straight into %s', (mode) => {
+  const same = (text: string, cuts: readonly number[] = [], batch = 3): Read => expectSame(mode, text, cuts, batch);
+
   it('reads usual records without parsing them, and writes what the general path writes', () => {
     const text = `[${Array.from({ length: 10 }, () => RECORD).join(',')}]`;
-    const got = expectSame(text, [], 4);
+    const got = same(text, [], 4);
     expect(got).toMatchObject({ gaveUp: false, whole: 0 });
-    expect(got.lines[0]!.split('\t')).toEqual([
-      'C1',
-      'Rom',
-      'Rom',
-      'DE',
-      '12.5',
-      '7',
-      '1',
-      '2024-02-29',
-      '2024-01-01T10:00:00.000Z',
-      '0f8fad5b-d9cb-469f-a165-70867728950e',
-      'r',
-      'K1',
-    ]);
+    const guid = '0f8fad5b-d9cb-469f-a165-70867728950e';
+    if (mode === 'copy')
+      expect(got.lines[0]!.split('\t')).toEqual([
+        'C1',
+        'Rom',
+        'Rom',
+        'DE',
+        '12.5',
+        '7',
+        '1',
+        '2024-02-29',
+        '2024-01-01T10:00:00.000Z',
+        guid,
+        'r',
+        'K1',
+      ]);
+    // Numbers are numbers, a boolean 1 or 0, as the general path binds them.
+    else
+      expect(JSON.parse(got.lines[0]!)).toEqual([
+        'C1',
+        'Rom',
+        'Rom',
+        'DE',
+        12.5,
+        7,
+        1,
+        '2024-02-29',
+        '2024-01-01T10:00:00.000Z',
+        guid,
+        'r',
+        'K1',
+      ]);
   });
 
   it('writes the values the converters change, and maps whole the records that break a rule, in the same order', () => {
@@ -203,12 +243,13 @@ describe('records read straight into COPY text', () => {
       null,
     ];
     const text = JSON.stringify(records).replace('"1.50"', '1.50').replace('"12"', '12.0');
-    const got = expectSame(text);
+    const got = same(text);
     expect(got.gaveUp).toBe(false);
     expect(got.whole).toBeGreaterThanOrEqual(7);
     expect(got.violations.get(4)!.map((v) => v.field)).toEqual(['code', 'text', 'again', 'int', 'req']);
     expect(got.violations.get(3)!.map((v) => v.field)).toEqual(['code']);
-    expect(got.lines[2]!.split('\t').slice(0, 2)).toEqual(['ÇÉ', 'Üb']);
+    const cells = mode === 'copy' ? got.lines[2]!.split('\t') : (JSON.parse(got.lines[2]!) as unknown[]);
+    expect(cells.slice(0, 2)).toEqual(['ÇÉ', 'Üb']);
   });
 
   it('takes numbers as sent only where JavaScript writes them back the same', () => {
@@ -226,7 +267,7 @@ describe('records read straight into COPY text', () => {
     ];
     for (const n of numbers) {
       const text = `[{"a":{"b":{"dec":${n}}},"req":"r"},{"int":${n},"req":"r"},{"text":${n},"req":"r"}]`;
-      expectSame(text);
+      same(text);
     }
   });
 
@@ -239,7 +280,7 @@ describe('records read straight into COPY text', () => {
       '{"other":{"code":"X"},"list":[{"a":1},[],"s\\"q"],"code":"O1","req":"r","x":1e5}',
       '{"__proto__":{"code":"P"},"constructor":1,"req":"r"}',
     ]) {
-      const got = expectSame(`[${record}]`);
+      const got = same(`[${record}]`);
       expect(got.gaveUp).toBe(false);
     }
   });
@@ -259,15 +300,15 @@ describe('records read straight into COPY text', () => {
       `[{"code":"A1","req":"r","x":nul}]`,
       `[${RECORD},${RECORD},${RECORD},${RECORD},{"deep":${'['.repeat(100)}${']'.repeat(100)},"req":"r"}]`,
     ]) {
-      expect(expectSame(text).gaveUp, text.slice(0, 60)).toBe(true);
+      expect(same(text).gaveUp, text.slice(0, 60)).toBe(true);
     }
-    expect(read(`[${RECORD},${RECORD},${RECORD},${RECORD},{"deep":${'['.repeat(100)}${']'.repeat(100)}}]`).lines).toHaveLength(3);
+    expect(read(mode, `[${RECORD},${RECORD},${RECORD},${RECORD},{"deep":${'['.repeat(100)}${']'.repeat(100)}}]`).lines).toHaveLength(3);
   });
 
   it('reads records cut anywhere into pieces, a record larger than a piece too', () => {
     const big = `{"code":"B1","text":"${'x'.repeat(5000)}","req":"r"}`;
     const text = `[ ${RECORD} ,\n${big},${RECORD}\t]  `;
-    for (let cut = 0; cut <= text.length; cut += 7) expect(expectSame(text, [cut, cut + 1000, cut + 1003]).gaveUp).toBe(false);
+    for (let cut = 0; cut <= text.length; cut += 7) expect(same(text, [cut, cut + 1000, cut + 1003]).gaveUp).toBe(false);
   });
 
   it('agrees with the general path on any records, damaged or not, cut anywhere', () => {
@@ -423,20 +464,20 @@ describe('records read straight into COPY text', () => {
       .map(([t, at, edit]) => t.slice(0, at % Math.max(1, t.length)) + edit + t.slice((at % Math.max(1, t.length)) + 1));
     fc.assert(
       fc.property(fc.oneof(text, text, damaged), fc.array(fc.nat(), { maxLength: 4 }), fc.integer({ min: 1, max: 4 }), (t, cuts, batch) => {
-        const got = expectSame(t, cuts, batch);
-        if (general(t) !== null) expect(got.gaveUp, t).toBe(false);
+        const got = same(t, cuts, batch);
+        if (general(mode, t) !== null) expect(got.gaveUp, t).toBe(false);
       }),
       { numRuns: 2000, seed: 20261127 },
     );
   });
 
   it('is used only for records at the root whose source paths are names', () => {
-    expect(readsAsCopy(mapping, '')).toBe(true);
-    expect(readsAsCopy(mapping, 'data')).toBe(false);
+    expect(readsStraight(mapping, '')).toBe(true);
+    expect(readsStraight(mapping, 'data')).toBe(false);
     const indexed = compileMapping(
       { ...plan, fields: plan.fields.map((f) => (f.fieldNo === 1 ? { ...f, sourcePath: 'codes[0]' } : f)) },
       new Map([['thing', table]]),
     );
-    expect(readsAsCopy(indexed, '')).toBe(false);
+    expect(readsStraight(indexed, '')).toBe(false);
   });
 });
