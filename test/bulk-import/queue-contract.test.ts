@@ -335,57 +335,13 @@ describe.each(BACKENDS)('job queue contract on $name', (backend) => {
           await setupCustomers(db, clock);
         });
 
-        it('renews the lease during a long import, and cancels the import at once when a renewal finds the lease lost', async () => {
-          const id = await insertRequest(db, { submittedAt: submitted(1), payload: customersPayload('C1') });
-          // Another session holds a lock the import then waits for, until the test releases it.
+        /**
+         * Imports request `id`, whose finish cancels the request (as an administrator would), runs
+         * `meanwhile`, then waits for a lock another session holds: only a cancel of that statement ends
+         * the wait, else the lock is let go after 10 s (`fellBack`).
+         */
+        const importCancelledWhileWaiting = async (id: string, meanwhile: () => Promise<void>, logger = silentLogger) => {
           const lock = await holdAdvisoryLock(fresh.url);
-          const slow: ImportFnPg = async (client, input, finish) => {
-            // Writes, then stalls behind the lock; an administrator cancels the request meanwhile.
-            const result = importPayloadPg(client, input, async (outcome) => {
-              await db.kysely
-                .updateTable('ifw_bulk_import_request')
-                .set({ status: 'Cancelled', lease_owner: null, lease_expires_at: null })
-                .where('request_id', '=', id)
-                .execute();
-              await client.query(`select ${lock.waitSql}`);
-              return finish(outcome);
-            });
-            return result;
-          };
-          // Should the cancellation not come, the lock is let go after 10 s and the test fails.
-          let fellBack = false;
-          const fallback = setTimeout(() => {
-            fellBack = true;
-            void lock.release();
-          }, 10_000);
-          let result;
-          try {
-            result = await processPendingRequests({
-              db,
-              clock,
-              logger: silentLogger,
-              owner: 'worker-1',
-              leaseMs: 300_000,
-              maxAttempts: 3,
-              importPayloadPg: slow,
-              heartbeatMs: 50,
-            });
-          } finally {
-            clearTimeout(fallback);
-            await lock.release();
-          }
-          expect(result).toMatchObject({ completed: 0, failed: 0, lost: 1 });
-          expect(fellBack, 'the statement was cancelled, not let go by the fallback').toBe(false);
-          expect((await getRequest(db, id)).status).toBe('Cancelled');
-          expect(await customerNos()).toEqual([]);
-        });
-
-        it('cancels a statement the import begins after the lease was found lost, between statements', async () => {
-          const id = await insertRequest(db, { submittedAt: submitted(1), payload: customersPayload('C1') });
-          const lock = await holdAdvisoryLock(fresh.url);
-          // The keeper's warnings, to know when it has found the lease lost (and sent its first cancel).
-          const warnings: string[] = [];
-          const logger = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(String(JSON.parse(line).msg)) });
           const slow: ImportFnPg = async (client, input, finish) =>
             importPayloadPg(client, input, async (outcome) => {
               await db.kysely
@@ -393,9 +349,7 @@ describe.each(BACKENDS)('job queue contract on $name', (backend) => {
                 .set({ status: 'Cancelled', lease_owner: null, lease_expires_at: null })
                 .where('request_id', '=', id)
                 .execute();
-              // No statement runs while the keeper finds the cancel: its first cancel reaches nothing.
-              while (!warnings.some((w) => w.startsWith('lease lost'))) await new Promise((r) => setTimeout(r, 10));
-              await new Promise((r) => setTimeout(r, 200));
+              await meanwhile();
               await client.query(`select ${lock.waitSql}`);
               return finish(outcome);
             });
@@ -404,9 +358,8 @@ describe.each(BACKENDS)('job queue contract on $name', (backend) => {
             fellBack = true;
             void lock.release();
           }, 10_000);
-          let result;
           try {
-            result = await processPendingRequests({
+            const result = await processPendingRequests({
               db,
               clock,
               logger,
@@ -416,10 +369,33 @@ describe.each(BACKENDS)('job queue contract on $name', (backend) => {
               importPayloadPg: slow,
               heartbeatMs: 50,
             });
+            return { result, fellBack };
           } finally {
             clearTimeout(fallback);
             await lock.release();
           }
+        };
+
+        it('renews the lease during a long import, and cancels the import at once when a renewal finds the lease lost', async () => {
+          const id = await insertRequest(db, { submittedAt: submitted(1), payload: customersPayload('C1') });
+          const { result, fellBack } = await importCancelledWhileWaiting(id, () => Promise.resolve());
+          expect(result).toMatchObject({ completed: 0, failed: 0, lost: 1 });
+          expect(fellBack, 'the statement was cancelled, not let go by the fallback').toBe(false);
+          expect((await getRequest(db, id)).status).toBe('Cancelled');
+          expect(await customerNos()).toEqual([]);
+        });
+
+        it('cancels a statement the import begins after the lease was found lost, between statements', async () => {
+          const id = await insertRequest(db, { submittedAt: submitted(1), payload: customersPayload('C1') });
+          // The keeper's warnings, to know when it has found the lease lost (and sent its first cancel).
+          const warnings: string[] = [];
+          const logger = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(String(JSON.parse(line).msg)) });
+          // No statement runs while the keeper finds the cancel: its first cancel reaches nothing.
+          const untilFoundLost = async (): Promise<void> => {
+            while (!warnings.some((w) => w.startsWith('lease lost'))) await new Promise((r) => setTimeout(r, 10));
+            await new Promise((r) => setTimeout(r, 200));
+          };
+          const { result, fellBack } = await importCancelledWhileWaiting(id, untilFoundLost, logger);
           expect(result).toMatchObject({ completed: 0, failed: 0, lost: 1 });
           expect(fellBack, 'the statement begun after the lease was lost was cancelled, not let go by the fallback').toBe(false);
           expect((await getRequest(db, id)).status).toBe('Cancelled');
