@@ -3,7 +3,7 @@
  * answers where the value at a position ends, MORE when the bytes end before it does, or GIVE_UP when
  * they are not JSON (or nest deeper than MAX_DEPTH). It follows JSON's grammar exactly (RFC 8259):
  * strings and their escapes, no control character in a string, numbers without leading zeros, the
- * three literals, objects and arrays. Used by json-copy.ts, which reads records straight from bytes.
+ * three literals, objects and arrays. Used by json-records.ts, which reads records straight from bytes.
  */
 export const SPACE = 0x20;
 const TAB = 0x09;

@@ -69,6 +69,19 @@ describe('the mapping thread', () => {
     expectSameEverywhere(deep, plan('upsert', 'skip', 'data.items'), 65_536);
   });
 
+  it('reads the records again where the straight reader gives up (nesting too deep), and imports them as one thread does', () => {
+    const records = Array.from({ length: 4000 }, (_, i) => ({ id: i + 2000, name: `n${i % 10}`, n: { qty: i / 8 }, kind: 'a' }));
+    const deep = `{"id":1999,"name":"deep","kind":"b","x":${'['.repeat(100)}${']'.repeat(100)}}`;
+    const text = `[${JSON.stringify(records.slice(0, 2500)).slice(1, -1)},${deep},${JSON.stringify(records.slice(2500)).slice(1)}`;
+    for (const [mode, onError] of [
+      ['insert', 'fail'],
+      ['upsert', 'skip'],
+    ] as const) {
+      const alone = expectSameEverywhere(text, plan(mode, onError, ''), 50_000);
+      expect(alone.result).toMatchObject({ committed: true, outcome: { ok: true, recordCount: 4001 } });
+    }
+  });
+
   it('stops mapping when the import leaves early, and maps the next import from the start', () => {
     const p = plan('insert', 'fail', '');
     const text = JSON.stringify(Array.from({ length: 50_000 }, (_, i) => ({ id: i + 1000, name: 'n' })));
