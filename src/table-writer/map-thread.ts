@@ -1,9 +1,10 @@
 /**
  * Entry of the mapping thread (see mapped-batches.ts): for each job, reads the payload's pieces from
- * the importing thread, parses its records with the same readers as an import on one thread, maps them
- * with the same mapRecord, and sends them back in batches, at most `job.ahead` batches (and
- * `job.aheadChars` characters of COPY text) ahead of the inserts. A job runs synchronously from start
- * to end; the next one waits in the thread's message queue.
+ * the importing thread, reads records at the root straight from their bytes (json-records.ts) and any
+ * others with the same readers as an import on one thread, maps them with the same mapRecord, and sends
+ * them back in batches, at most `job.ahead` batches (and `job.aheadChars` characters of COPY text)
+ * ahead of the inserts. A job runs synchronously from start to end; the next one waits in the thread's
+ * message queue.
  */
 import { parentPort } from 'node:worker_threads';
 import { SyncPort } from '../core/sync-channel.js';
