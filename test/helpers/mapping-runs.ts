@@ -44,6 +44,16 @@ export const chunked = (text: string, step: number): ChunkedPayload => {
   };
 };
 
+/**
+ * 4 000 clean records with one nested 100 deep after the 2 500th: the straight reader (json-records.ts)
+ * gives up there, and the mapping thread reads the payload again, passing over the records it sent.
+ */
+export function tooDeepAmongRecords(): string {
+  const records = Array.from({ length: 4000 }, (_, i) => ({ id: i + 2000, name: `n${i % 10}`, n: { qty: i / 8 }, kind: 'a' }));
+  const deep = `{"id":1999,"name":"deep","kind":"b","x":${'['.repeat(100)}${']'.repeat(100)}}`;
+  return `[${JSON.stringify(records.slice(0, 2500)).slice(1, -1)},${deep},${JSON.stringify(records.slice(2500)).slice(1)}`;
+}
+
 export interface Run {
   readonly result: ImportResult;
   readonly rows: unknown[];

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ImportInput } from '../../src/table-writer/model.js';
 import { SKIP_POSTGRES } from '../helpers/databases.js';
 import { postgresBackend, type PostgresImportBackend } from '../helpers/import-backends.js';
-import { chunked, item, plan, tables } from '../helpers/mapping-runs.js';
+import { chunked, item, plan, tables, tooDeepAmongRecords } from '../helpers/mapping-runs.js';
 
 if (!SKIP_POSTGRES) {
   describe('PostgreSQL import on the mapping thread', () => {
@@ -54,9 +54,7 @@ if (!SKIP_POSTGRES) {
     });
 
     it('reads the records again where the straight reader gives up (nesting too deep), and imports them as one thread does', async () => {
-      const records = Array.from({ length: 4000 }, (_, i) => ({ id: i + 2000, name: `n${i % 10}`, n: { qty: i / 8 }, kind: 'a' }));
-      const deep = `{"id":1999,"name":"deep","kind":"b","x":${'['.repeat(100)}${']'.repeat(100)}}`;
-      const text = `[${JSON.stringify(records.slice(0, 2500)).slice(1, -1)},${deep},${JSON.stringify(records.slice(2500)).slice(1)}`;
+      const text = tooDeepAmongRecords();
       for (const [mode, onError] of [
         ['insert', 'fail'],
         ['upsert', 'skip'],

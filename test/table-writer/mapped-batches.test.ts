@@ -13,7 +13,7 @@ import type { ChunkedPayload } from '../../src/table-writer/model.js';
 import { createTableSql } from '../../src/tables/ddl.js';
 import type { TargetTable } from '../../src/tables/model.js';
 import { openTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { chunked, item, mappingRuns, plan, tables } from '../helpers/mapping-runs.js';
+import { chunked, item, mappingRuns, plan, tables, tooDeepAmongRecords } from '../helpers/mapping-runs.js';
 
 let t: TestDatabase;
 beforeEach(async () => {
@@ -70,9 +70,7 @@ describe('the mapping thread', () => {
   });
 
   it('reads the records again where the straight reader gives up (nesting too deep), and imports them as one thread does', () => {
-    const records = Array.from({ length: 4000 }, (_, i) => ({ id: i + 2000, name: `n${i % 10}`, n: { qty: i / 8 }, kind: 'a' }));
-    const deep = `{"id":1999,"name":"deep","kind":"b","x":${'['.repeat(100)}${']'.repeat(100)}}`;
-    const text = `[${JSON.stringify(records.slice(0, 2500)).slice(1, -1)},${deep},${JSON.stringify(records.slice(2500)).slice(1)}`;
+    const text = tooDeepAmongRecords();
     for (const [mode, onError] of [
       ['insert', 'fail'],
       ['upsert', 'skip'],
